@@ -1,0 +1,193 @@
+"""One exception hierarchy for tinytools.
+
+Two families hang off the root. Definition errors are the developer's: `@tool`, `Toolbox`
+and `InputSchema.parse` raise them at once. Call errors are the model's: by default the
+dispatcher turns them into a `ToolResult`, and they escape only where the application chose a
+``"fail"`` policy. `ToolError` is different again: a tool raises it on purpose to tell the
+model something.
+
+    TinyToolsError
+    ├── ToolDefinitionError (ValueError)      a tool, toolbox or schema cannot be defined
+    │   └── SchemaError                       a JSON Schema cannot be enforced exactly
+    ├── InjectionError (LookupError)          the application did not supply an injected value
+    ├── CallError                             a tool call the model got wrong
+    │   ├── ArgumentsError (ValueError)       arguments failed to decode or validate
+    │   └── ToolNotFound (LookupError)        no tool of that name
+    └── ToolError                             raised by a tool; its message reaches the model
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "ArgumentsError",
+    "CallError",
+    "InjectionError",
+    "SchemaError",
+    "TinyToolsError",
+    "ToolDefinitionError",
+    "ToolError",
+    "ToolNotFound",
+]
+
+ECHO_LIMIT = 200
+"""Longest name or value echoed into a model-facing message, in characters."""
+
+
+def shorten(text: str, limit: int = ECHO_LIMIT) -> str:
+    """Cut ``text`` to ``limit`` characters, marking the cut with an ellipsis."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class TinyToolsError(Exception):
+    """The root of every exception tinytools raises."""
+
+
+class ToolDefinitionError(TinyToolsError, ValueError):
+    """A tool or toolbox cannot be defined as written.
+
+    Attributes:
+        tool: The tool's (or function's) name, when known.
+        parameter: The offending parameter, when there is one.
+        reason: What is wrong and, where there is one, the fix.
+    """
+
+    def __init__(self, reason: str, *, tool: str | None = None, parameter: str | None = None):
+        self.tool = tool
+        self.parameter = parameter
+        self.reason = reason
+        super().__init__(reason)
+
+    def __str__(self) -> str:
+        where = []
+        if self.tool is not None:
+            where.append(f"tool {self.tool!r}")
+        if self.parameter is not None:
+            where.append(f"parameter {self.parameter!r}")
+        return f"{', '.join(where)}: {self.reason}" if where else self.reason
+
+
+class SchemaError(ToolDefinitionError):
+    """A JSON Schema that tinytools cannot enforce exactly, so refuses.
+
+    Attributes:
+        pointer: JSON pointer to the offending place in the schema.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        pointer: str = "",
+        tool: str | None = None,
+        parameter: str | None = None,
+    ):
+        self.pointer = pointer
+        super().__init__(reason, tool=tool, parameter=parameter)
+
+    def __str__(self) -> str:
+        base = super().__str__()
+        return f"schema at {self.pointer or '/'}: {base}"
+
+
+class InjectionError(TinyToolsError, LookupError):
+    """An injected parameter has no value: a configuration error of the application.
+
+    Attributes:
+        tool: The tool being called.
+        parameter: The injected parameter that had no value.
+        key: The key it is looked up by in ``inject=``.
+    """
+
+    def __init__(self, *, tool: str, parameter: str, key: str):
+        self.tool = tool
+        self.parameter = parameter
+        self.key = key
+        super().__init__(tool, parameter, key)
+
+    def __str__(self) -> str:
+        return (
+            f"tool {self.tool!r}, parameter {self.parameter!r}: no injected value; "
+            f"pass inject={{{self.key!r}: ...}} to dispatch"
+        )
+
+
+class CallError(TinyToolsError):
+    """A tool call the model got wrong; normally turned into a result, not raised."""
+
+
+class ArgumentsError(CallError, ValueError):
+    """Arguments that could not be decoded or failed validation.
+
+    The message is built from the fields, so code should read the fields.
+
+    Attributes:
+        tool: The tool the arguments were for (None until known).
+        parameter: The top-level argument at fault, or None for the whole object.
+        pointer: JSON pointer into the arguments where the fault is.
+        keyword: The JSON Schema keyword that failed (``"type"``, ``"required"``, ...),
+            or ``"json"`` when the arguments could not be decoded.
+        reason: A short statement of what was expected and what came.
+        schema: The schema fragment of the argument at fault, when there is one.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        pointer: str = "",
+        keyword: str = "",
+        parameter: str | None = None,
+        tool: str | None = None,
+        schema: Any = None,
+    ):
+        self.tool = tool
+        self.parameter = parameter
+        self.pointer = pointer
+        self.keyword = keyword
+        self.reason = reason
+        self.schema = schema
+        super().__init__(reason)
+
+    def __str__(self) -> str:
+        where = []
+        if self.tool is not None:
+            where.append(f"tool {shorten(self.tool)!r}")
+        if self.parameter is not None:
+            where.append(f"argument {shorten(self.parameter)!r} at {self.pointer or '/'}")
+        elif self.pointer:
+            where.append(f"at {self.pointer}")
+        return f"{', '.join(where)}: {self.reason}" if where else self.reason
+
+
+class ToolNotFound(CallError, LookupError):
+    """A call named a tool that is not in the toolbox.
+
+    Attributes:
+        name: The requested name.
+        available: The names that were available.
+    """
+
+    def __init__(self, name: str, available: list[str]):
+        self.name = name
+        self.available = available
+        super().__init__(name)
+
+    def __str__(self) -> str:
+        listed = ", ".join(self.available) if self.available else "(none)"
+        return f"unknown tool {shorten(self.name)!r}; available tools: {listed}"
+
+
+class ToolError(TinyToolsError):
+    """Raised by a tool to tell the model something; its message is kept in the result.
+
+    Attributes:
+        message: The text the model sees.
+        code: A short machine-readable code, ``"tool_error"`` unless the tool says otherwise.
+    """
+
+    def __init__(self, message: str, *, code: str = "tool_error"):
+        self.message = message
+        self.code = code
+        super().__init__(message)
