@@ -1,0 +1,153 @@
+"""Per-call cost of `dispatch` against a floor measured in the same run.
+
+    python benchmarks/bench_dispatch.py
+
+The floor is what any tool layer must do: decode the JSON arguments with msgspec, call the
+function directly, encode its output. Each row prints ns per call and its ratio to the floor
+of the same tool, so the figures survive a noisy machine. Also measured: defining a tool (the
+validator compiles lazily, so that is excluded and shown apart) and importing tinytools in a
+fresh process against importing its four dependencies alone.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import statistics
+import subprocess
+import sys
+import timeit
+from typing import Annotated, Literal
+
+import msgspec
+
+from tinytools import Param, Toolbox, ToolCall, dispatch, tool
+
+decode = msgspec.json.decode
+encode = msgspec.json.encode
+
+
+def one(query: str) -> dict:
+    return {"query": query, "hits": 3}
+
+
+def seven(
+    query: str,
+    language: str,
+    limit: Annotated[int, Param(ge=1, le=100)],
+    mode: Literal["fast", "thorough"],
+    page: int | None = None,
+    tags: list[str] | None = None,
+    region: str = "eu",
+) -> dict:
+    return {"query": query, "hits": limit}
+
+
+CASES = {
+    "one-arg": (one, b'{"query": "rust agents"}', b'{"query": 42}'),
+    "seven-arg": (
+        seven,
+        b'{"query": "rust agents", "language": "en", "limit": 10, "mode": "fast", "page": 2,'
+        b' "tags": ["a", "b", "c"], "region": "us"}',
+        b'{"query": "rust agents", "language": "en", "limit": 1000, "mode": "fast", "page": 2,'
+        b' "tags": ["a", "b", "c"], "region": "us"}',
+    ),
+}
+
+
+def best_ns(fn, repeat: int = 7) -> float:
+    """Best of ``repeat`` autoranged timeit runs, in ns per call."""
+    gc.collect()
+    timer = timeit.Timer(fn)
+    number, _ = timer.autorange()
+    return min(timer.repeat(repeat=repeat, number=number)) / number * 1e9
+
+
+def bench_calls() -> list[tuple[str, float, float]]:
+    rows = []
+    for label, (fn, valid, invalid) in CASES.items():
+        made = tool(fn)
+        box = Toolbox([made])
+        good = ToolCall("c1", made.name, valid)
+        bad = ToolCall("c2", made.name, invalid)
+        assert dispatch(good, box).status == "succeeded"
+        assert dispatch(bad, box).error.code == "invalid_arguments"
+
+        def floor(fn=fn, valid=valid):
+            return encode(fn(**decode(valid)))
+
+        base = best_ns(floor)
+        rows.append((f"{label} floor (decode + call + encode)", base, 1.0))
+        for case, call in (("valid", good), ("invalid", bad)):
+            ns = best_ns(lambda call=call, box=box: dispatch(call, box))
+            rows.append((f"{label} dispatch, {case}", ns, ns / base))
+    return rows
+
+
+def bench_definition() -> list[tuple[str, float, float]]:
+    define = best_ns(lambda: tool(seven), repeat=5)
+    made = tool(seven)
+    payload = decode(CASES["seven-arg"][1])
+
+    def compile_once():
+        fresh = tool(seven)
+        fresh.schema.validate(payload)
+
+    with_compile = best_ns(compile_once, repeat=3)
+    return (
+        [
+            ("define seven-arg tool (lazy compile)", define, 1.0),
+            ("define + first validation (compiles)", with_compile, with_compile / define),
+        ]
+        if made
+        else []
+    )
+
+
+def import_ms(statement: str, runs: int = 15) -> float:
+    """Median import time in fresh processes, with bytecode cached as after a pip install."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    times = []
+    for run in range(runs + 1):
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                f"import time; t = time.perf_counter(); {statement}; print(time.perf_counter() - t)",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+        )
+        if run:  # the first run writes the bytecode cache
+            times.append(float(out.stdout) * 1e3)
+    return statistics.median(times)
+
+
+def bench_import() -> list[tuple[str, float, float]]:
+    deps = import_ms("import typing_extensions, docstring_parser, msgspec, fastjsonschema")
+    ours = import_ms("import tinytools")
+    return [
+        ("import the four dependencies (ms)", deps, 1.0),
+        ("import tinytools (ms)", ours, ours / deps),
+    ]
+
+
+def main() -> None:
+    print(f"{'case':<44} {'time':>12} {'ratio':>8}")
+    for title, rows, unit in (
+        ("per call", bench_calls(), "ns"),
+        ("definition", bench_definition(), "ns"),
+        ("import", bench_import(), "ms"),
+    ):
+        print(f"-- {title}")
+        for name, value, ratio in rows:
+            shown = f"{value / 1000:,.1f} us" if unit == "ns" and value > 10_000 else f"{value:,.0f} {unit}"
+            if unit == "ms":
+                shown = f"{value:,.1f} ms"
+            print(f"{name:<44} {shown:>12} {ratio:>7.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,229 @@
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Annotated, Any, Literal
+
+import msgspec
+import pytest
+
+from tinytools import Param, Toolbox, ToolCall, ToolError, ToolResult, adispatch, dispatch, tool
+
+
+@tool
+def get_weather(
+    city: str, unit: Literal["c", "f"] = "c", days: Annotated[int, Param(ge=1, le=14)] = 1
+) -> dict:
+    """Look up the weather."""
+    return {"city": city, "unit": unit, "days": days}
+
+
+@tool
+async def slow_echo(text: str) -> str:
+    await asyncio.sleep(0)
+    return text
+
+
+@tool
+def leaky() -> None:
+    raise RuntimeError("database password is hunter2")
+
+
+@tool
+def polite() -> None:
+    raise ToolError("the city is closed today", code="city_closed")
+
+
+class Opaque:
+    pass
+
+
+@tool
+def unencodable() -> Any:
+    return Opaque()
+
+
+TOOLS = Toolbox([get_weather, slow_echo, leaky, polite, unencodable])
+
+
+def test_succeeds_with_string_bytes_and_dict_arguments() -> None:
+    for arguments in ('{"city": "Paris"}', b'{"city": "Paris"}', {"city": "Paris"}):
+        result = dispatch(ToolCall("c1", "get_weather", arguments), TOOLS)
+        assert result.status == "succeeded"
+        assert result.call_id == "c1"
+        assert result.output == {"city": "Paris", "unit": "c", "days": 1}
+        assert result.error is None and not result.is_error
+        assert result.elapsed > 0
+
+
+def test_dict_arguments_are_not_mutated() -> None:
+    arguments = {"city": "Paris", "days": 2.0}
+    dispatch(ToolCall("c1", "get_weather", arguments), TOOLS)
+    assert arguments == {"city": "Paris", "days": 2.0}
+    assert type(arguments["days"]) is float
+
+
+def test_unknown_tool_lists_available_tools() -> None:
+    result = dispatch(ToolCall("c2", "get_wether", '{"city": "Paris"}'), TOOLS)
+    assert result.status == "failed"
+    assert result.call_id == "c2"
+    assert result.error is not None and result.error.code == "unknown_tool"
+    assert "'get_wether'" in result.error.message
+    for name in TOOLS.names:
+        assert name in result.error.message
+
+
+def test_unknown_tool_echo_is_bounded() -> None:
+    result = dispatch(ToolCall("c2", "x" * 10_000, "{}"), TOOLS)
+    assert result.error is not None
+    assert len(result.error.message) < 400
+
+
+@pytest.mark.parametrize(
+    "arguments", ['{"city": "Paris"', "not json", "", b"\xff\xfe", '{"city": "Paris"} trailing']
+)
+def test_malformed_arguments_are_never_replaced(arguments: Any) -> None:
+    calls: list[Any] = []
+
+    @tool
+    def record(city: str = "default") -> None:
+        calls.append(city)
+
+    result = dispatch(ToolCall("c3", "record", arguments), [record])
+    assert result.status == "failed"
+    assert result.error is not None and result.error.code == "malformed_arguments"
+    assert "record" in result.error.message and "JSON" in result.error.message
+    assert calls == []
+
+
+def test_invalid_arguments_say_where_and_what() -> None:
+    result = dispatch(ToolCall("c4", "get_weather", '{"city": "Paris", "unit": "kelvin"}'), TOOLS)
+    assert result.status == "failed"
+    assert result.error is not None and result.error.code == "invalid_arguments"
+    assert result.error.details == {"pointer": "/unit", "keyword": "enum", "parameter": "unit"}
+    message = result.error.message
+    assert "get_weather" in message and "'unit'" in message and "/unit" in message
+    assert '"kelvin"' in message
+    assert '"enum":["c","f"]' in message  # the argument's schema fragment
+    assert "http" not in message and "data." not in message
+
+
+@pytest.mark.parametrize(
+    ("arguments", "pointer", "keyword"),
+    [
+        ("{}", "", "required"),
+        ('{"city": 1}', "/city", "type"),
+        ('{"city": "P", "days": 15}', "/days", "maximum"),
+        ('{"city": "P", "days": 1.5}', "/days", "type"),
+        ('{"city": "P", "extra": 1}', "/extra", "additionalProperties"),
+        ("[1, 2]", "", "type"),
+        ('"just a string"', "", "type"),
+    ],
+)
+def test_invalid_argument_pointers(arguments: str, pointer: str, keyword: str) -> None:
+    result = dispatch(ToolCall("c5", "get_weather", arguments), TOOLS)
+    assert result.error is not None and result.error.code == "invalid_arguments"
+    assert result.error.details is not None
+    assert (result.error.details["pointer"], result.error.details["keyword"]) == (pointer, keyword)
+
+
+def test_null_for_optional_argument_gets_default(define) -> None:
+    module = define("@tool\ndef f(x: Optional[int] = None) -> Any:\n    return {'x': x}\n")
+    assert dispatch(ToolCall("1", "f", '{"x": null}'), [module.f]).output == {"x": None}
+    assert dispatch(ToolCall("1", "f", "{}"), [module.f]).output == {"x": None}
+
+
+def test_tool_error_text_reaches_the_model() -> None:
+    result = dispatch(ToolCall("c6", "polite", "{}"), TOOLS)
+    assert result.status == "failed"
+    assert result.error is not None
+    assert (result.error.code, result.error.message) == ("city_closed", "the city is closed today")
+
+
+def test_unexpected_exception_text_stays_out(caplog: pytest.LogCaptureFixture) -> None:
+    result = dispatch(ToolCall("c7", "leaky", "{}"), TOOLS)
+    assert result.status == "failed"
+    assert result.error is not None and result.error.code == "tool_error"
+    assert "hunter2" not in msgspec.json.encode(result).decode()
+    assert "RuntimeError" not in result.error.message
+    assert result.error.details is not None
+    error_id = result.error.details["error_id"]
+    assert error_id in result.error.message
+    assert any(error_id in record.getMessage() and record.exc_info for record in caplog.records)
+
+
+def test_unencodable_output_fails_cleanly() -> None:
+    result = dispatch(ToolCall("c8", "unencodable", "{}"), TOOLS)
+    assert result.status == "failed"
+    assert result.error is not None and result.error.code == "invalid_output"
+    assert "Opaque" in result.error.message
+
+
+def test_async_tool_from_sync_dispatch() -> None:
+    assert dispatch(ToolCall("c9", "slow_echo", '{"text": "hi"}'), TOOLS).output == "hi"
+
+
+def test_sync_dispatch_of_async_tool_inside_running_loop() -> None:
+    async def main() -> ToolResult:
+        return dispatch(ToolCall("c9", "slow_echo", '{"text": "hi"}'), TOOLS)
+
+    assert asyncio.run(main()).output == "hi"
+
+
+def test_adispatch_runs_sync_and_async_tools() -> None:
+    async def main() -> list[ToolResult]:
+        return [
+            await adispatch(ToolCall("a", "slow_echo", '{"text": "x"}'), TOOLS),
+            await adispatch(ToolCall("b", "get_weather", '{"city": "Oslo"}'), TOOLS),
+            await adispatch(ToolCall("c", "nope", "{}"), TOOLS),
+        ]
+
+    results = asyncio.run(main())
+    assert [r.call_id for r in results] == ["a", "b", "c"]
+    assert [r.status for r in results] == ["succeeded", "succeeded", "failed"]
+
+
+def test_dataclass_output_becomes_json_data(define) -> None:
+    module = define(
+        "@dataclasses.dataclass\nclass Out:\n    a: int\n    when: datetime.date\n"
+        "@tool\ndef f() -> Out:\n    return Out(1, datetime.date(2024, 1, 2))\n"
+    )
+    result = dispatch(ToolCall("1", "f", "{}"), [module.f])
+    assert result.output == {"a": 1, "when": "2024-01-02"}
+    assert module.f.output_schema == {
+        "$ref": "#/$defs/Out",
+        "$defs": {
+            "Out": {
+                "type": "object",
+                "properties": {
+                    "a": {"type": "integer"},
+                    "when": {"type": "string", "format": "date"},
+                },
+                "required": ["a", "when"],
+                "additionalProperties": False,
+            }
+        },
+    }
+
+
+def test_result_encodes_and_round_trips() -> None:
+    for call in (
+        ToolCall("1", "get_weather", '{"city": "Paris"}'),
+        ToolCall("2", "get_weather", "{"),
+        ToolCall("3", "leaky", "{}"),
+    ):
+        result = dispatch(call, TOOLS)
+        encoded = result.to_json()
+        assert json.loads(encoded)["call_id"] == call.id
+        assert msgspec.json.decode(encoded, type=ToolResult) == result
+
+
+def test_result_text() -> None:
+    ok = dispatch(ToolCall("1", "get_weather", '{"city": "Paris"}'), TOOLS)
+    assert json.loads(ok.text()) == {"city": "Paris", "unit": "c", "days": 1}
+    bad = dispatch(ToolCall("2", "nope", "{}"), TOOLS)
+    assert bad.error is not None and bad.text() == bad.error.message
+
+
+def test_a_plain_list_of_tools_works() -> None:
+    assert dispatch(ToolCall("1", "get_weather", '{"city": "Rome"}'), [get_weather]).status == "succeeded"

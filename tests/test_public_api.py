@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import tinytools
+
+
+def test_all_matches_what_the_package_exposes() -> None:
+    public = {name for name in vars(tinytools) if not name.startswith("_")}
+    modules = {name for name in public if type(getattr(tinytools, name)).__name__ == "module"}
+    assert set(tinytools.__all__) == public - modules
+    assert tinytools.__all__ == sorted(tinytools.__all__)
+
+
+def test_every_module_declares_all() -> None:
+    import importlib
+    import pkgutil
+
+    for info in pkgutil.walk_packages(tinytools.__path__, "tinytools."):
+        if info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        assert hasattr(module, "__all__"), info.name
+
+
+def test_import_loads_no_optional_package() -> None:
+    code = (
+        "import sys, tinytools\n"
+        "optional = ('pydantic', 'openai', 'anthropic', 'mcp', 'google', 'annotated_types', 'rich', 'tqdm')\n"
+        "bad = [m for m in optional if m in sys.modules]\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

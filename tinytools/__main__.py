@@ -1,0 +1,5 @@
+"""``python -m tinytools`` runs the command line."""
+
+from tinytools.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,188 @@
+"""Converters from validated JSON values to declared Python types.
+
+A converter is built once per type by `tinytools.schema` and called per argument. ``None``
+stands for "no conversion needed", so a type whose JSON value already is the Python value
+costs nothing. A converter raises `ConversionError` with the path of the failing value, which
+the caller turns into an `ArgumentsError` with a JSON pointer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+__all__ = ["ConversionError", "Converter"]
+
+Converter = Callable[[Any], Any]
+
+
+class ConversionError(Exception):
+    """A value passed the schema but cannot become the declared type.
+
+    Attributes:
+        reason: What was expected.
+        path: Keys and indexes from the argument down to the failing value.
+    """
+
+    def __init__(self, reason: str):
+        self.reason = reason
+        self.path: list[str | int] = []
+        super().__init__(reason)
+
+
+def to_int(value: Any) -> Any:
+    """Turn an integral float (JSON ``1.0`` is an integer) into an int."""
+    return value if value.__class__ is not float else int(value)
+
+
+def to_float(value: Any) -> Any:
+    """Turn a JSON integer into a float for a ``float`` parameter."""
+    return value if value.__class__ is not int else float(value)
+
+
+def nullable(convert: Converter) -> Converter:
+    """Skip conversion of ``None`` (an ``Optional`` whose other member converts)."""
+
+    def convert_nullable(value: Any) -> Any:
+        return None if value is None else convert(value)
+
+    return convert_nullable
+
+
+def sequence_of(item: Converter | None, build: Callable[[Any], Any]) -> Converter:
+    """Convert each item (when needed), then build the container (list, tuple, set...)."""
+    if item is None:
+        return build
+
+    def convert_sequence(value: Any) -> Any:
+        out = []
+        for index, element in enumerate(value):
+            try:
+                out.append(item(element))
+            except ConversionError as exc:
+                exc.path.insert(0, index)
+                raise
+        return build(out)
+
+    return convert_sequence
+
+
+def fixed_tuple(items: Sequence[Converter | None], build: Callable[[Any], Any]) -> Converter:
+    """Convert a fixed-length array position by position."""
+
+    def convert_tuple(value: Any) -> Any:
+        out = []
+        for index, (convert, element) in enumerate(zip(items, value, strict=False)):
+            try:
+                out.append(element if convert is None else convert(element))
+            except ConversionError as exc:
+                exc.path.insert(0, index)
+                raise
+        return build(out)
+
+    return convert_tuple
+
+
+def mapping_of(value_converter: Converter) -> Converter:
+    """Convert every value of a ``dict[str, T]``."""
+
+    def convert_mapping(value: Any) -> Any:
+        out = {}
+        for key, element in value.items():
+            try:
+                out[key] = value_converter(element)
+            except ConversionError as exc:
+                exc.path.insert(0, key)
+                raise
+        return out
+
+    return convert_mapping
+
+
+def fields_of(fields: Mapping[str, tuple[str, Converter | None]], build: Callable[..., Any]) -> Converter:
+    """Convert a JSON object's fields and build a class from them by keyword.
+
+    Args:
+        fields: JSON key -> (Python name, converter or None).
+        build: The class (dataclass, Struct, TypedDict, ...), called with keywords.
+    """
+
+    def convert_fields(value: Any) -> Any:
+        kwargs = {}
+        for key, element in value.items():
+            name, convert = fields[key]
+            try:
+                kwargs[name] = element if convert is None else convert(element)
+            except ConversionError as exc:
+                exc.path.insert(0, key)
+                raise
+        try:
+            return build(**kwargs)
+        except (TypeError, ValueError) as exc:
+            raise ConversionError(f"could not build {getattr(build, '__name__', build)}") from exc
+
+    return convert_fields
+
+
+def enum_member(enum_type: Any) -> Converter:
+    """Look an Enum member up by its value."""
+    members = {member.value: member for member in enum_type}
+
+    def convert_enum(value: Any) -> Any:
+        return members[value]
+
+    return convert_enum
+
+
+def via_msgspec(target: type, expected: str) -> Converter:
+    """Parse a string into a datetime, date, time, timedelta, UUID or Decimal."""
+
+    def convert_string(value: Any) -> Any:
+        try:
+            return msgspec.convert(value, target)
+        except msgspec.ValidationError:
+            raise ConversionError(f"expected {expected}; got {msgspec.json.encode(value).decode()}") from None
+
+    return convert_string
+
+
+def via_validate(validate: Callable[[Any], Any], name: str) -> Converter:
+    """Convert through a class's own validator (a pydantic model's ``model_validate``)."""
+
+    def convert_model(value: Any) -> Any:
+        try:
+            return validate(value)
+        except ValueError as exc:
+            raise ConversionError(f"not a valid {name}: {exc.__class__.__name__}") from None
+
+    return convert_model
+
+
+def union_of(
+    members: Sequence[tuple[tuple[type, ...], Converter | None, Callable[[Any], bool]]],
+) -> Converter:
+    """Convert a value into the union member it belongs to.
+
+    A value whose class is exactly a member's type (``3`` for ``int`` in ``float | int``)
+    stays that type; otherwise the first member (left to right) whose schema
+    accepts the value converts it.
+
+    Args:
+        members: Per member: the classes it takes exactly (empty for containers and classes), its
+            converter, and a predicate saying whether its schema accepts a value.
+    """
+    exact = tuple((types, convert) for types, convert, _ in members if types)
+
+    def convert_union(value: Any) -> Any:
+        cls = value.__class__
+        for types, convert in exact:
+            if cls in types:
+                return value if convert is None else convert(value)
+        for _, convert, accepts in members:
+            if accepts(value):
+                return value if convert is None else convert(value)
+        raise ConversionError("no member of the union accepts this value")
+
+    return convert_union

@@ -1,0 +1,509 @@
+"""Python type hints to JSON Schema (2020-12 vocabulary), with converters back.
+
+`SchemaBuilder` reads one type at a time and returns its schema together with the converter
+that turns a validated JSON value into that type (None where the JSON value already is it).
+Named types (dataclasses, TypedDicts, Structs, NamedTuples, pydantic models) go to ``$defs``
+and are referenced with ``$ref``, which is also how recursive types are expressed.
+`Param` and plain strings inside ``Annotated`` add descriptions and constraints.
+"""
+
+from __future__ import annotations
+
+import collections.abc as cabc
+import dataclasses
+import datetime
+import decimal
+import enum
+import sys
+import types
+import typing
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import msgspec
+import typing_extensions
+
+from tinytools import _convert
+from tinytools._convert import Converter
+from tinytools.errors import ToolDefinitionError
+
+__all__ = ["Param", "SchemaBuilder", "split_annotated"]
+
+_NONE_TYPE = type(None)
+_ANNOTATED = (typing.Annotated, typing_extensions.Annotated)
+_UNIONS: tuple[Any, ...] = (typing.Union, types.UnionType)
+_LITERALS = (typing.Literal, typing_extensions.Literal)
+_WRAPPERS = (
+    typing_extensions.Required,
+    typing_extensions.NotRequired,
+    typing_extensions.ReadOnly,
+    typing.Final,
+    typing.ClassVar,
+)
+
+_SEQUENCES: dict[Any, Callable[[Any], Any]] = {
+    list: list,
+    cabc.Sequence: list,
+    cabc.MutableSequence: list,
+    cabc.Iterable: list,
+    cabc.Collection: list,
+    set: set,
+    cabc.Set: frozenset,
+    cabc.MutableSet: set,
+    frozenset: frozenset,
+}
+_MAPPINGS = (dict, cabc.Mapping, cabc.MutableMapping)
+_STRING_FORMATS: dict[type, tuple[str, str]] = {
+    datetime.datetime: ("date-time", "an RFC 3339 date-time string"),
+    datetime.date: ("date", "an ISO 8601 date string (YYYY-MM-DD)"),
+    datetime.time: ("time", "an ISO 8601 time string"),
+    datetime.timedelta: ("duration", "an ISO 8601 duration string"),
+    uuid.UUID: ("uuid", "a UUID string"),
+    decimal.Decimal: ("decimal", "a decimal number as a string"),
+}
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (float,),
+    "boolean": (bool,),
+    "null": (_NONE_TYPE,),
+    "array": (list,),
+    "object": (dict,),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Param:
+    """Constraints and description for a parameter, used inside ``Annotated``.
+
+    ``Annotated[int, Param(ge=1, le=100, description="Page size")]``.
+    """
+
+    description: str | None = None
+    """The property's description; wins over the docstring."""
+    ge: float | None = None
+    """Inclusive minimum (``minimum``)."""
+    gt: float | None = None
+    """Exclusive minimum (``exclusiveMinimum``)."""
+    le: float | None = None
+    """Inclusive maximum (``maximum``)."""
+    lt: float | None = None
+    """Exclusive maximum (``exclusiveMaximum``)."""
+    multiple_of: float | None = None
+    """The value must be a multiple of this (``multipleOf``)."""
+    min_length: int | None = None
+    """Shortest string (or array) length."""
+    max_length: int | None = None
+    """Longest string (or array) length."""
+    pattern: str | None = None
+    """Regular expression a string must match somewhere (``pattern``)."""
+    min_items: int | None = None
+    """Fewest array items."""
+    max_items: int | None = None
+    """Most array items."""
+    examples: list[Any] | None = None
+    """Example values shown to the model."""
+
+
+_NUMERIC = {"ge": "minimum", "gt": "exclusiveMinimum", "le": "maximum", "lt": "exclusiveMaximum"}
+_ANNOTATED_TYPES = {
+    "Gt": ("gt",),
+    "Ge": ("ge",),
+    "Lt": ("lt",),
+    "Le": ("le",),
+    "MultipleOf": ("multiple_of",),
+    "MinLen": ("min_length",),
+    "MaxLen": ("max_length",),
+    "Len": ("min_length", "max_length"),
+    "Interval": ("gt", "ge", "lt", "le"),
+}
+
+
+def split_annotated(hint: Any) -> tuple[Any, tuple[Any, ...]]:
+    """Return the base type of ``hint`` and its ``Annotated`` metadata (flattened)."""
+    metadata: tuple[Any, ...] = ()
+    while typing_extensions.get_origin(hint) in _ANNOTATED:
+        metadata = tuple(hint.__metadata__) + metadata
+        hint = hint.__origin__
+    return hint, metadata
+
+
+def _constraints(metadata: tuple[Any, ...], is_array: bool) -> dict[str, Any]:
+    """Collect schema keywords from ``Annotated`` metadata; foreign metadata is ignored."""
+    found: dict[str, Any] = {}
+    for item in metadata:
+        if isinstance(item, str):
+            found["description"] = item
+        elif isinstance(item, Param):
+            found.update({k: v for k, v in dataclasses.asdict(item).items() if v is not None})
+        elif type(item).__module__ == "annotated_types" and type(item).__name__ in _ANNOTATED_TYPES:
+            for attribute in _ANNOTATED_TYPES[type(item).__name__]:
+                value = getattr(item, attribute, None)
+                if value is not None:
+                    found[attribute] = value
+    keywords: dict[str, Any] = {}
+    for name, value in found.items():
+        if name in _NUMERIC:
+            keywords[_NUMERIC[name]] = value
+        elif name == "multiple_of":
+            keywords["multipleOf"] = value
+        elif name in ("min_length", "max_length"):
+            keyword = ("minItems" if is_array else "minLength") if name == "min_length" else None
+            keywords[keyword or ("maxItems" if is_array else "maxLength")] = value
+        elif name in ("min_items", "max_items"):
+            keywords["minItems" if name == "min_items" else "maxItems"] = value
+        else:
+            keywords[name] = value
+    return keywords
+
+
+def _union_schema(schemas: list[dict[str, Any]]) -> dict[str, Any]:
+    """One schema for a union: a ``type`` list where the members allow it, else ``anyOf``.
+
+    ``int | str`` becomes ``{"type": ["integer", "string"]}``, and ``T | None`` adds
+    ``"null"`` to T's type (and to its ``enum``), which reads better and validates faster.
+    """
+    simple = [_simple_types(schema) for schema in schemas]
+    if all(kinds is not None for kinds in simple):
+        merged = list(dict.fromkeys(kind for kinds in simple for kind in kinds or ()))
+        return {"type": merged[0] if len(merged) == 1 else merged}
+    others = [schema for schema in schemas if schema != {"type": "null"}]
+    if len(others) == 1 and len(schemas) == 2 and isinstance(others[0].get("type"), str):
+        schema = {**others[0], "type": [others[0]["type"], "null"]}
+        if "enum" in schema:
+            schema["enum"] = [*schema["enum"], None]
+        return schema
+    return {"anyOf": schemas}
+
+
+def _simple_types(schema: dict[str, Any]) -> list[str] | None:
+    """The ``type`` list of a schema that says nothing but its type, else None."""
+    if set(schema) != {"type"}:
+        return None
+    kind = schema["type"]
+    return list(kind) if isinstance(kind, list) else [kind]
+
+
+class SchemaBuilder:
+    """Builds schemas and converters for the types of one tool, sharing one ``$defs``.
+
+    Attributes:
+        defs: Named schemas referenced as ``#/$defs/<name>``.
+        tool: The tool's name, for error messages.
+    """
+
+    def __init__(self, tool: str, *, localns: Mapping[str, Any] | None = None):
+        self.tool = tool
+        self.defs: dict[str, dict[str, Any]] = {}
+        self._named: dict[Any, str] = {}
+        self._converters: dict[str, Converter | None] = {}
+        self._localns = dict(localns or {})
+
+    def build(self, hint: Any, parameter: str | None = None) -> tuple[dict[str, Any], Converter | None]:
+        """Return the schema of ``hint`` and its converter (None when none is needed).
+
+        Raises:
+            ToolDefinitionError: The type has no JSON Schema.
+        """
+        base, metadata = split_annotated(hint)
+        schema, convert = self._build_base(base, parameter)
+        extra = _constraints(metadata, schema.get("type") == "array")
+        if extra:
+            schema = {**schema, **extra}
+        return schema, convert
+
+    def _build_base(self, hint: Any, parameter: str | None) -> tuple[dict[str, Any], Converter | None]:
+        origin = typing_extensions.get_origin(hint)
+        args = typing_extensions.get_args(hint)
+        if hint is Any or hint is object or hint is typing_extensions.Any:
+            return {}, None
+        if hint is None or hint is _NONE_TYPE:
+            return {"type": "null"}, None
+        if hint is bool:
+            return {"type": "boolean"}, None
+        if hint is int:
+            return {"type": "integer"}, _convert.to_int
+        if hint is float:
+            return {"type": "number"}, _convert.to_float
+        if hint is str:
+            return {"type": "string"}, None
+        if origin in _WRAPPERS:
+            return self.build(args[0], parameter)
+        if origin in _UNIONS:
+            return self._union(args, parameter)
+        if origin in _LITERALS:
+            return _literal(args)
+        if isinstance(hint, typing.NewType):
+            return self.build(hint.__supertype__, parameter)
+        if isinstance(hint, type) and issubclass(hint, enum.Enum):
+            return _enum(hint)
+        if hint in _STRING_FORMATS:
+            fmt, expected = _STRING_FORMATS[hint]
+            return {"type": "string", "format": fmt}, _convert.via_msgspec(hint, expected)
+        if (origin or hint) in _SEQUENCES:
+            item_schema, item_convert = self.build(args[0] if args else Any, parameter)
+            build = _SEQUENCES[origin or hint]
+            schema: dict[str, Any] = {"type": "array", "items": item_schema}
+            if build is not list:
+                schema["uniqueItems"] = True
+            if item_convert is None and build is list:
+                return schema, None
+            return schema, _convert.sequence_of(item_convert, build)
+        if hint is tuple or origin is tuple:
+            return self._tuple(args, parameter)
+        if (origin or hint) in _MAPPINGS:
+            return self._mapping(args, parameter)
+        if isinstance(hint, type):
+            return self._named_type(hint, parameter)
+        raise self._unsupported(hint, parameter)
+
+    def _unsupported(self, hint: Any, parameter: str | None) -> ToolDefinitionError:
+        name = getattr(hint, "__name__", None) or repr(hint)
+        fix = "; mark it Injected or use a JSON-compatible type" if parameter else ""
+        return ToolDefinitionError(
+            f"no JSON Schema for type {name!r}{fix}", tool=self.tool, parameter=parameter
+        )
+
+    def _union(self, args: tuple[Any, ...], parameter: str | None) -> tuple[dict[str, Any], Converter | None]:
+        built = [self.build(arg, parameter) for arg in args]
+        schema = _union_schema([schema for schema, _ in built])
+        converters = [convert for _, convert in built]
+        if all(convert is None for convert in converters):
+            return schema, None
+        non_null = [(s, c) for s, c in built if s != {"type": "null"}]
+        if len(non_null) == 1 and len(built) == 2 and non_null[0][1] is not None:
+            return schema, _convert.nullable(non_null[0][1])
+        members = [
+            (_exact_types(member_schema), convert, self._accepts(member_schema))
+            for member_schema, convert in built
+        ]
+        return schema, _convert.union_of(members)
+
+    def _accepts(self, schema: dict[str, Any]) -> Callable[[Any], bool]:
+        """A predicate saying whether ``schema`` accepts a value, compiled on first use."""
+        from tinytools.validation import compile_validator
+
+        check: list[Callable[[Any], Any]] = []
+        defs = self.defs
+
+        def accepts(value: Any) -> bool:
+            if not check:
+                check.append(compile_validator({**schema, "$defs": defs} if defs else schema))
+            try:
+                check[0](value)
+            except ValueError:
+                return False
+            return True
+
+        return accepts
+
+    def _tuple(self, args: tuple[Any, ...], parameter: str | None) -> tuple[dict[str, Any], Converter | None]:
+        if not args or (len(args) == 2 and args[1] is Ellipsis):
+            item_schema, item_convert = self.build(args[0] if args else Any, parameter)
+            return {"type": "array", "items": item_schema}, _convert.sequence_of(item_convert, tuple)
+        if args == ((),):
+            return {"type": "array", "maxItems": 0}, _convert.sequence_of(None, tuple)
+        built = [self.build(arg, parameter) for arg in args]
+        schema = {
+            "type": "array",
+            "prefixItems": [s for s, _ in built],
+            "items": False,
+            "minItems": len(built),
+        }
+        return schema, _convert.fixed_tuple([c for _, c in built], tuple)
+
+    def _mapping(
+        self, args: tuple[Any, ...], parameter: str | None
+    ) -> tuple[dict[str, Any], Converter | None]:
+        key = split_annotated(args[0])[0] if args else str
+        if key not in (str, Any):
+            raise ToolDefinitionError(
+                f"mapping keys must be str (JSON object keys are strings), not {key!r}",
+                tool=self.tool,
+                parameter=parameter,
+            )
+        value_schema, value_convert = self.build(args[1] if len(args) > 1 else Any, parameter)
+        schema: dict[str, Any] = {"type": "object"}
+        if value_schema:
+            schema["additionalProperties"] = value_schema
+        return schema, None if value_convert is None else _convert.mapping_of(value_convert)
+
+    def _named_type(self, cls: type, parameter: str | None) -> tuple[dict[str, Any], Converter | None]:
+        if cls in self._named:
+            name = self._named[cls]
+            return {"$ref": f"#/$defs/{name}"}, self._deferred(name)
+        name = cls.__name__
+        while name in self.defs:
+            name += "_"
+        self._named[cls] = name
+        self.defs[name] = {}
+        try:
+            schema, convert = self._object(cls, parameter)
+        except BaseException:
+            del self._named[cls], self.defs[name]
+            raise
+        self.defs[name] = schema
+        self._converters[name] = convert
+        return {"$ref": f"#/$defs/{name}"}, convert
+
+    def _deferred(self, name: str) -> Converter:
+        """A converter for a type still being built (recursion), looked up when called."""
+        converters = self._converters
+
+        def convert_deferred(value: Any) -> Any:
+            convert = converters[name]
+            return value if convert is None else convert(value)
+
+        return convert_deferred
+
+    def _object(self, cls: type, parameter: str | None) -> tuple[dict[str, Any], Converter | None]:
+        pydantic = sys.modules.get("pydantic")
+        if pydantic is not None and issubclass(cls, pydantic.BaseModel):
+            return self._pydantic(cls)
+        if typing_extensions.is_typeddict(cls):
+            hints = self._hints(cls)
+            required = _required_keys(cls, hints)
+            fields = [(key, key, hint, key in required, dataclasses.MISSING) for key, hint in hints.items()]
+            return self._fields(fields, dict)
+        if dataclasses.is_dataclass(cls):
+            hints = self._hints(cls)
+            fields = []
+            for field in dataclasses.fields(cls):
+                if not field.init:
+                    continue
+                has_default = field.default is not dataclasses.MISSING or (
+                    field.default_factory is not dataclasses.MISSING
+                )
+                fields.append((field.name, field.name, hints[field.name], not has_default, field.default))
+            return self._fields(fields, cls)
+        if issubclass(cls, msgspec.Struct):
+            return self._struct(cls)
+        if issubclass(cls, tuple) and hasattr(cls, "_fields"):
+            hints = self._hints(cls)
+            built = [self.build(hints.get(name, Any), parameter) for name in cls._fields]
+            defaults = getattr(cls, "_field_defaults", {})
+            schema = {
+                "type": "array",
+                "prefixItems": [s for s, _ in built],
+                "items": False,
+                "minItems": len(cls._fields) - len(defaults),
+            }
+            return schema, _convert.fixed_tuple([c for _, c in built], lambda items: cls(*items))
+        raise self._unsupported(cls, parameter)
+
+    def _hints(self, cls: type) -> dict[str, Any]:
+        try:
+            return typing_extensions.get_type_hints(cls, localns=self._localns, include_extras=True)
+        except NameError as exc:
+            raise ToolDefinitionError(
+                f"cannot resolve the annotations of {cls.__name__}: {exc}", tool=self.tool
+            ) from None
+
+    def _fields(
+        self, fields: list[tuple[str, str, Any, bool, Any]], build: Callable[..., Any]
+    ) -> tuple[dict[str, Any], Converter | None]:
+        """Render a closed object from (json key, python name, hint, required, default) rows."""
+        properties: dict[str, Any] = {}
+        required: list[str] = []
+        converters: dict[str, tuple[str, Converter | None]] = {}
+        for key, name, hint, is_required, default in fields:
+            schema, convert = self.build(hint, key)
+            if not is_required and default is not dataclasses.MISSING and default is not msgspec.NODEFAULT:
+                schema = with_default(schema, default)
+            properties[key] = schema
+            converters[key] = (name, convert)
+            if is_required:
+                required.append(key)
+        schema = {"type": "object", "properties": properties}
+        if required:
+            schema["required"] = required
+        schema["additionalProperties"] = False
+        if build is dict and all(c is None for _, c in converters.values()):
+            return schema, None
+        return schema, _convert.fields_of(converters, build)
+
+    def _struct(self, cls: type[msgspec.Struct]) -> tuple[dict[str, Any], Converter | None]:
+        if cls.__struct_config__.array_like:
+            raise self._unsupported(cls, None)
+        hints = self._hints(cls)
+        rows = []
+        for field in msgspec.structs.fields(cls):
+            has_default = (
+                field.default is not msgspec.NODEFAULT or field.default_factory is not msgspec.NODEFAULT
+            )
+            rows.append((field.encode_name, field.name, hints[field.name], not has_default, field.default))
+        return self._fields(rows, cls)
+
+    def _pydantic(self, cls: Any) -> tuple[dict[str, Any], Converter | None]:
+        schema = cls.model_json_schema(ref_template="#/$defs/{model}")
+        for name, definition in schema.pop("$defs", {}).items():
+            self.defs.setdefault(name, definition)
+        return schema, _convert.via_validate(cls.model_validate, cls.__name__)
+
+
+def _required_keys(cls: type, hints: dict[str, Any]) -> set[str]:
+    """A TypedDict's required keys, also where future annotations hid the wrappers from it."""
+    required = set(getattr(cls, "__required_keys__", hints))
+    for key, hint in hints.items():
+        origin = typing_extensions.get_origin(split_annotated(hint)[0])
+        if origin is typing_extensions.Required:
+            required.add(key)
+        elif origin is typing_extensions.NotRequired:
+            required.discard(key)
+    return required
+
+
+def with_default(schema: dict[str, Any], default: Any) -> dict[str, Any]:
+    """Add ``default`` to a schema when the default is JSON-encodable; else leave it out."""
+    try:
+        value = msgspec.to_builtins(default)
+    except (TypeError, ValueError):
+        return schema
+    return {**schema, "default": value}
+
+
+def _literal(values: tuple[Any, ...]) -> tuple[dict[str, Any], Converter | None]:
+    flat: list[Any] = []
+    for value in values:
+        if typing_extensions.get_origin(value) in _LITERALS:
+            flat.extend(typing_extensions.get_args(value))
+        else:
+            flat.append(value.value if isinstance(value, enum.Enum) else value)
+    schema: dict[str, Any] = {"enum": flat}
+    kinds = {_json_type(value) for value in flat}
+    if len(kinds) == 1 and None not in kinds:
+        schema = {"type": kinds.pop(), "enum": flat}
+    needs_int = any(type(value) is int for value in flat)
+    return schema, _convert.to_int if needs_int else None
+
+
+def _enum(cls: type[enum.Enum]) -> tuple[dict[str, Any], Converter | None]:
+    values = [member.value for member in cls]
+    schema: dict[str, Any] = {"enum": values}
+    kinds = {_json_type(value) for value in values}
+    if len(kinds) == 1 and None not in kinds:
+        schema = {"type": kinds.pop(), "enum": values}
+    if cls.__doc__ and cls.__doc__ != enum.Enum.__doc__ and not cls.__doc__.startswith("An enumeration"):
+        schema["description"] = cls.__doc__.strip()
+    return schema, _convert.enum_member(cls)
+
+
+def _json_type(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return None
+
+
+def _exact_types(schema: dict[str, Any]) -> tuple[type, ...]:
+    """Python classes of JSON values that a simple member schema takes as they are."""
+    kinds = _simple_types(schema)
+    if kinds is None:
+        return ()
+    return tuple(cls for kind in kinds for cls in _JSON_TYPES[kind] if kind not in ("array", "object"))

@@ -1,0 +1,395 @@
+"""`@tool`, `Tool` and `Injected`: a plain function becomes a tool a model can call.
+
+Defining a tool is a pipeline run once: read the signature and type hints, classify each
+parameter (model-visible or injected), build its schema and converter, then assemble the
+input schema. Nothing here is recomputed per call, and the validator compiles lazily.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, TypeVar, overload
+
+import typing_extensions
+from typing_extensions import ParamSpec
+
+from tinytools._convert import ConversionError, Converter
+from tinytools.docstrings import parse_docstring
+from tinytools.errors import ArgumentsError, InjectionError, ToolDefinitionError
+from tinytools.results import ToolCall
+from tinytools.schema import SchemaBuilder, split_annotated, with_default
+from tinytools.validation import InputSchema
+
+__all__ = ["INJECTABLE_TYPES", "Injected", "Tool", "tool"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""Tool names every provider accepts without escaping."""
+
+INJECTABLE_TYPES: dict[type, str] = {ToolCall: "call"}
+"""Types a parameter receives by injection without an `Injected` marker, and their source."""
+
+_EMPTY = inspect.Parameter.empty
+
+
+class Injected:
+    """Marks a parameter the application supplies; the model never sees it.
+
+    ``Annotated[Session, Injected]`` is looked up by the parameter's name in ``inject=``;
+    ``Annotated[str, Injected("api_key", secret=True)]`` by the key ``"api_key"``.
+    """
+
+    __slots__ = ("key", "secret")
+
+    def __init__(self, key: str | None = None, *, secret: bool = False):
+        self.key = key
+        """The key in ``inject=``; None means the parameter's own name."""
+        self.secret = secret
+        """Whether the value must be kept out of model-facing text."""
+
+    def __repr__(self) -> str:
+        return f"Injected({self.key!r}, secret={self.secret})"
+
+
+class Injection:
+    """How one hidden parameter gets its value, decided once per tool."""
+
+    __slots__ = ("default", "key", "parameter", "secret", "source")
+
+    def __init__(self, parameter: str, key: str, source: str, default: Any, secret: bool):
+        self.parameter = parameter
+        self.key = key
+        self.source = source
+        self.default = default
+        self.secret = secret
+
+
+class Tool(Generic[P, R]):
+    """A function with a name, a description and an enforced input schema.
+
+    A tool is still callable exactly like the function it wraps.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[P, R],
+        *,
+        name: str,
+        description: str,
+        input_schema: InputSchema,
+        output_schema: dict[str, Any] | None = None,
+        converters: tuple[tuple[str, Converter], ...] = (),
+        injections: tuple[Injection, ...] = (),
+        timeout: float | None = None,
+        parallel_safe: bool = True,
+        idempotent: bool = False,
+        retries: int = 0,
+        keyword_call: Callable[..., Any] | None = None,
+    ):
+        if not isinstance(name, str) or NAME_PATTERN.fullmatch(name) is None:
+            raise ToolDefinitionError(
+                "a tool name is 1 to 64 ASCII letters, digits, '_' or '-'; pass name=...",
+                tool=repr(name) if not isinstance(name, str) else name[:80],
+            )
+        self.fn = fn
+        """The wrapped function."""
+        self.name = name
+        """The name the model calls the tool by."""
+        self.description = description
+        """What the model reads about the tool."""
+        self.schema = input_schema
+        """The enforced `InputSchema`."""
+        self.output_schema = output_schema
+        """JSON Schema of the return value, or None when it cannot be expressed."""
+        self.injected = tuple(injection.parameter for injection in injections)
+        """Names of the hidden parameters."""
+        self.is_async = inspect.iscoroutinefunction(fn)
+        """Whether calling the function returns a coroutine."""
+        self.timeout = timeout
+        """Seconds a call may run, or None."""
+        self.parallel_safe = parallel_safe
+        """Whether calls may run concurrently with others in a batch."""
+        self.idempotent = idempotent
+        """Whether a repeated call is harmless (only idempotent tools retry)."""
+        self.retries = retries
+        """How many times an idempotent tool is retried after a timeout."""
+        self.call = keyword_call or fn
+        """The function as the dispatcher calls it: every argument by keyword."""
+        self._converters = converters
+        self._injections = injections
+        self.__wrapped__ = fn
+        self.__doc__ = fn.__doc__
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        """The model-visible JSON Schema of the arguments."""
+        return self.schema.schema
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        """Call the wrapped function directly, as if it were not a tool."""
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<Tool {self.name!r}>"
+
+    def definition(self) -> dict[str, Any]:
+        """The neutral declaration: ``{"name", "description", "input_schema"}``."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+        }
+
+    @classmethod
+    def from_schema(
+        cls,
+        name: str,
+        description: str,
+        schema: Mapping[str, Any] | str | bytes,
+        fn: Callable[..., Any],
+        **options: Any,
+    ) -> Tool[..., Any]:
+        """Wrap a function that takes keyword arguments under a hand-written schema.
+
+        Raises:
+            SchemaError: The schema cannot be enforced exactly.
+        """
+        return Tool(
+            fn,
+            name=name,
+            description=description,
+            input_schema=InputSchema.parse(schema),
+            **options,
+        )
+
+    def prepare(
+        self, arguments: dict[str, Any], inject: Mapping[str, Any] | None, call: ToolCall
+    ) -> dict[str, Any]:
+        """Turn validated arguments into the function's keyword arguments.
+
+        Converts values to the declared types, then adds the injected values.
+
+        Raises:
+            ArgumentsError: A value passed the schema but cannot become its type.
+            InjectionError: An injected value is missing.
+        """
+        if self._converters:
+            arguments = self._convert(arguments)
+        if self._injections:
+            arguments = {**arguments}
+            for injection in self._injections:
+                arguments[injection.parameter] = self._injected_value(injection, inject, call)
+        return arguments
+
+    def _convert(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        arguments = {**arguments}
+        for name, convert in self._converters:
+            if name in arguments:
+                try:
+                    arguments[name] = convert(arguments[name])
+                except ConversionError as exc:
+                    raise self._conversion_error(name, exc) from None
+        return arguments
+
+    def _conversion_error(self, name: str, exc: ConversionError) -> ArgumentsError:
+        path = [name, *exc.path]
+        pointer = "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
+        return ArgumentsError(
+            exc.reason,
+            pointer=pointer,
+            keyword="format",
+            parameter=name,
+            tool=self.name,
+            schema=self.input_schema["properties"].get(name),
+        )
+
+    def _injected_value(self, injection: Injection, inject: Mapping[str, Any] | None, call: ToolCall) -> Any:
+        if injection.source == "call":
+            return call
+        if inject is not None and injection.key in inject:
+            return inject[injection.key]
+        if injection.default is not _EMPTY:
+            return injection.default
+        raise InjectionError(tool=self.name, parameter=injection.parameter, key=injection.key)
+
+
+@overload
+def tool(fn: Callable[P, R], /) -> Tool[P, R]: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    timeout: float | None = None,
+    parallel_safe: bool = True,
+    idempotent: bool = False,
+    retries: int = 0,
+) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
+
+
+def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
+    """Turn a function into a `Tool`, bare (``@tool``) or with options (``@tool(name=...)``).
+
+    Options: ``name``, ``description``, ``timeout`` (seconds), ``parallel_safe``,
+    ``idempotent``, ``retries``.
+
+    Raises:
+        ToolDefinitionError: The signature cannot be expressed as a tool: ``*args`` or
+            ``**kwargs``, a type with no JSON Schema that is not injected, or a bad name.
+    """
+    if fn is not None:
+        return make_tool(fn, localns=sys._getframe(1).f_locals, **options)
+    localns_holder: list[dict[str, Any]] = []
+
+    def decorate(function: Callable[P, R]) -> Tool[P, R]:
+        return make_tool(function, localns=localns_holder[0] if localns_holder else None, **options)
+
+    localns_holder.append(sys._getframe(1).f_locals)
+    return decorate
+
+
+def make_tool(
+    fn: Callable[P, R],
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    localns: Mapping[str, Any] | None = None,
+    **options: Any,
+) -> Tool[P, R]:
+    """Build a `Tool` from a function's signature, hints and docstring (what `tool` does)."""
+    if isinstance(fn, Tool):
+        fn = fn.fn
+    tool_name = name if name is not None else getattr(fn, "__name__", "")
+    hints = _type_hints(fn, tool_name, localns)
+    docs = parse_docstring(fn)
+    builder = SchemaBuilder(tool_name, localns=localns)
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    converters: list[tuple[str, Converter]] = []
+    injections: list[Injection] = []
+    signature = inspect.signature(fn)
+    for parameter in signature.parameters.values():
+        _check_kind(parameter, tool_name)
+        hint = hints.get(parameter.name, Any)
+        injection = _injection(parameter, hint)
+        if injection is not None:
+            injections.append(injection)
+            continue
+        schema, convert = builder.build(hint, parameter.name)
+        if "description" not in schema and parameter.name in docs.parameters:
+            schema = {**schema, "description": docs.parameters[parameter.name]}
+        if parameter.default is _EMPTY:
+            required.append(parameter.name)
+        else:
+            schema = with_default(schema, parameter.default)
+        properties[parameter.name] = schema
+        if convert is not None:
+            converters.append((parameter.name, convert))
+    root: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        root["required"] = required
+    root["additionalProperties"] = False
+    if builder.defs:
+        root["$defs"] = builder.defs
+    return Tool(
+        fn,
+        name=tool_name,
+        description=description if description is not None else docs.description,
+        input_schema=_parse_generated(root, tool_name),
+        output_schema=_output_schema(hints, tool_name, localns),
+        converters=tuple(converters),
+        injections=tuple(injections),
+        keyword_call=_keyword_caller(fn, signature),
+        **options,
+    )
+
+
+def _type_hints(fn: Callable[..., Any], tool_name: str, localns: Mapping[str, Any] | None) -> dict[str, Any]:
+    try:
+        return typing_extensions.get_type_hints(fn, localns=dict(localns or {}), include_extras=True)
+    except NameError as exc:
+        raise ToolDefinitionError(
+            f"cannot resolve a type hint ({exc}); define the type at module level or import it",
+            tool=tool_name,
+        ) from None
+
+
+def _check_kind(parameter: inspect.Parameter, tool_name: str) -> None:
+    if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+        raise ToolDefinitionError(
+            "*args cannot be expressed as JSON arguments; use a list parameter",
+            tool=tool_name,
+            parameter=parameter.name,
+        )
+    if parameter.kind is inspect.Parameter.VAR_KEYWORD:
+        raise ToolDefinitionError(
+            "**kwargs cannot be expressed as JSON arguments; declare each parameter or use a dict parameter",
+            tool=tool_name,
+            parameter=parameter.name,
+        )
+
+
+def _injection(parameter: inspect.Parameter, hint: Any) -> Injection | None:
+    base, metadata = split_annotated(hint)
+    for item in metadata:
+        if item is Injected or isinstance(item, Injected):
+            key = item.key if isinstance(item, Injected) and item.key else parameter.name
+            secret = isinstance(item, Injected) and item.secret
+            source = INJECTABLE_TYPES.get(base, "inject") if base in INJECTABLE_TYPES else "inject"
+            return Injection(parameter.name, key, source, parameter.default, secret)
+    if isinstance(base, type) and base in INJECTABLE_TYPES:
+        return Injection(parameter.name, parameter.name, INJECTABLE_TYPES[base], parameter.default, False)
+    return None
+
+
+def _keyword_caller(fn: Callable[..., Any], signature: inspect.Signature) -> Callable[..., Any] | None:
+    """Let positional-only parameters be passed by keyword, as the dispatcher does."""
+    positional = [
+        p.name for p in signature.parameters.values() if p.kind is inspect.Parameter.POSITIONAL_ONLY
+    ]
+    if not positional:
+        return None
+
+    def call_by_keyword(**kwargs: Any) -> Any:
+        args = [kwargs.pop(name) for name in positional if name in kwargs]
+        return fn(*args, **kwargs)
+
+    call_by_keyword.__name__ = getattr(fn, "__name__", "tool")
+    call_by_keyword.__doc__ = fn.__doc__
+    if inspect.iscoroutinefunction(fn):
+
+        async def acall_by_keyword(**kwargs: Any) -> Any:
+            return await call_by_keyword(**kwargs)
+
+        return acall_by_keyword
+    return call_by_keyword
+
+
+def _parse_generated(root: dict[str, Any], tool_name: str) -> InputSchema:
+    try:
+        return InputSchema.parse(root)
+    except ToolDefinitionError as exc:
+        exc.tool = tool_name
+        raise
+
+
+def _output_schema(
+    hints: dict[str, Any], tool_name: str, localns: Mapping[str, Any] | None
+) -> dict[str, Any] | None:
+    if "return" not in hints:
+        return None
+    builder = SchemaBuilder(tool_name, localns=localns)
+    try:
+        schema, _ = builder.build(hints["return"])
+    except ToolDefinitionError:
+        return None
+    if builder.defs:
+        schema = {**schema, "$defs": builder.defs}
+    return schema

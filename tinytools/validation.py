@@ -1,0 +1,603 @@
+r"""The portable schema envelope: parse, refuse what cannot be enforced, compile, validate.
+
+`InputSchema` owns one tool's canonical input schema (JSON Schema 2020-12, root a closed
+object). What the model sees is what is enforced: every keyword of an accepted schema is
+checked by the compiled validator, and a schema that cannot be checked exactly is refused with
+`SchemaError` when it is parsed. Validation runs on fastjsonschema's draft-07 code generator
+over a translated copy (``prefixItems``, ``dependent*``, ``$ref`` beside other keywords,
+ECMA-262 patterns and an exact ``multipleOf`` are rewritten); `InputSchema.schema` keeps the
+original text, which is what providers are shown.
+
+``format`` and ``content*`` are annotations in 2020-12 and are not asserted. ``$id``, anchors,
+dynamic and remote references, ``min/maxContains`` beyond 0/1 and ``unevaluated*`` next to
+in-place applicators are refused. Patterns follow ECMA-262 with the ``u`` flag: ``\d``, ``\w``
+and ``\b`` are ASCII, ``.`` stops at line terminators, ``$`` is the end of the input; constructs
+whose meaning differs (backreferences, ``\p{...}``, lone braces, inline flags) are refused.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Mapping
+from fractions import Fraction
+from typing import Any
+from urllib.parse import unquote
+
+from fastjsonschema import JsonSchemaDefinitionException, JsonSchemaValueException
+from fastjsonschema.draft07 import CodeGeneratorDraft07
+from fastjsonschema.ref_resolver import RefResolver
+
+from tinytools.errors import ECHO_LIMIT, ArgumentsError, SchemaError, shorten
+
+__all__ = ["InputSchema", "compile_validator"]
+
+MAX_SCHEMA_DEPTH = 128
+"""Deepest nesting of objects and arrays accepted in a schema document."""
+
+_HOIST_LEVEL = 8  # deeper subschemas get their own function: Python caps nested blocks at 20
+_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+_KINDS = {
+    "schema": "not if then else additionalProperties propertyNames items contains contentSchema "
+    "unevaluatedProperties unevaluatedItems",
+    "schemas": "allOf anyOf oneOf prefixItems",
+    "schema_map": "properties patternProperties dependentSchemas $defs definitions",
+    "count": "maxLength minLength maxItems minItems maxContains minContains maxProperties minProperties",
+    "number": "maximum exclusiveMaximum minimum exclusiveMinimum",
+    "positive": "multipleOf",
+    "string": "title description $comment format contentMediaType contentEncoding pattern $ref $schema",
+    "bool": "uniqueItems deprecated readOnly writeOnly",
+    "array": "enum examples",
+    "names": "required",
+    "names_map": "dependentRequired",
+    "type": "type",
+    "any": "default const",
+}
+_KIND = {keyword: kind for kind, keywords in _KINDS.items() for keyword in keywords.split()}
+_ANNOTATIONS = {
+    "title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly", "format",
+    "contentMediaType", "contentEncoding", "contentSchema", "$comment", "$schema", "$defs",
+    "definitions",
+}  # fmt: skip
+_IN_PLACE = {"allOf", "anyOf", "oneOf", "if", "then", "else", "dependentSchemas", "$ref"}
+_REFUSED = {
+    "$id": "$id is not supported; refer to subschemas with local '#/...' pointers",
+    "$anchor": "$anchor is not supported; refer to subschemas with local '#/...' pointers",
+    "$dynamicRef": "$dynamicRef cannot be enforced",
+    "$dynamicAnchor": "$dynamicAnchor cannot be enforced",
+    "dependencies": "'dependencies' is not 2020-12; use dependentRequired or dependentSchemas",
+    "additionalItems": "'additionalItems' is not 2020-12; use prefixItems with items",
+}
+_UNEVALUATED = (("unevaluatedProperties", "additionalProperties"), ("unevaluatedItems", "items"))
+_TRUE_IS_NO_OP = {"items", "additionalItems", "additionalProperties"}
+_TYPES = {"null", "boolean", "object", "array", "number", "integer", "string"}
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _names(value: Any) -> bool:
+    strings = isinstance(value, list) and all(isinstance(name, str) for name in value)
+    return strings and len(set(value)) == len(value)
+
+
+def _types(value: Any) -> bool:
+    names = value if isinstance(value, list) else [value]
+    return _names(names) and bool(names) and set(names) <= _TYPES
+
+
+_VALID: dict[str, Callable[[Any], bool]] = {
+    "schemas": lambda v: isinstance(v, list) and bool(v),
+    "schema_map": lambda v: isinstance(v, dict),
+    "count": lambda v: _number(v) and v >= 0 and v == int(v),
+    "number": _number,
+    "positive": lambda v: _number(v) and v > 0,
+    "string": lambda v: isinstance(v, str),
+    "bool": lambda v: isinstance(v, bool),
+    "array": lambda v: isinstance(v, list),
+    "names": _names,
+    "names_map": lambda v: isinstance(v, dict) and all(map(_names, v.values())),
+    "type": _types,
+}
+
+
+def _fail(reason: str, pointer: str) -> SchemaError:
+    return SchemaError(reason, pointer=pointer)
+
+
+def _escape(token: str | int) -> str:
+    return str(token).replace("~", "~0").replace("/", "~1")
+
+
+def _echo(value: Any) -> str:
+    """JSON text of ``value``, cut to the echo limit."""
+    if isinstance(value, str) and len(value) > ECHO_LIMIT:
+        value = value[:ECHO_LIMIT]
+    try:
+        return shorten(json.dumps(value, ensure_ascii=False))
+    except (TypeError, ValueError, RecursionError):
+        return shorten(repr(value))
+
+
+def _json_copy(value: Any, pointer: str, depth: int = 0) -> Any:
+    """Deep-copy ``value`` if it is plain, finite JSON; raise SchemaError if not."""
+    if depth > MAX_SCHEMA_DEPTH:
+        raise _fail(f"nested deeper than {MAX_SCHEMA_DEPTH} levels", pointer)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _fail(f"{value} is not a JSON number", pointer)
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_json_copy(v, f"{pointer}/{i}", depth + 1) for i, v in enumerate(value)]
+    if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
+        raise _fail(f"{shorten(repr(value))} is not JSON (object keys must be strings)", pointer)
+    return {k: _json_copy(v, f"{pointer}/{_escape(k)}", depth + 1) for k, v in value.items()}
+
+
+_WORD = "[A-Za-z0-9_]"
+_BOUNDARY = {
+    "b": f"(?:(?<!{_WORD})(?={_WORD})|(?<={_WORD})(?!{_WORD}))",
+    "B": f"(?:(?<!{_WORD})(?!{_WORD})|(?<={_WORD})(?={_WORD}))",  # also at the empty input
+}
+_SPACE = r"\t\n\x0b\x0c\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_CLASSES = {"d": "0-9", "w": "A-Za-z0-9_", "s": _SPACE}
+_CONTROLS = {"t": "\t", "n": "\n", "v": "\v", "f": "\f", "r": "\r"}
+_GROUPS = ("?:", "?=", "?!", "?<=", "?<!")
+_QUANTIFIER = re.compile(r"[*+?]|\{\d+(,\d*)?\}")
+_HEX = re.compile(r"x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|u\{([0-9a-fA-F]{1,6})\}|c([A-Za-z])")
+
+
+def _pattern_char(pattern: str, i: int) -> tuple[str, int]:
+    """Read the escape whose letter is at ``i`` as one literal character, or refuse it."""
+    c = pattern[i : i + 1]
+    if c and c in _CONTROLS:
+        return _CONTROLS[c], i + 1
+    if c == "0" and not pattern[i + 1 : i + 2].isdigit():
+        return "\0", i + 1
+    if match := _HEX.match(pattern, i):
+        code = next(group for group in match.groups() if group)
+        point = ord(code) % 32 if match[4] else int(code, 16)
+        if point <= 0x10FFFF and not 0xD800 <= point <= 0xDFFF:
+            return chr(point), match.end()
+    if c and c.isascii() and not c.isalnum() and c != "_":
+        return c, i + 1
+    raise ValueError(f"'\\{c}' means something else (or nothing) in ECMA-262")
+
+
+def _class_char(pattern: str, i: int) -> tuple[str, int]:
+    if pattern[i] != "\\":
+        return pattern[i], i + 1
+    return ("\b", i + 2) if pattern.startswith("b", i + 1) else _pattern_char(pattern, i + 1)
+
+
+def _pattern_class(pattern: str, i: int) -> tuple[str, int]:
+    """Translate the character class whose body starts at ``i`` (just after '[')."""
+    negate = pattern.startswith("^", i)
+    i, parts = i + negate, []
+    while i < len(pattern) and pattern[i] != "]":
+        if pattern[i] == "\\" and pattern[i + 1 : i + 2] in ("d", "w", "s"):
+            parts.append(_CLASSES[pattern[i + 1]])
+            i += 2
+            continue
+        low, i = _class_char(pattern, i)
+        if pattern.startswith("-", i) and pattern[i + 1 : i + 2] not in ("", "]"):
+            high, i = _class_char(pattern, i + 1)
+            parts.append(f"{re.escape(low)}-{re.escape(high)}")
+        else:
+            parts.append(re.escape(low))
+    if i >= len(pattern):
+        raise ValueError("unterminated character class")
+    if not parts:
+        return (r"[\x00-\U0010ffff]" if negate else "(?!)"), i + 1
+    return f"[{'^' * negate}{''.join(parts)}]", i + 1
+
+
+def _translate_pattern(pattern: str) -> str:
+    """Rewrite an ECMA-262 (``u`` flag) pattern as a Python one that matches the same strings."""
+    out, groups, i, atom = [], [], 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        escape = pattern[i + 1 : i + 2] if c == "\\" else ""
+        if escape and escape in "dwsDWS":
+            text, atom, i = f"[{'^' * escape.isupper()}{_CLASSES[escape.lower()]}]", True, i + 2
+        elif escape and escape in "bB":
+            text, atom, i = _BOUNDARY[escape], False, i + 2
+        elif c == "\\":
+            char, i = _pattern_char(pattern, i + 1)
+            text, atom = re.escape(char), True
+        elif c == "[":
+            (text, i), atom = _pattern_class(pattern, i + 1), True
+        elif c == "(":
+            kind = next((k for k in _GROUPS if pattern.startswith(k, i + 1)), "")
+            if pattern.startswith("?", i + 1) and not kind:
+                raise ValueError("only (?:...) groups and lookarounds are portable")
+            groups.append(kind)
+            text, atom, i = c + kind, False, i + 1 + len(kind)
+        elif c == ")" and groups:
+            text, atom, i = c, groups.pop() in ("", "?:"), i + 1  # lookarounds take no quantifier
+        elif quantifier := _QUANTIFIER.match(pattern, i):
+            if not atom:
+                raise ValueError(f"{quantifier[0]!r} has nothing to repeat")
+            lazy = pattern.startswith("?", quantifier.end())
+            text, atom, i = quantifier[0] + "?" * lazy, False, quantifier.end() + lazy
+        elif c in "{})]":
+            raise ValueError(f"lone {c!r}")
+        else:
+            text = {".": r"[^\n\r\u2028\u2029]", "^": "^", "$": r"\Z", "|": "|"}.get(c, re.escape(c))
+            atom, i = c not in "^$|", i + 1
+        out.append(text)
+    if groups:
+        raise ValueError("unbalanced parenthesis")
+    return "".join(out)
+
+
+def _portable(pattern: str, pointer: str) -> str:
+    try:
+        translated = _translate_pattern(pattern)
+        re.compile(translated)
+    except (ValueError, re.error, OverflowError, RecursionError) as exc:
+        raise _fail(f"pattern {_echo(pattern)} is not portable: {exc}", pointer) from None
+    return translated
+
+
+class _Translation:
+    """Check a 2020-12 schema and build the draft-07 document that fastjsonschema compiles."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, Any] = {}  # schema pointer -> translated node, for $ref targets
+        self.in_place: dict[str, list[str]] = {}  # pointer -> schemas applied to the same value
+        self.refs: list[tuple[dict[str, Any], str, str]] = []
+        self.definitions: dict[str, Any] = {}
+
+    def document(self, schema: Any) -> dict[str, Any]:
+        root = self.schema(schema, "", 0, 0)
+        names: dict[str, str] = {}
+        for stub, target, pointer in self.refs:
+            if target not in self.nodes:
+                raise _fail(f"$ref {stub['$ref']!r} points at no schema in this document", pointer)
+            if target not in names:
+                names[target] = f"r{len(names)}"
+                self.definitions[names[target]] = self.nodes[target]
+            stub["$ref"] = f"#/definitions/{names[target]}"
+        self.refuse_loops()
+        if isinstance(root, bool):
+            return {} if root else {"not": {}}
+        return {**root, "definitions": self.definitions} if self.definitions else root
+
+    def refuse_loops(self) -> None:
+        """Refuse a $ref loop that never descends into the data: it would recurse forever."""
+        done: dict[str, bool] = {}  # False while on the current path
+        for start in self.in_place:
+            stack = [] if start in done else [(start, iter(self.in_place[start]))]
+            done.setdefault(start, False)
+            while stack:
+                child = next(stack[-1][1], None)
+                if child is None:
+                    done[stack.pop()[0]] = True
+                elif done.get(child) is False:
+                    raise _fail("$ref loop that never descends into the data", child)
+                elif child not in done:
+                    done[child] = False
+                    stack.append((child, iter(self.in_place.get(child, ()))))
+
+    def schema(self, node: Any, pointer: str, depth: int, level: int) -> Any:
+        if not isinstance(node, (bool, dict)):
+            raise _fail("a schema must be an object or a boolean", pointer)
+        if depth > MAX_SCHEMA_DEPTH:
+            raise _fail(f"schemas nest deeper than {MAX_SCHEMA_DEPTH} levels", pointer)
+        hoist = level >= _HOIST_LEVEL
+        inner = 1 + level % _HOIST_LEVEL
+        out = node if isinstance(node, bool) else self.keywords(node, pointer, depth, inner)
+        self.nodes[pointer] = out
+        if not hoist or not isinstance(out, dict) or not out:
+            return out
+        self.definitions[f"h{len(self.definitions)}"] = out
+        return {"$ref": f"#/definitions/h{len(self.definitions) - 1}"}
+
+    def keywords(self, node: dict[str, Any], pointer: str, depth: int, level: int) -> Any:
+        out: dict[str, Any] = {}
+        self.in_place[pointer] = []
+        for keyword, value in node.items():
+            where, kind = f"{pointer}/{_escape(keyword)}", _KIND.get(keyword, "")
+            if not kind:
+                raise _fail(_REFUSED.get(keyword, f"unknown keyword {keyword!r}"), where)
+            if not _VALID.get(kind, lambda v: True)(value):
+                raise _fail(f"invalid value for {keyword!r}: {_echo(value)}", where)
+            if kind.startswith("schema"):
+                value, children = self.subschemas(kind, value, where, depth, level)
+                self.in_place[pointer] += children if keyword in _IN_PLACE | {"not"} else []
+            if keyword not in _ANNOTATIONS:
+                out[keyword] = int(value) if kind == "count" else value
+        if "$schema" in node and (pointer or node["$schema"].rstrip("#") != _DIALECT):
+            reason = "only the 2020-12 dialect is supported, declared at the root"
+            raise _fail(reason, f"{pointer}/$schema")
+        return self.rewrite(out, pointer)
+
+    def rewrite(self, out: dict[str, Any], pointer: str) -> Any:
+        """Turn checked 2020-12 keywords into draft-07 ones with the same meaning."""
+        for keyword, same in _UNEVALUATED:
+            if keyword in out and (_IN_PLACE & out.keys() or (same == "items" and "contains" in out)):
+                reason = f"{keyword} beside in-place applicators or contains cannot be enforced"
+                raise _fail(reason, f"{pointer}/{keyword}")
+            out.setdefault(same, out.pop(keyword, True))
+        low, high = out.pop("minContains", 1), out.pop("maxContains", None)
+        if "contains" in out and (high is not None or low > 1):
+            raise _fail("minContains above 1 or maxContains cannot be enforced", pointer)
+        if low == 0:
+            out.pop("contains", None)
+        prefix, items = out.pop("prefixItems", None), out.pop("items")
+        out.update({"items": prefix, "additionalItems": items} if prefix else {"items": items})
+        dependent = ("dependentRequired", "dependentSchemas")
+        extra = [{"dependencies": out.pop(k)} for k in dependent if k in out]
+        if "pattern" in out:
+            out["x-pattern"] = out["pattern"]  # the original, for error messages
+            out["pattern"] = _portable(out["pattern"], f"{pointer}/pattern")
+        merged: dict[str, Any] = {}  # two patterns may translate to the same text
+        for text, sub in out.pop("patternProperties", {}).items():
+            key = _portable(text, f"{pointer}/patternProperties/{_escape(text)}")
+            merged[key] = {"allOf": [merged[key], sub]} if key in merged else sub
+        out.update({"patternProperties": merged} if merged else {})
+        _refuse_unsatisfiable(out, pointer)
+        if "$ref" in out:
+            extra.insert(0, self.ref(out.pop("$ref"), pointer))
+        out = {k: v for k, v in out.items() if v is not True or k not in _TRUE_IS_NO_OP}
+        if len(extra) == 1 and not out:
+            return extra[0]
+        return {**out, "allOf": extra + out.get("allOf", [])} if extra else out
+
+    def subschemas(self, kind: str, value: Any, where: str, depth: int, level: int) -> Any:
+        """Translate the subschema(s) of one keyword; also return their pointers."""
+        if kind == "schema":
+            return self.schema(value, where, depth + 1, level), [where]
+        keys = list(value) if kind == "schema_map" else range(len(value))
+        children = [f"{where}/{_escape(k)}" for k in keys]
+        done = [self.schema(value[k], p, depth + 1, level) for k, p in zip(keys, children, strict=True)]
+        return dict(zip(keys, done, strict=True)) if kind == "schema_map" else done, children
+
+    def ref(self, ref: str, pointer: str) -> dict[str, Any]:
+        """Record a local reference; `document` points it at the translated target."""
+        target = unquote(ref[1:]) if ref.startswith("#") else "?"
+        if target[:1] not in ("", "/"):
+            raise _fail(f"$ref {ref!r} is not a local '#/...' JSON pointer", f"{pointer}/$ref")
+        stub = {"$ref": ref}
+        self.refs.append((stub, target, f"{pointer}/$ref"))
+        self.in_place[pointer].append(target)
+        return stub
+
+
+def _refuse_unsatisfiable(out: dict[str, Any], pointer: str) -> None:
+    """Refuse ``required`` names that ``additionalProperties: false`` forbids outright."""
+    patterns, known = out.get("patternProperties", {}), out.get("properties", {})
+    for name in out.get("required", []) if out.get("additionalProperties") is False else []:
+        if name not in known and not any(re.search(p, name) for p in patterns):
+            reason = f"required property {name!r} is forbidden by additionalProperties: false"
+            raise _fail(reason, pointer)
+
+
+_EXPECTED = {
+    "minimum": "at least {}", "maximum": "at most {}", "exclusiveMinimum": "more than {}",
+    "exclusiveMaximum": "less than {}", "minLength": "at least {} characters",
+    "maxLength": "at most {} characters", "minItems": "at least {} items",
+    "maxItems": "at most {} items", "minProperties": "at least {} properties",
+    "maxProperties": "at most {} properties", "multipleOf": "a multiple of {}",
+    "uniqueItems": "unique items", "type": "{}", "enum": "one of {}", "const": "{}",
+    "pattern": "a string matching {}", "contains": "an item matching 'contains'",
+    "propertyNames": "property names matching 'propertyNames'", "not": "a value not matching 'not'",
+    "anyOf": "a value matching at least one of {} schemas",
+    "oneOf": "a value matching exactly one of {} schemas",
+}  # fmt: skip
+_INDEX = re.compile(r"\[(\d+)\]")
+
+
+def _locate(name: str, data: Any) -> list[str | int]:
+    """Turn fastjsonschema's ``data.key[0]`` path into tokens, resolving ambiguity by the data."""
+    budget = [10_000]
+
+    def walk(rest: str, value: Any) -> list[str | int] | None:
+        budget[0] -= 1
+        if not rest or budget[0] < 0:
+            return None if rest else []
+        if isinstance(value, list) and (match := _INDEX.match(rest)) and int(match[1]) < len(value):
+            tail = walk(rest[match.end() :], value[int(match[1])])
+            if tail is not None:
+                return [int(match[1]), *tail]
+        for key in value if isinstance(value, dict) and rest[0] == "." else ():
+            after = rest[len(key) + 1 :]
+            if rest.startswith(key, 1) and after[:1] in ("", ".", "["):
+                tail = walk(after, value[key])
+                if tail is not None:
+                    return [key, *tail]
+        return None
+
+    try:
+        return walk(name[4:], data) or []
+    except RecursionError:
+        return []
+
+
+def _reason(rule: str, definition: dict[str, Any], value: Any, noun: str) -> tuple[str, Any]:
+    """The reason a keyword failed, and the key or index at fault inside the value, if any."""
+    expected: Any = definition.get(rule)
+    if rule == "required":
+        missing = [k for k in expected if k not in value]
+        names = shorten(", ".join(map(repr, missing)))
+        return f"missing required {noun}{'s' * (len(missing) > 1)} {names}", missing[0]
+    if rule == "additionalProperties":
+        known, patterns = definition.get("properties", {}), definition.get("patternProperties", {})
+        bad = next(k for k in value if k not in known and not any(re.search(p, k) for p in patterns))
+        allowed = shorten(", ".join(known)) or "none"
+        return f"unexpected {noun} {shorten(bad)!r} (allowed: {allowed})", bad
+    if rule == "items":
+        count = len(expected) if isinstance(expected, list) else 0
+        return f"expected at most {count} items; got {len(value)}", count
+    if rule == "dependencies":
+        key, needs = next((k, v) for k, v in expected.items() if k in value and v is not True)
+        if needs is False:
+            return f"property {shorten(key)!r} is not allowed", key
+        return f"property {shorten(key)!r} requires {shorten(', '.join(map(repr, needs)))}", None
+    if rule == "type":
+        expected = " or ".join(expected if isinstance(expected, list) else [expected])
+    elif rule in ("const", "pattern"):
+        expected = _echo(definition.get("x-pattern", expected) if rule == "pattern" else expected)
+    elif rule in ("enum", "anyOf", "oneOf"):
+        expected = shorten(", ".join(map(_echo, expected))) if rule == "enum" else len(expected)
+    template = _EXPECTED.get(rule, "no value here")
+    return f"expected {template.format(expected)}; got {_echo(value)}", None
+
+
+def _arguments_error(exc: JsonSchemaValueException, data: Any, schema: Any) -> ArgumentsError:
+    """Map a fastjsonschema failure to an `ArgumentsError` pointing at a place in ``data``."""
+    tokens = _locate(exc.name or "data", data)
+    rule = exc.rule or "false"
+    definition = exc.definition if isinstance(exc.definition, dict) else {}
+    try:
+        reason, inner = _reason(rule, definition, exc.value, "property" if tokens else "argument")
+    except (KeyError, StopIteration, TypeError, AttributeError, IndexError):
+        reason, inner = f"failed {rule!r}; got {_echo(exc.value)}", None
+    parameter = tokens[0] if tokens and isinstance(tokens[0], str) else None
+    if inner is not None and rule != "required":
+        tokens.append(inner)  # the extra key or item exists, so point at it
+    parameter = inner if parameter is None and isinstance(inner, str) else parameter
+    if rule == "dependencies":
+        rule = "dependentRequired" if inner is None else "dependentSchemas"
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    fragment = properties.get(parameter) if isinstance(properties, dict) else None
+    pointer = "".join(f"/{_escape(t)}" for t in tokens)
+    return ArgumentsError(reason, pointer=pointer, keyword=rule, parameter=parameter, schema=fragment)
+
+
+def _is_multiple(value: float, divisor: float) -> bool:
+    """Exact ``multipleOf``: a number is the decimal it prints as, never a rounded float."""
+    if isinstance(value, int) and isinstance(divisor, int):
+        return value % divisor == 0
+    return (Fraction(repr(value)) / Fraction(repr(divisor))).denominator == 1
+
+
+class _Generator(CodeGeneratorDraft07):
+    """Draft-07 code generation, with ``multipleOf`` exact for big and fractional numbers."""
+
+    def generate_multiple_of(self) -> None:
+        number = "isinstance({variable}, (int, float)) and not isinstance({variable}, bool)"
+        with self.l(f"if {number} and not _is_multiple({{variable}}, {{multipleOf}}):"):
+            self.exc("{name} must be multiple of {multipleOf}", rule="multipleOf")  # type: ignore[no-untyped-call]
+
+    @property
+    def global_state(self) -> dict[str, Any]:
+        return {**super().global_state, "_is_multiple": _is_multiple}
+
+    def _expand_refs(self, definition: Any) -> Any:
+        return definition  # expanding would read "$ref" keys inside enum and const values
+
+
+class _Resolver(RefResolver):
+    """Resolve our ``#/definitions/...`` pointers without walking the document.
+
+    Walking rewrites "$ref" strings under "$id" keys, even inside enum and const values.
+    """
+
+    def walk(self, node: Any, depth: int = 0, rewrite_refs: bool = True) -> None:
+        return None
+
+
+def _compile(document: dict[str, Any], schema: Any) -> Callable[[object], None]:
+    """Compile a translated document into a checker that raises `ArgumentsError`."""
+    try:
+        resolver = _Resolver("", document, store={})
+        generator = _Generator(document, resolver=resolver, use_default=False, use_formats=False)  # type: ignore[no-untyped-call]
+        state = generator.global_state
+        exec(generator.func_code, state)
+    except (JsonSchemaDefinitionException, SyntaxError, RecursionError, re.error) as exc:
+        raise SchemaError(f"schema could not be compiled: {exc}") from None
+    function = state[resolver.get_scope_name()]
+
+    def validate(arguments: object) -> None:
+        try:
+            function(arguments)
+        except JsonSchemaValueException as exc:
+            raise _arguments_error(exc, arguments, schema) from None
+        except RecursionError:
+            raise ArgumentsError("arguments nest too deeply to validate", keyword="depth") from None
+
+    return validate
+
+
+def compile_validator(schema: Mapping[str, Any] | bool) -> Callable[[object], None]:
+    """Check and compile any 2020-12 schema (no closed-object rule) into a validator.
+
+    Returns:
+        A function that returns None for valid data and raises `ArgumentsError` otherwise.
+
+    Raises:
+        SchemaError: The schema uses something the validator could not enforce exactly.
+    """
+    copy = _json_copy(schema, "")
+    return _compile(_Translation().document(copy), copy)
+
+
+class InputSchema:
+    """One tool's canonical input schema: what the model sees, and what is enforced.
+
+    Attributes:
+        schema: The schema as given (a deep, JSON-able copy); providers are shown this.
+    """
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        self.schema = schema
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any] | str | bytes) -> InputSchema:
+        """Check a closed-object 2020-12 schema, given as a mapping or JSON text.
+
+        The checks and translation run now; compiling waits for the first `validate`.
+
+        Raises:
+            SchemaError: The root is not a closed object, or something cannot be enforced;
+                ``pointer`` locates it in the schema.
+        """
+        if isinstance(raw, (str, bytes)):
+            try:
+                raw = json.loads(raw, parse_constant=_refuse)
+            except (ValueError, RecursionError) as exc:
+                raise _fail(f"the schema is not JSON: {exc}", "") from None
+        schema = _json_copy(raw, "")
+        if not isinstance(schema, dict) or schema.get("type") != "object":
+            reason = 'the input schema must be an object schema ("type": "object")'
+            raise _fail(reason, "/type" if isinstance(schema, dict) else "")
+        if schema.get("additionalProperties") is not False:
+            reason = 'the input schema must be closed ("additionalProperties": false)'
+            raise _fail(reason, "/additionalProperties")
+        if "patternProperties" in schema:
+            raise _fail("arguments must be named in properties", "/patternProperties")
+        _Translation().document(schema)
+        return cls(schema)
+
+    @property
+    def properties(self) -> dict[str, Any]:
+        """The argument schemas by name (part of `schema`: do not modify)."""
+        properties: dict[str, Any] = self.schema.get("properties", {})
+        return properties
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        """The names of the required arguments."""
+        return tuple(self.schema.get("required", ()))
+
+    def validate(self, arguments: object) -> None:
+        """Check decoded arguments; the first call compiles, then replaces this method.
+
+        Raises:
+            ArgumentsError: The arguments do not match the schema (``tool`` is left None).
+            SchemaError: Compiling failed; `parse` checks make this unexpected.
+        """
+        check = _compile(_Translation().document(self.schema), self.schema)
+        self.__dict__["validate"] = check  # later calls go straight to the compiled check
+        check(arguments)
+
+    def __repr__(self) -> str:
+        return f"InputSchema(properties={list(self.properties)}, required={list(self.required)})"
+
+
+def _refuse(constant: str) -> None:
+    raise ValueError(f"{constant} is not a JSON number")
