@@ -1,15 +1,27 @@
 """Turn plain Python functions into tools a language model can call."""
 
 from tinytools.dispatch import adispatch, dispatch
+from tinytools.dispatcher import Dispatcher, Rewrite, adispatch_many, dispatch_many
 from tinytools.errors import (
     ArgumentsError,
     InjectionError,
+    RetryableError,
     SchemaError,
     TinyToolsError,
     ToolDefinitionError,
     ToolError,
     ToolNotFound,
 )
+from tinytools.events import (
+    InvalidToolArgs,
+    ToolCompleted,
+    ToolDenied,
+    ToolEvent,
+    ToolFailed,
+    ToolStarted,
+    UnknownToolCall,
+)
+from tinytools.limits import CancellationToken, CancelledCall, Limits
 from tinytools.results import Status, StructuredError, ToolCall, ToolResult
 from tinytools.schema import Param
 from tinytools.tool import Injected, Tool, tool
@@ -18,22 +30,37 @@ from tinytools.validation import InputSchema
 
 __all__ = [
     "ArgumentsError",
+    "CancellationToken",
+    "CancelledCall",
+    "Dispatcher",
     "Injected",
     "InjectionError",
     "InputSchema",
+    "InvalidToolArgs",
+    "Limits",
     "Param",
+    "RetryableError",
+    "Rewrite",
     "SchemaError",
     "Status",
     "StructuredError",
     "TinyToolsError",
     "Tool",
     "ToolCall",
+    "ToolCompleted",
     "ToolDefinitionError",
+    "ToolDenied",
     "ToolError",
+    "ToolEvent",
+    "ToolFailed",
     "ToolNotFound",
     "ToolResult",
+    "ToolStarted",
     "Toolbox",
+    "UnknownToolCall",
     "adispatch",
+    "adispatch_many",
     "dispatch",
+    "dispatch_many",
     "tool",
 ]

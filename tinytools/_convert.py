@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["ConversionError", "Converter"]
+__all__ = ["ConversionError", "Converter", "unchanged"]
 
 Converter = Callable[[Any], Any]
 
@@ -32,6 +32,11 @@ class ConversionError(Exception):
         super().__init__(reason)
 
 
+def unchanged(convert: Converter) -> frozenset[type]:
+    """Classes of values ``convert`` returns as they are, so a caller may skip the call."""
+    return getattr(convert, "unchanged", frozenset())
+
+
 def to_int(value: Any) -> Any:
     """Turn an integral float (JSON ``1.0`` is an integer) into an int."""
     return value if value.__class__ is not float else int(value)
@@ -42,12 +47,17 @@ def to_float(value: Any) -> Any:
     return value if value.__class__ is not int else float(value)
 
 
+to_int.unchanged = frozenset({int})  # type: ignore[attr-defined]
+to_float.unchanged = frozenset({float})  # type: ignore[attr-defined]
+
+
 def nullable(convert: Converter) -> Converter:
     """Skip conversion of ``None`` (an ``Optional`` whose other member converts)."""
 
     def convert_nullable(value: Any) -> Any:
         return None if value is None else convert(value)
 
+    convert_nullable.unchanged = unchanged(convert) | {type(None)}  # type: ignore[attr-defined]
     return convert_nullable
 
 

@@ -14,6 +14,7 @@ model something.
     │   ├── ArgumentsError (ValueError)       arguments failed to decode or validate
     │   └── ToolNotFound (LookupError)        no tool of that name
     └── ToolError                             raised by a tool; its message reaches the model
+        └── RetryableError                    an idempotent tool asks to be tried again
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ __all__ = [
     "ArgumentsError",
     "CallError",
     "InjectionError",
+    "RetryableError",
     "SchemaError",
     "TinyToolsError",
     "ToolDefinitionError",
@@ -191,3 +193,11 @@ class ToolError(TinyToolsError):
         self.message = message
         self.code = code
         super().__init__(message)
+
+
+class RetryableError(ToolError):
+    """Raised by an idempotent tool to ask for another attempt, with backoff.
+
+    When no attempt is left (or the tool is not idempotent) its message reaches the model
+    like any `ToolError`'s.
+    """

@@ -136,7 +136,7 @@ def _constraints(metadata: tuple[Any, ...], is_array: bool) -> dict[str, Any]:
         if isinstance(item, str):
             found["description"] = item
         elif isinstance(item, Param):
-            found.update({k: v for k, v in dataclasses.asdict(item).items() if v is not None})
+            found.update({k: v for k, v in vars(item).items() if v is not None})
         elif type(item).__module__ == "annotated_types" and type(item).__name__ in _ANNOTATED_TYPES:
             for attribute in _ANNOTATED_TYPES[type(item).__name__]:
                 value = getattr(item, attribute, None)

@@ -13,17 +13,19 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar, overload
 
+import msgspec
 import typing_extensions
 from typing_extensions import ParamSpec
 
-from tinytools._convert import ConversionError, Converter
+from tinytools._convert import ConversionError, Converter, unchanged
 from tinytools.docstrings import parse_docstring
-from tinytools.errors import ArgumentsError, InjectionError, ToolDefinitionError
+from tinytools.errors import ArgumentsError, InjectionError, ToolDefinitionError, shorten
+from tinytools.limits import TOKEN_KEY, CancellationToken
 from tinytools.results import ToolCall
 from tinytools.schema import SchemaBuilder, split_annotated, with_default
 from tinytools.validation import InputSchema
 
-__all__ = ["INJECTABLE_TYPES", "Injected", "Tool", "tool"]
+__all__ = ["INJECTABLE_TYPES", "Injected", "Tool", "make_tool", "tool"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -31,10 +33,12 @@ R = TypeVar("R")
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """Tool names every provider accepts without escaping."""
 
-INJECTABLE_TYPES: dict[type, str] = {ToolCall: "call"}
+INJECTABLE_TYPES: dict[type, str] = {ToolCall: "call", CancellationToken: "token"}
 """Types a parameter receives by injection without an `Injected` marker, and their source."""
 
 _EMPTY = inspect.Parameter.empty
+_decode = msgspec.json.decode
+_encode = msgspec.json.encode
 
 
 class Injected:
@@ -83,12 +87,13 @@ class Tool(Generic[P, R]):
         description: str,
         input_schema: InputSchema,
         output_schema: dict[str, Any] | None = None,
-        converters: tuple[tuple[str, Converter], ...] = (),
+        converters: tuple[tuple[str, Converter, frozenset[type]], ...] = (),
         injections: tuple[Injection, ...] = (),
         timeout: float | None = None,
         parallel_safe: bool = True,
         idempotent: bool = False,
         retries: int = 0,
+        enabled: Callable[[Any], bool] | None = None,
         keyword_call: Callable[..., Any] | None = None,
     ):
         if not isinstance(name, str) or NAME_PATTERN.fullmatch(name) is None:
@@ -108,6 +113,8 @@ class Tool(Generic[P, R]):
         """JSON Schema of the return value, or None when it cannot be expressed."""
         self.injected = tuple(injection.parameter for injection in injections)
         """Names of the hidden parameters."""
+        self.wants_token = any(injection.source == "token" for injection in injections)
+        """Whether the tool receives the run's `CancellationToken`."""
         self.is_async = inspect.iscoroutinefunction(fn)
         """Whether calling the function returns a coroutine."""
         self.timeout = timeout
@@ -117,11 +124,14 @@ class Tool(Generic[P, R]):
         self.idempotent = idempotent
         """Whether a repeated call is harmless (only idempotent tools retry)."""
         self.retries = retries
-        """How many times an idempotent tool is retried after a timeout."""
+        """How many times an idempotent tool is retried after a timeout or `RetryableError`."""
+        self.enabled = enabled
+        """Says, from the application's state, whether the tool is offered this turn."""
         self.call = keyword_call or fn
         """The function as the dispatcher calls it: every argument by keyword."""
         self._converters = converters
         self._injections = injections
+        self._fragments: dict[str, str] = {}
         self.__wrapped__ = fn
         self.__doc__ = fn.__doc__
 
@@ -136,6 +146,20 @@ class Tool(Generic[P, R]):
 
     def __repr__(self) -> str:
         return f"<Tool {self.name!r}>"
+
+    def fragment(self, parameter: str) -> str | None:
+        """The JSON text of one argument's schema, quoted in error messages (cached).
+
+        A ``$ref`` to ``$defs`` is shown as the definition it names.
+        """
+        cached = self._fragments.get(parameter)
+        if cached is None and parameter in self.schema.properties:
+            schema = self.schema.properties[parameter]
+            ref = schema.get("$ref", "") if isinstance(schema, dict) else ""
+            if ref.startswith("#/$defs/") and len(schema) == 1:
+                schema = self.input_schema.get("$defs", {}).get(ref[8:], schema)
+            cached = self._fragments[parameter] = shorten(_encode(schema).decode(), 400)
+        return cached
 
     def definition(self) -> dict[str, Any]:
         """The neutral declaration: ``{"name", "description", "input_schema"}``."""
@@ -167,12 +191,36 @@ class Tool(Generic[P, R]):
             **options,
         )
 
+    def bind(self, call: ToolCall, inject: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Decode and validate a call's arguments, then build the function's keywords.
+
+        Raises:
+            ArgumentsError: The arguments are not JSON (``keyword == "json"``), fail the
+                schema, or cannot become their declared types.
+            InjectionError: An injected value is missing.
+        """
+        arguments = call.arguments
+        if arguments.__class__ is not dict:
+            if call.invalid is not None:
+                raise ArgumentsError(call.invalid, keyword="json")
+            try:
+                arguments = _decode(arguments)
+            except (msgspec.DecodeError, TypeError) as exc:
+                raise ArgumentsError(str(exc), keyword="json") from None
+        self.schema.validate(arguments)
+        if self._converters:
+            arguments = self._convert(arguments)
+        if self._injections:
+            arguments = self._inject(arguments, inject, call)
+        return arguments  # type: ignore[no-any-return]
+
     def prepare(
         self, arguments: dict[str, Any], inject: Mapping[str, Any] | None, call: ToolCall
     ) -> dict[str, Any]:
         """Turn validated arguments into the function's keyword arguments.
 
-        Converts values to the declared types, then adds the injected values.
+        Converts values to the declared types, then adds the injected values. The caller's
+        dict is never modified.
 
         Raises:
             ArgumentsError: A value passed the schema but cannot become its type.
@@ -181,20 +229,32 @@ class Tool(Generic[P, R]):
         if self._converters:
             arguments = self._convert(arguments)
         if self._injections:
-            arguments = {**arguments}
-            for injection in self._injections:
-                arguments[injection.parameter] = self._injected_value(injection, inject, call)
+            arguments = self._inject(arguments, inject, call)
+        return arguments
+
+    def _inject(
+        self, arguments: dict[str, Any], inject: Mapping[str, Any] | None, call: ToolCall
+    ) -> dict[str, Any]:
+        arguments = {**arguments}
+        for injection in self._injections:
+            arguments[injection.parameter] = self._injected_value(injection, inject, call)
         return arguments
 
     def _convert(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        arguments = {**arguments}
-        for name, convert in self._converters:
-            if name in arguments:
-                try:
-                    arguments[name] = convert(arguments[name])
-                except ConversionError as exc:
-                    raise self._conversion_error(name, exc) from None
-        return arguments
+        converted = arguments
+        for name, convert, keep in self._converters:
+            value = arguments.get(name, _EMPTY)
+            if value is _EMPTY or value.__class__ in keep:
+                continue
+            try:
+                new = convert(value)
+            except ConversionError as exc:
+                raise self._conversion_error(name, exc) from None
+            if new is not value:  # copy on first change: most calls change nothing
+                if converted is arguments:
+                    converted = {**arguments}
+                converted[name] = new
+        return converted
 
     def _conversion_error(self, name: str, exc: ConversionError) -> ArgumentsError:
         path = [name, *exc.path]
@@ -211,6 +271,9 @@ class Tool(Generic[P, R]):
     def _injected_value(self, injection: Injection, inject: Mapping[str, Any] | None, call: ToolCall) -> Any:
         if injection.source == "call":
             return call
+        if injection.source == "token":
+            token = inject.get(TOKEN_KEY) if inject is not None else None
+            return token if token is not None else CancellationToken()
         if inject is not None and injection.key in inject:
             return inject[injection.key]
         if injection.default is not _EMPTY:
@@ -231,14 +294,16 @@ def tool(
     parallel_safe: bool = True,
     idempotent: bool = False,
     retries: int = 0,
+    enabled: Callable[[Any], bool] | None = None,
 ) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
 
 
 def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     """Turn a function into a `Tool`, bare (``@tool``) or with options (``@tool(name=...)``).
 
-    Options: ``name``, ``description``, ``timeout`` (seconds), ``parallel_safe``,
-    ``idempotent``, ``retries``.
+    Options: ``name``, ``description``, ``timeout`` (seconds), ``parallel_safe`` (False makes
+    the tool serial in batches), ``idempotent``, ``retries`` (idempotent tools only), and
+    ``enabled`` (a function of the application's state saying whether to offer the tool).
 
     Raises:
         ToolDefinitionError: The signature cannot be expressed as a tool: ``*args`` or
@@ -272,7 +337,7 @@ def make_tool(
     builder = SchemaBuilder(tool_name, localns=localns)
     properties: dict[str, Any] = {}
     required: list[str] = []
-    converters: list[tuple[str, Converter]] = []
+    converters: list[tuple[str, Converter, frozenset[type]]] = []
     injections: list[Injection] = []
     signature = inspect.signature(fn)
     for parameter in signature.parameters.values():
@@ -291,7 +356,7 @@ def make_tool(
             schema = with_default(schema, parameter.default)
         properties[parameter.name] = schema
         if convert is not None:
-            converters.append((parameter.name, convert))
+            converters.append((parameter.name, convert, unchanged(convert)))
     root: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         root["required"] = required

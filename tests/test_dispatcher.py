@@ -1,0 +1,497 @@
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from tinytools import (
+    ArgumentsError,
+    CancellationToken,
+    Dispatcher,
+    InvalidToolArgs,
+    Limits,
+    RetryableError,
+    Rewrite,
+    ToolCall,
+    ToolCompleted,
+    ToolDenied,
+    ToolEvent,
+    ToolFailed,
+    ToolNotFound,
+    ToolResult,
+    ToolStarted,
+    Toolbox,
+    UnknownToolCall,
+    adispatch_many,
+    dispatch,
+    dispatch_many,
+    tool,
+)
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+
+
+def echo_tool() -> Any:
+    @tool
+    def echo(text: str) -> str:
+        return text
+
+    return echo
+
+
+def make(*tools: Any, **options: Any) -> tuple[Dispatcher, list[ToolEvent]]:
+    events: list[ToolEvent] = []
+    return Dispatcher(Toolbox(tools), on_event=events.append, **options), events
+
+
+def kinds(events: list[ToolEvent]) -> list[str]:
+    return [type(event).__name__ for event in events]
+
+
+def test_plain_dispatcher_matches_module_dispatch() -> None:
+    box = Toolbox([add])
+    plain = Dispatcher(box)
+    for arguments in ('{"a": 1, "b": 2}', '{"a": "x"}', "{", "{}"):
+        call = ToolCall("c", "add", arguments)
+        ours, theirs = plain.dispatch(call), dispatch(call, box)
+        assert (ours.status, ours.output, ours.error and ours.error.code) == (
+            theirs.status,
+            theirs.output,
+            theirs.error and theirs.error.code,
+        )
+
+
+def test_events_in_order_for_a_success() -> None:
+    dispatcher, events = make(add)
+    result = dispatcher.dispatch(ToolCall("c1", "add", '{"a": 1, "b": 2}'))
+    assert result.output == 3
+    assert kinds(events) == ["ToolStarted", "ToolCompleted"]
+    started, completed = events
+    assert isinstance(started, ToolStarted) and started.arguments == {"a": 1, "b": 2}
+    assert isinstance(completed, ToolCompleted) and completed.result is result
+    assert all(event.call_id == "c1" and event.name == "add" for event in events)
+    assert completed.elapsed >= started.elapsed >= 0
+
+
+def test_alias_maps_to_canonical_name() -> None:
+    box = Toolbox([add], aliases={"sum": "add"})
+    dispatcher, events = make(*box)
+    dispatcher.toolbox.alias("plus", "add")
+    result = dispatcher.dispatch(ToolCall("c", "plus", '{"a": 1, "b": 1}'))
+    assert (result.name, result.output) == ("add", 2)
+    assert events[-1].name == "add"
+
+
+def test_alias_cannot_shadow_a_tool() -> None:
+    from tinytools import ToolDefinitionError
+
+    with pytest.raises(ToolDefinitionError):
+        Toolbox([add, echo_tool()], aliases={"ECHO": "add"})
+
+
+def test_not_allowed_this_turn() -> None:
+    dispatcher, events = make(add, echo_tool())
+    ran: list[str] = []
+    result = dispatcher.dispatch(ToolCall("c", "add", '{"a": 1, "b": 1}'), allowed=["echo"])
+    assert result.error is not None and result.error.code == "tool_not_allowed"
+    assert ran == []
+    assert isinstance(events[0], ToolDenied) and events[0].rule == "tool_not_allowed"
+    assert dispatcher.dispatch(ToolCall("d", "echo", '{"text": "hi"}'), allowed=["echo"]).output == "hi"
+
+
+def test_select_by_state_and_names() -> None:
+    @tool(enabled=lambda state: state["admin"])
+    def wipe() -> None: ...
+
+    box = Toolbox([add, wipe], aliases={"sum": "add"})
+    assert box.select(state={"admin": False}).names == ["add"]
+    assert box.select(state={"admin": True}).names == ["add", "wipe"]
+    assert box.select(["sum"], state={"admin": True}).names == ["add"]
+    assert box.select(["add"]).aliases == {"sum": "add"}
+    turn = box.select(state={"admin": False})
+    refused = Dispatcher(box).dispatch(ToolCall("c", "wipe", "{}"), allowed=turn.names)
+    assert refused.error is not None and refused.error.code == "tool_not_allowed"
+
+
+def test_unknown_tool_return_error_emits_event() -> None:
+    dispatcher, events = make(add)
+    result = dispatcher.dispatch(ToolCall("c", "ad", '{"a": 1}'))
+    assert result.error is not None and result.error.code == "unknown_tool"
+    event = events[0]
+    assert isinstance(event, UnknownToolCall)
+    assert (event.requested_name, event.arguments, event.recovery) == ("ad", '{"a": 1}', "tool_error")
+
+
+def test_unknown_tool_fail_raises() -> None:
+    dispatcher = Dispatcher([add], unknown_tool="fail")
+    with pytest.raises(ToolNotFound) as info:
+        dispatcher.dispatch(ToolCall("c", "nope", "{}"))
+    assert info.value.name == "nope" and info.value.available == ["add"]
+
+
+def test_rewrite_to_fallback_and_missing_fallback() -> None:
+    @tool
+    def catch_all() -> str:
+        return "fallback ran"
+
+    events: list[ToolEvent] = []
+    dispatcher = Dispatcher([add, catch_all], unknown_tool=Rewrite("catch_all"), on_event=events.append)
+    result = dispatcher.dispatch(ToolCall("c", "mystery", "{}"))
+    assert (result.name, result.output) == ("catch_all", "fallback ran")
+    assert isinstance(events[0], UnknownToolCall) and events[0].recovery == "rewrite:catch_all"
+    broken = Dispatcher([add], unknown_tool=Rewrite("missing"))
+    missing = broken.dispatch(ToolCall("c", "mystery", "{}"))
+    assert missing.error is not None and missing.error.code == "unknown_tool"
+
+
+def test_invalid_args_policies() -> None:
+    dispatcher, events = make(add)
+    result = dispatcher.dispatch(ToolCall("c", "add", '{"a": "one", "b": 2}'))
+    assert result.error is not None and result.error.code == "invalid_arguments"
+    assert isinstance(events[0], InvalidToolArgs) and events[0].error.pointer == "/a"
+    assert events[0].recovery == "tool_error"
+    strict = Dispatcher([add], invalid_args="fail")
+    with pytest.raises(ArgumentsError) as info:
+        strict.dispatch(ToolCall("c", "add", '{"a": "one", "b": 2}'))
+    assert (info.value.tool, info.value.pointer) == ("add", "/a")
+    malformed = strict.dispatch(ToolCall("c", "add", '{"a": '))
+    assert malformed.error is not None and malformed.error.code == "malformed_arguments"
+
+
+def test_budget_counts_recoveries() -> None:
+    dispatcher = Dispatcher([add], limits=Limits(max_tool_calls=3))
+    codes = []
+    for arguments, name in (("{", "add"), ("{}", "nope"), ('{"a": 1, "b": 1}', "add"), ('{"a": 1, "b": 1}', "add")):
+        result = dispatcher.dispatch(ToolCall("c", name, arguments))
+        codes.append(result.error.code if result.error else "ok")
+    assert codes == ["malformed_arguments", "unknown_tool", "ok", "budget_exhausted"]
+
+
+def test_deadline() -> None:
+    dispatcher, events = make(add, limits=Limits(deadline=0.0))
+    result = dispatcher.dispatch(ToolCall("c", "add", '{"a": 1, "b": 1}'))
+    assert result.error is not None and result.error.code == "deadline_exceeded"
+    assert isinstance(events[0], ToolDenied) and events[0].rule == "deadline_exceeded"
+
+
+def test_argument_size_is_checked_before_decoding() -> None:
+    dispatcher = Dispatcher([add], limits=Limits(max_argument_bytes=64))
+    big = '{"a": 1, "b": 1, "pad": "' + "x" * 100 + '"'  # also malformed: size wins
+    result = dispatcher.dispatch(ToolCall("c", "add", big))
+    assert result.error is not None and result.error.code == "arguments_too_large"
+    assert dispatcher.dispatch(ToolCall("c", "add", '{"a": 1, "b": 1}')).output == 2
+    multibyte = '{"a": 1, "b": 1, "s": "' + "é" * 30 + '"}'  # 30 chars, 60 bytes
+    assert Dispatcher([add], limits=Limits(max_argument_bytes=70)).dispatch(
+        ToolCall("c", "add", multibyte)
+    ).error.code == "arguments_too_large"  # type: ignore[union-attr]
+
+
+def test_cancel_before_calls() -> None:
+    dispatcher = Dispatcher([add])
+    dispatcher.cancel()
+    result = dispatcher.dispatch(ToolCall("c", "add", '{"a": 1, "b": 1}'))
+    assert result.error is not None and result.error.code == "cancelled"
+
+
+def test_cancel_reaches_a_sync_tool_through_its_token() -> None:
+    started = threading.Event()
+    stopped: list[bool] = []
+
+    @tool(timeout=30)
+    def wait_for_cancel(token: CancellationToken) -> str:
+        started.set()
+        stopped.append(token.wait(10))
+        return "stopped early"
+
+    dispatcher = Dispatcher([wait_for_cancel])
+    threading.Timer(0.05, lambda: started.wait(5) and dispatcher.cancel()).start()
+    result = dispatcher.dispatch(ToolCall("c", "wait_for_cancel", "{}"))
+    assert result.status == "outcome_unknown"
+    assert result.error is not None and result.error.code == "cancelled"
+    for _ in range(200):
+        if stopped:
+            break
+        time.sleep(0.01)
+    assert stopped == [True]
+
+
+def test_cancel_while_an_async_tool_runs() -> None:
+    @tool
+    async def slow() -> str:
+        await asyncio.sleep(10)
+        return "never"
+
+    async def main() -> ToolResult:
+        dispatcher = Dispatcher([slow])
+        asyncio.get_running_loop().call_later(0.05, dispatcher.cancel)
+        return await dispatcher.adispatch(ToolCall("c", "slow", "{}"))
+
+    result = asyncio.run(main())
+    assert result.status == "outcome_unknown"
+    assert result.error is not None and result.error.code == "cancelled"
+
+
+def test_timeout_of_a_non_idempotent_tool_is_outcome_unknown() -> None:
+    calls: list[int] = []
+
+    @tool(timeout=0.05, retries=3)
+    async def charge() -> None:
+        calls.append(1)
+        await asyncio.sleep(5)
+
+    dispatcher, events = make(charge)
+    result = dispatcher.dispatch(ToolCall("c", "charge", "{}"))
+    assert result.status == "outcome_unknown"
+    assert result.error is not None and result.error.code == "timeout"
+    assert calls == [1]  # never retried
+    assert kinds(events) == ["ToolStarted", "ToolFailed", "ToolCompleted"]
+
+
+def test_sync_tool_timeout_runs_in_a_thread() -> None:
+    release = threading.Event()
+
+    @tool(timeout=0.05)
+    def stuck() -> str:
+        release.wait(5)
+        return "late"
+
+    result = Dispatcher([stuck]).dispatch(ToolCall("c", "stuck", "{}"))
+    release.set()
+    assert result.status == "outcome_unknown"
+    assert "may still have acted" in result.error.message  # type: ignore[union-attr]
+
+
+def test_idempotent_tool_retries_timeouts_then_fails() -> None:
+    attempts: list[int] = []
+
+    @tool(timeout=0.02, idempotent=True, retries=2)
+    async def lookup() -> None:
+        attempts.append(1)
+        await asyncio.sleep(5)
+
+    dispatcher, events = make(lookup)
+    result = dispatcher.dispatch(ToolCall("c", "lookup", "{}"))
+    assert result.status == "failed" and result.error is not None and result.error.code == "timeout"
+    assert len(attempts) == 3
+    assert [e.attempt for e in events if isinstance(e, ToolStarted)] == [1, 2, 3]
+
+
+def test_retryable_error() -> None:
+    attempts: list[int] = []
+
+    @tool(idempotent=True, retries=3)
+    def flaky() -> str:
+        attempts.append(1)
+        if len(attempts) < 3:
+            raise RetryableError("busy, try again")
+        return "ok"
+
+    assert Dispatcher([flaky]).dispatch(ToolCall("c", "flaky", "{}")).output == "ok"
+    assert len(attempts) == 3
+
+    once: list[int] = []
+
+    @tool(retries=3)
+    def not_idempotent() -> None:
+        once.append(1)
+        raise RetryableError("busy")
+
+    result = Dispatcher([not_idempotent]).dispatch(ToolCall("c", "not_idempotent", "{}"))
+    assert result.error is not None and result.error.message == "busy"
+    assert once == [1]
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str]] = []
+
+    def before_tool(self, call: ToolCall, tool: Any) -> None:
+        self.seen.append(("before", call.id))
+
+    async def after_tool(self, call: ToolCall, tool: Any, result: ToolResult) -> None:
+        self.seen.append(("after", call.id))
+
+
+def test_middleware_order_and_async() -> None:
+    first, second = Recorder(), Recorder()
+    dispatcher = Dispatcher([add], middleware=[first, second])
+    assert dispatcher.dispatch(ToolCall("c", "add", '{"a": 1, "b": 1}')).output == 2
+    assert first.seen == second.seen == [("before", "c"), ("after", "c")]
+
+
+def test_middleware_rewrites_call_and_it_is_validated_again() -> None:
+    class Double:
+        def before_tool(self, call: ToolCall, tool: Any) -> ToolCall:
+            return ToolCall(call.id, call.name, {"a": "not a number", "b": 1})
+
+    result = Dispatcher([add], middleware=[Double()]).dispatch(ToolCall("c", "add", '{"a": 1, "b": 1}'))
+    assert result.error is not None and result.error.code == "invalid_arguments"
+
+    class Fix:
+        def before_tool(self, call: ToolCall, tool: Any) -> ToolCall:
+            return ToolCall(call.id, call.name, {"a": 40, "b": 2})
+
+    assert Dispatcher([add], middleware=[Fix()]).dispatch(ToolCall("c", "add", "{}")).output == 42
+
+
+def test_middleware_short_circuits_and_replaces() -> None:
+    ran: list[int] = []
+
+    @tool
+    def act() -> int:
+        ran.append(1)
+        return 1
+
+    class Deny:
+        def before_tool(self, call: ToolCall, tool: Any) -> ToolResult:
+            return ToolResult(call_id=call.id, name=tool.name, status="succeeded", output="cached")
+
+    assert Dispatcher([act], middleware=[Deny()]).dispatch(ToolCall("c", "act", "{}")).output == "cached"
+    assert ran == []
+
+    class Replace:
+        async def after_tool(self, call: ToolCall, tool: Any, result: ToolResult) -> ToolResult:
+            return ToolResult(call_id=call.id, name=tool.name, status="succeeded", output=result.output + 1)
+
+    assert Dispatcher([act], middleware=[Replace()]).dispatch(ToolCall("c", "act", "{}")).output == 2
+
+
+def test_middleware_that_raises_becomes_a_failed_result() -> None:
+    class Broken:
+        def before_tool(self, call: ToolCall, tool: Any) -> None:
+            raise RuntimeError("secret internals")
+
+    result = Dispatcher([add], middleware=[Broken()]).dispatch(ToolCall("c", "add", '{"a": 1, "b": 1}'))
+    assert result.call_id == "c"
+    assert result.error is not None and result.error.code == "middleware_error"
+    assert "secret" not in result.error.message
+
+
+def test_event_sinks_async_queue_and_raising() -> None:
+    async def main() -> tuple[list[ToolEvent], ToolResult]:
+        queue: asyncio.Queue[ToolEvent] = asyncio.Queue()
+        dispatcher = Dispatcher([add], on_event=queue)
+        result = await dispatcher.adispatch(ToolCall("c", "add", '{"a": 1, "b": 1}'))
+        return [queue.get_nowait() for _ in range(queue.qsize())], result
+
+    events, result = asyncio.run(main())
+    assert kinds(events) == ["ToolStarted", "ToolCompleted"] and result.output == 2
+
+    received: list[ToolEvent] = []
+
+    async def async_sink(event: ToolEvent) -> None:
+        received.append(event)
+
+    assert Dispatcher([add], on_event=async_sink).dispatch(ToolCall("c", "add", '{"a": 1, "b": 1}')).output == 2
+    assert kinds(received) == ["ToolStarted", "ToolCompleted"]
+
+    def broken(event: ToolEvent) -> None:
+        raise RuntimeError("sink down")
+
+    assert Dispatcher([add], on_event=broken).dispatch(ToolCall("c", "add", '{"a": 1, "b": 1}')).output == 2
+
+
+def test_tool_failure_event_carries_the_exception() -> None:
+    @tool
+    def boom() -> None:
+        raise ValueError("internal detail")
+
+    dispatcher, events = make(boom)
+    result = dispatcher.dispatch(ToolCall("c", "boom", "{}"))
+    failed = [e for e in events if isinstance(e, ToolFailed)]
+    assert len(failed) == 1 and isinstance(failed[0].exception, ValueError)
+    assert failed[0].error == result.error
+    assert "internal detail" not in result.text()
+
+
+class Gauge:
+    """Counts tools running at once."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.now = 0
+        self.peak = 0
+        self.log: list[tuple[str, int]] = []
+
+    def enter(self, name: str) -> None:
+        with self.lock:
+            self.now += 1
+            self.peak = max(self.peak, self.now)
+            self.log.append((name, self.now))
+
+    def leave(self) -> None:
+        with self.lock:
+            self.now -= 1
+
+
+def batch_tools(gauge: Gauge) -> list[Any]:
+    @tool
+    async def fetch(n: int) -> int:
+        gauge.enter("fetch")
+        await asyncio.sleep(0.02)
+        gauge.leave()
+        return n
+
+    @tool
+    def compute(n: int) -> int:
+        gauge.enter("compute")
+        time.sleep(0.02)
+        gauge.leave()
+        return n * 10
+
+    @tool(parallel_safe=False)
+    def write(n: int) -> int:
+        gauge.enter("write")
+        time.sleep(0.01)
+        gauge.leave()
+        return -n
+
+    return [fetch, compute, write]
+
+
+def test_batch_runs_parallel_calls_concurrently_and_serial_alone() -> None:
+    gauge = Gauge()
+    dispatcher = Dispatcher(batch_tools(gauge), max_concurrency=4)
+    names = ["fetch", "compute", "fetch", "compute", "write", "fetch", "fetch"]
+    calls = [ToolCall(f"c{i}", name, {"n": i}) for i, name in enumerate(names)]
+    results = dispatcher.dispatch_many(calls)
+    assert [r.call_id for r in results] == [c.id for c in calls]
+    assert [r.output for r in results] == [0, 10, 2, 30, -4, 5, 6]
+    assert gauge.peak > 1  # parallel-safe calls overlapped
+    assert gauge.peak <= 4
+    assert ("write", 1) in gauge.log  # the serial call ran alone
+
+
+def test_batch_concurrency_is_bounded() -> None:
+    gauge = Gauge()
+    fetch = batch_tools(gauge)[0]
+    calls = [ToolCall(f"c{i}", "fetch", {"n": i}) for i in range(12)]
+    results = asyncio.run(adispatch_many(calls, [fetch], max_concurrency=3))
+    assert [r.output for r in results] == list(range(12))
+    assert gauge.peak == 3
+
+
+def test_batch_refuses_duplicate_ids_per_call() -> None:
+    calls = [
+        ToolCall("same", "add", '{"a": 1, "b": 1}'),
+        ToolCall("same", "add", '{"a": 2, "b": 2}'),
+        ToolCall("other", "add", '{"a": 3, "b": 3}'),
+    ]
+    results = dispatch_many(calls, [add])
+    assert [r.output for r in results] == [2, None, 6]
+    assert results[1].error is not None and results[1].error.code == "duplicate_call_id"
+    assert [r.call_id for r in results] == ["same", "same", "other"]
+
+
+def test_dispatch_many_from_inside_a_running_loop() -> None:
+    async def main() -> list[ToolResult]:
+        return dispatch_many([ToolCall("a", "add", '{"a": 1, "b": 1}')], [add])
+
+    assert [r.output for r in asyncio.run(main())] == [2]

@@ -1,0 +1,280 @@
+"""The full lifecycle of a call for `Dispatcher`: middleware, events, timeouts, retries, batches.
+
+This is the general path, written once as async code; the sync API drives it on an event loop
+of its own when a call needs it. A sync tool runs inline unless it has a timeout or runs
+beside others in a batch; then it runs in a daemon thread, so a tool that never returns can
+neither block the loop nor keep the interpreter from exiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import inspect
+import threading
+from collections.abc import Awaitable, Mapping, Sequence
+from time import perf_counter_ns
+from typing import TYPE_CHECKING, Any
+
+from tinytools._outcomes import failed, finish, logger, tool_failure
+from tinytools.errors import ArgumentsError, RetryableError
+from tinytools.events import EventSink, ToolCompleted, ToolEvent, ToolFailed, ToolStarted, deliver
+from tinytools.limits import TOKEN_KEY
+from tinytools.results import ToolCall, ToolResult
+from tinytools.tool import Tool
+
+if TYPE_CHECKING:
+    from tinytools.dispatcher import Dispatcher
+
+__all__ = ["Runner"]
+
+BACKOFF_SECONDS = 0.05
+"""First retry delay; doubled on each further attempt."""
+
+
+class Runner:
+    """Drives calls through middleware, events and the tool for one `Dispatcher`."""
+
+    def __init__(self, dispatcher: Dispatcher, middleware: Sequence[Any], sink: EventSink | None):
+        self.dispatcher = dispatcher
+        self.sink = sink
+        self.before = [m.before_tool for m in middleware if hasattr(m, "before_tool")]
+        self.after = [m.after_tool for m in middleware if hasattr(m, "after_tool")]
+        self.slots = threading.BoundedSemaphore(dispatcher.max_concurrency)
+
+    async def emit(self, event: ToolEvent) -> None:
+        """Deliver an event when there is a sink."""
+        if self.sink is not None:
+            pending = deliver(self.sink, event)
+            if pending is not None:
+                await pending
+
+    async def run(
+        self,
+        call: ToolCall,
+        inject: Mapping[str, Any] | None,
+        allowed: Any,
+        start: int,
+        *,
+        offload: bool,
+    ) -> ToolResult:
+        """One call, from admission to the final event."""
+        dispatcher = self.dispatcher
+        found = dispatcher.admit(call, allowed, start)
+        if isinstance(found, ToolResult):
+            if self.sink is not None:
+                await self.emit(dispatcher.events_for_refusal(call, found, start))
+            return await self.complete(call, found, start)
+        tool, routed = found
+        if routed is not call:
+            if self.sink is not None:
+                await self.emit(dispatcher.rewrite_event(call, routed, start))
+            call = routed
+        for before in self.before:
+            try:
+                outcome = await _settle(before(call, tool))
+            except Exception as exc:
+                return await self.complete(call, _middleware_failure(call, tool.name, exc, start), start)
+            if isinstance(outcome, ToolResult):
+                return await self.complete(call, outcome, start)
+            if isinstance(outcome, ToolCall):
+                call = outcome
+                replaced = dispatcher.toolbox.get(call.name)
+                if replaced is None:
+                    message = f"Middleware sent the call to an unknown tool {call.name!r}."
+                    return await self.complete(
+                        call, failed(call, call.name, "unknown_tool", message, start), start
+                    )
+                tool = replaced
+        return await self.invoke_bound(call, tool, inject, start, offload=offload)
+
+    async def invoke_bound(
+        self,
+        call: ToolCall,
+        tool: Tool[..., Any],
+        inject: Mapping[str, Any] | None,
+        start: int,
+        *,
+        offload: bool,
+    ) -> ToolResult:
+        """Validate, run (with timeout and retries), apply after-middleware, emit."""
+        if tool.wants_token:
+            inject = {**(inject or {}), TOKEN_KEY: self.dispatcher.token}
+        try:
+            kwargs = tool.bind(call, inject)
+        except ArgumentsError as exc:
+            await self.emit(self.dispatcher.invalid_event(call, tool, exc, start))
+            return await self.complete(call, self.dispatcher.bad_arguments(call, tool, exc, start), start)
+        result = await self.attempts(call, tool, kwargs, start, offload)
+        for after in self.after:
+            try:
+                replacement = await _settle(after(call, tool, result))
+            except Exception as exc:
+                result = _middleware_failure(call, tool.name, exc, start)
+                continue
+            if isinstance(replacement, ToolResult):
+                result = replacement
+        return await self.complete(call, result, start)
+
+    async def attempts(
+        self, call: ToolCall, tool: Tool[..., Any], kwargs: dict[str, Any], start: int, offload: bool
+    ) -> ToolResult:
+        """Run the tool, retrying an idempotent one on timeouts and `RetryableError`."""
+        tries = 1 + (tool.retries if tool.idempotent else 0)
+        for attempt in range(1, tries + 1):
+            if self.sink is not None:
+                await self.emit(
+                    ToolStarted(call.id, tool.name, perf_counter_ns() - start, call_arguments(call), attempt)
+                )
+            last = attempt == tries
+            try:
+                output = await self.call_once(tool, kwargs, offload)
+            except (TimeoutError, asyncio.TimeoutError) as exc:
+                if not last:
+                    await asyncio.sleep(BACKOFF_SECONDS * 2 ** (attempt - 1))
+                    continue
+                return await self.failure(call, tool, _timeout(call, tool, start), exc, start)
+            except RetryableError as exc:
+                if not last:
+                    await asyncio.sleep(BACKOFF_SECONDS * 2 ** (attempt - 1))
+                    continue
+                return await self.failure(call, tool, tool_failure(call, tool.name, exc, start), exc, start)
+            except asyncio.CancelledError:
+                if not self.dispatcher.token.cancelled:
+                    raise
+                status = "failed" if tool.idempotent else "outcome_unknown"
+                message = "The run was cancelled while the tool ran" + (
+                    "." if tool.idempotent else "; it may have acted."
+                )
+                result = failed(call, tool.name, "cancelled", message, start)
+                result.status = status  # type: ignore[assignment]
+                return result
+            except Exception as exc:
+                return await self.failure(call, tool, tool_failure(call, tool.name, exc, start), exc, start)
+            result = finish(call, tool.name, output, start)
+            if result.error is not None:
+                return await self.failure(call, tool, result, None, start)
+            return result
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def failure(
+        self, call: ToolCall, tool: Tool[..., Any], result: ToolResult, exc: BaseException | None, start: int
+    ) -> ToolResult:
+        """Emit `ToolFailed` for a result that failed while the tool ran."""
+        if self.sink is not None and result.error is not None:
+            await self.emit(ToolFailed(call.id, tool.name, perf_counter_ns() - start, result.error, exc))
+        return result
+
+    async def call_once(self, tool: Tool[..., Any], kwargs: dict[str, Any], offload: bool) -> Any:
+        """Call the tool once, under its timeout; cancellation of the run cancels it."""
+        if tool.is_async:
+            work: Awaitable[Any] = tool.call(**kwargs)
+        elif tool.timeout is None and not offload:
+            return tool.call(**kwargs)
+        else:
+            work = self.in_thread(tool, kwargs)
+        task = asyncio.ensure_future(work)
+        loop = asyncio.get_running_loop()
+        forget = self.dispatcher.token.on_cancel(lambda: loop.call_soon_threadsafe(task.cancel))
+        try:
+            if tool.timeout is None:
+                return await task
+            return await asyncio.wait_for(task, tool.timeout)
+        finally:
+            forget()
+
+    def in_thread(self, tool: Tool[..., Any], kwargs: dict[str, Any]) -> Awaitable[Any]:
+        """Run a sync tool in a daemon thread, at most ``max_concurrency`` at once."""
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+        def work() -> None:
+            with self.slots:
+                if not future.set_running_or_notify_cancel():
+                    return
+                try:
+                    future.set_result(tool.call(**kwargs))
+                except BaseException as exc:
+                    future.set_exception(exc)
+
+        threading.Thread(target=work, name=f"tinytools:{tool.name}", daemon=True).start()
+        return asyncio.wrap_future(future)
+
+    async def complete(self, call: ToolCall, result: ToolResult, start: int) -> ToolResult:
+        """Emit `ToolCompleted` and hand the result back."""
+        if self.sink is not None:
+            await self.emit(ToolCompleted(call.id, result.name, perf_counter_ns() - start, result))
+        return result
+
+    async def run_batch(
+        self, calls: list[ToolCall], inject: Mapping[str, Any] | None, allowed: set[str] | None
+    ) -> list[ToolResult]:
+        """Run calls in order groups: parallel-safe neighbours together, serial ones alone."""
+        results: list[ToolResult | None] = [None] * len(calls)
+        seen: set[str] = set()
+        group: list[int] = []
+        offload = len(calls) > 1
+        semaphore = asyncio.Semaphore(self.dispatcher.max_concurrency)
+
+        async def one(index: int) -> None:
+            async with semaphore:
+                results[index] = await self.run(
+                    calls[index], inject, allowed, perf_counter_ns(), offload=offload
+                )
+
+        async def flush() -> None:
+            if group:
+                await asyncio.gather(*(one(index) for index in group))
+                group.clear()
+
+        for index, call in enumerate(calls):
+            if call.id in seen:
+                message = f"Call id {call.id!r} was already used in this batch; the call was not made."
+                results[index] = failed(call, call.name, "duplicate_call_id", message, perf_counter_ns())
+                continue
+            seen.add(call.id)
+            tool = self.dispatcher.toolbox.get(call.name)
+            if tool is not None and not tool.parallel_safe:
+                await flush()
+                results[index] = await self.run(call, inject, allowed, perf_counter_ns(), offload=False)
+            else:
+                group.append(index)
+        await flush()
+        return [result for result in results if result is not None]
+
+
+def call_arguments(call: ToolCall) -> dict[str, Any]:
+    """The arguments of a call as data, for events (decoded when they are text)."""
+    arguments = call.arguments
+    if isinstance(arguments, dict):
+        return arguments
+    import msgspec
+
+    try:
+        decoded = msgspec.json.decode(arguments)
+    except (msgspec.DecodeError, TypeError):
+        return {}
+    return decoded if isinstance(decoded, dict) else {}
+
+
+async def _settle(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+def _timeout(call: ToolCall, tool: Tool[..., Any], start: int) -> ToolResult:
+    if tool.idempotent:
+        message = f"Tool {tool.name!r} did not finish within {tool.timeout} seconds."
+        return failed(call, tool.name, "timeout", message, start)
+    message = (
+        f"Tool {tool.name!r} did not finish within {tool.timeout} seconds; it may still have "
+        "acted, so it was not retried."
+    )
+    result = failed(call, tool.name, "timeout", message, start)
+    result.status = "outcome_unknown"
+    return result
+
+
+def _middleware_failure(call: ToolCall, name: str, exc: Exception, start: int) -> ToolResult:
+    error_id = f"{id(exc):x}"[-12:]
+    logger().error("middleware failed on tool %r (error id %s)", name, error_id, exc_info=exc)
+    message = f"The call to {name!r} could not be completed (error id {error_id})."
+    return failed(call, name, "middleware_error", message, start, {"error_id": error_id})

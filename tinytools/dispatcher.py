@@ -1,0 +1,291 @@
+"""`Dispatcher`: one run's execution boundary between a model and the application's tools.
+
+It adds to the one-call path of `tinytools.dispatch`: limits (budget, deadline, argument size,
+cancellation), recovery policies for unknown tools and bad arguments, per-turn allowlists,
+middleware, lifecycle events, timeouts with retries and unknown outcomes, and batches that
+run parallel-safe calls concurrently. Every call still ends in exactly one `ToolResult`
+carrying its id. With no middleware and no event sink, a call takes the same lean path as
+`dispatch`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from time import perf_counter, perf_counter_ns
+from typing import Any, Literal
+
+from tinytools._outcomes import argument_failure, failed, finish, tool_failure, unknown_tool
+from tinytools._runner import Runner
+from tinytools.dispatch import run_coroutine
+from tinytools.errors import ArgumentsError, ToolNotFound, shorten
+from tinytools.events import EventSink, InvalidToolArgs, ToolDenied, ToolEvent, UnknownToolCall
+from tinytools.limits import CancellationToken, Limits
+from tinytools.results import ToolCall, ToolResult
+from tinytools.tool import Tool
+from tinytools.toolbox import Toolbox
+
+__all__ = [
+    "Dispatcher",
+    "InvalidArgsPolicy",
+    "Rewrite",
+    "UnknownToolPolicy",
+    "adispatch_many",
+    "dispatch_many",
+]
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """Unknown-tool policy: send the call to ``tool`` instead (once)."""
+
+    tool: str
+    """The fallback tool's name."""
+
+
+UnknownToolPolicy = Literal["return_error", "fail"] | Rewrite
+InvalidArgsPolicy = Literal["return_error", "fail"]
+
+
+class Dispatcher:
+    """Runs a model's tool calls for one run of an agent; cheap, so make one per run.
+
+    Args:
+        toolbox: The tools (a `Toolbox` or an iterable of tools).
+        unknown_tool: ``"return_error"`` (a repairable result listing the tools), ``"fail"``
+            (raise `ToolNotFound`) or ``Rewrite("fallback")``.
+        invalid_args: ``"return_error"`` (the validation detail and the schema) or ``"fail"``
+            (raise `ArgumentsError`). Malformed JSON always gets a repairable result.
+        limits: Budget, deadline (seconds from now) and argument size for the run.
+        middleware: Objects with ``before_tool(call, tool)`` and/or
+            ``after_tool(call, tool, result)``, sync or async, applied in order.
+        on_event: A callable (sync or async) or ``asyncio.Queue`` receiving `ToolEvent` s.
+        max_concurrency: How many parallel-safe calls of a batch run at once.
+    """
+
+    def __init__(
+        self,
+        toolbox: Toolbox | Iterable[Tool[..., Any]],
+        *,
+        unknown_tool: UnknownToolPolicy = "return_error",
+        invalid_args: InvalidArgsPolicy = "return_error",
+        limits: Limits | None = None,
+        middleware: Sequence[Any] = (),
+        on_event: EventSink | None = None,
+        max_concurrency: int = 8,
+    ):
+        self.toolbox = toolbox if isinstance(toolbox, Toolbox) else Toolbox(toolbox)
+        self.unknown_tool = _check_unknown_policy(unknown_tool)
+        if invalid_args not in ("return_error", "fail"):
+            raise ValueError(f"invalid_args must be 'return_error' or 'fail', not {invalid_args!r}")
+        self.invalid_args = invalid_args
+        self.limits = limits or Limits()
+        self.max_concurrency = max(1, max_concurrency)
+        self.token = CancellationToken()
+        """The run's cancellation token; `cancel` sets it."""
+        self.calls = 0
+        """Calls admitted so far (each recovery counts)."""
+        self._started = perf_counter()
+        self._deadline_at = None if self.limits.deadline is None else self._started + self.limits.deadline
+        self._runner = Runner(self, middleware, on_event)
+        self._plain = not middleware and on_event is None
+        self._unlimited = self.limits == Limits()
+        self._is_cancelled = self.token._event.is_set
+        self._lookup = self.toolbox._tools.get  # aliases and misses go through admit
+
+    def cancel(self) -> None:
+        """Cancel the run: calls not yet started get ``cancelled``; running ones are told."""
+        self.token.cancel()
+
+    def dispatch(
+        self, call: ToolCall, *, inject: Mapping[str, Any] | None = None, allowed: Iterable[str] | None = None
+    ) -> ToolResult:
+        """Run one call from synchronous code.
+
+        Raises:
+            ToolNotFound: Only under ``unknown_tool="fail"``.
+            ArgumentsError: Only under ``invalid_args="fail"``.
+            InjectionError: The application did not supply an injected value.
+        """
+        start = perf_counter_ns()
+        if not self._plain:
+            return run_coroutine(self._runner.run(call, inject, allowed, start, offload=False))  # type: ignore[no-any-return]
+        tool = None
+        if self._unlimited and not self._is_cancelled():
+            tool = self._lookup(call.name)
+            if tool is not None and (allowed is None or tool.name in allowed):
+                self.calls += 1
+            else:
+                tool = None
+        if tool is None:
+            found = self.admit(call, allowed, start)
+            if isinstance(found, ToolResult):
+                return found
+            tool, call = found
+        if tool.timeout is not None or tool.retries or tool.wants_token:
+            return run_coroutine(self._runner.invoke_bound(call, tool, inject, start, offload=False))  # type: ignore[no-any-return]
+        try:
+            kwargs = tool.bind(call, inject)
+        except ArgumentsError as exc:
+            return self.bad_arguments(call, tool, exc, start)
+        try:
+            output = tool.call(**kwargs)
+            if tool.is_async:
+                output = run_coroutine(output)
+        except Exception as exc:
+            return tool_failure(call, tool.name, exc, start)
+        return finish(call, tool.name, output, start)
+
+    async def adispatch(
+        self, call: ToolCall, *, inject: Mapping[str, Any] | None = None, allowed: Iterable[str] | None = None
+    ) -> ToolResult:
+        """Run one call from async code (sync tools run inline unless they have a timeout)."""
+        return await self._runner.run(call, inject, allowed, perf_counter_ns(), offload=False)
+
+    def dispatch_many(
+        self,
+        calls: Iterable[ToolCall],
+        *,
+        inject: Mapping[str, Any] | None = None,
+        allowed: Iterable[str] | None = None,
+    ) -> list[ToolResult]:
+        """Run a batch from synchronous code; results come back in call order."""
+        return run_coroutine(self.adispatch_many(calls, inject=inject, allowed=allowed))  # type: ignore[no-any-return]
+
+    async def adispatch_many(
+        self,
+        calls: Iterable[ToolCall],
+        *,
+        inject: Mapping[str, Any] | None = None,
+        allowed: Iterable[str] | None = None,
+    ) -> list[ToolResult]:
+        """Run a batch from async code; results come back in call order.
+
+        Consecutive parallel-safe calls run concurrently, at most ``max_concurrency`` at once
+        (sync tools in threads); a serial call waits for everything before it and runs alone.
+        A call id seen earlier in the batch is refused (``duplicate_call_id``).
+        """
+        return await self._runner.run_batch(list(calls), inject, None if allowed is None else set(allowed))
+
+    def admit(
+        self, call: ToolCall, allowed: Iterable[str] | None, start: int
+    ) -> tuple[Tool[..., Any], ToolCall] | ToolResult:
+        """Apply limits, lookup, the unknown-tool policy and the allowlist to a call.
+
+        Returns the tool and the (possibly rewritten) call, or the result that ends it.
+        """
+        refusal = self._limit_refusal(call, start)
+        if refusal is not None:
+            return refusal
+        tool = self.toolbox.get(call.name)
+        if tool is None:
+            return self._unknown(call, start)
+        if allowed is not None and tool.name not in allowed:
+            message = f"Tool {shorten(call.name)!r} is not available in this turn."
+            return failed(call, tool.name, "tool_not_allowed", message, start)
+        return tool, call
+
+    def _limit_refusal(self, call: ToolCall, start: int) -> ToolResult | None:
+        if self.token.cancelled:
+            return failed(
+                call, call.name, "cancelled", "The run was cancelled; the call was not made.", start
+            )
+        if self._deadline_at is not None and perf_counter() > self._deadline_at:
+            message = "The run's deadline has passed; the call was not made."
+            return failed(call, call.name, "deadline_exceeded", message, start)
+        self.calls += 1
+        limit = self.limits.max_tool_calls
+        if limit is not None and self.calls > limit:
+            message = f"The run's budget of {limit} tool calls is spent; the call was not made."
+            return failed(call, call.name, "budget_exhausted", message, start)
+        size_limit = self.limits.max_argument_bytes
+        if size_limit is not None and _argument_bytes(call.arguments, size_limit) > size_limit:
+            message = f"The arguments are larger than {size_limit} bytes; send smaller arguments."
+            return failed(call, call.name, "arguments_too_large", message, start)
+        return None
+
+    def _unknown(self, call: ToolCall, start: int) -> tuple[Tool[..., Any], ToolCall] | ToolResult:
+        policy = self.unknown_tool
+        if policy == "fail":
+            raise ToolNotFound(call.name, self.toolbox.names)
+        if isinstance(policy, Rewrite):
+            fallback = self.toolbox.get(policy.tool)
+            if fallback is not None:
+                return fallback, ToolCall(call.id, fallback.name, call.arguments, call.invalid)
+        return unknown_tool(call, self.toolbox.names, start)
+
+    def rewrite_event(self, call: ToolCall, routed: ToolCall, start: int) -> ToolEvent:
+        """The event for a call the unknown-tool policy sent to a fallback tool."""
+        elapsed = perf_counter_ns() - start
+        return UnknownToolCall(
+            call.id, routed.name, elapsed, call.name, call.arguments, f"rewrite:{routed.name}"
+        )
+
+    def bad_arguments(
+        self, call: ToolCall, tool: Tool[..., Any], error: ArgumentsError, start: int
+    ) -> ToolResult:
+        """Apply the invalid-arguments policy (malformed JSON always gets a result)."""
+        if self.invalid_args == "fail" and error.keyword != "json":
+            error.tool = tool.name
+            raise error
+        return argument_failure(call, tool, error, start)
+
+    def events_for_refusal(self, call: ToolCall, result: ToolResult, start: int) -> ToolEvent:
+        """The event that explains a result from `admit`."""
+        elapsed = perf_counter_ns() - start
+        code = result.error.code if result.error else ""
+        if code == "unknown_tool":
+            return UnknownToolCall(call.id, call.name, elapsed, call.name, call.arguments, "tool_error")
+        reason = result.error.message if result.error else ""
+        return ToolDenied(call.id, result.name, elapsed, code, reason)
+
+    def invalid_event(
+        self, call: ToolCall, tool: Tool[..., Any], error: ArgumentsError, start: int
+    ) -> ToolEvent:
+        """The event for arguments that failed."""
+        recovery = "fail" if self.invalid_args == "fail" and error.keyword != "json" else "tool_error"
+        return InvalidToolArgs(call.id, tool.name, perf_counter_ns() - start, call.arguments, error, recovery)
+
+
+def _check_unknown_policy(policy: Any) -> UnknownToolPolicy:
+    if policy in ("return_error", "fail") or isinstance(policy, Rewrite):
+        return policy  # type: ignore[no-any-return]
+    raise ValueError(f"unknown_tool must be 'return_error', 'fail' or Rewrite(name), not {policy!r}")
+
+
+def _argument_bytes(arguments: Any, limit: int) -> int:
+    """The size of the arguments' JSON text, computing exactly only near the limit."""
+    if isinstance(arguments, bytes):
+        return len(arguments)
+    if isinstance(arguments, str):
+        return (
+            len(arguments) if len(arguments) * 4 <= limit else len(arguments.encode("utf-8", "surrogatepass"))
+        )
+    import msgspec
+
+    try:
+        return len(msgspec.json.encode(arguments))
+    except (TypeError, ValueError, OverflowError):
+        return 0
+
+
+def dispatch_many(
+    calls: Iterable[ToolCall],
+    toolbox: Toolbox | Iterable[Tool[..., Any]],
+    *,
+    inject: Mapping[str, Any] | None = None,
+    max_concurrency: int = 8,
+) -> list[ToolResult]:
+    """Run a batch from synchronous code with a fresh `Dispatcher`; results in call order."""
+    return Dispatcher(toolbox, max_concurrency=max_concurrency).dispatch_many(calls, inject=inject)
+
+
+async def adispatch_many(
+    calls: Iterable[ToolCall],
+    toolbox: Toolbox | Iterable[Tool[..., Any]],
+    *,
+    inject: Mapping[str, Any] | None = None,
+    max_concurrency: int = 8,
+) -> list[ToolResult]:
+    """Run a batch from async code with a fresh `Dispatcher`; results in call order."""
+    return await Dispatcher(toolbox, max_concurrency=max_concurrency).adispatch_many(calls, inject=inject)
