@@ -495,3 +495,24 @@ def test_dispatch_many_from_inside_a_running_loop() -> None:
         return dispatch_many([ToolCall("a", "add", '{"a": 1, "b": 1}')], [add])
 
     assert [r.output for r in asyncio.run(main())] == [2]
+
+
+def test_asyncio_cancellation_of_a_batch_propagates_and_leaves_no_task() -> None:
+    @tool
+    async def sleepy(n: int) -> int:
+        await asyncio.sleep(10)
+        return n
+
+    async def main() -> set[asyncio.Task[Any]]:
+        dispatcher = Dispatcher([sleepy], max_concurrency=4)
+        batch = asyncio.ensure_future(
+            dispatcher.adispatch_many([ToolCall(f"c{i}", "sleepy", {"n": i}) for i in range(6)])
+        )
+        await asyncio.sleep(0.05)
+        batch.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await batch
+        await asyncio.sleep(0)
+        return {t for t in asyncio.all_tasks() if t is not asyncio.current_task()}
+
+    assert asyncio.run(main()) == set()
