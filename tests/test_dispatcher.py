@@ -15,6 +15,7 @@ from tinytools import (
     Limits,
     RetryableError,
     Rewrite,
+    Toolbox,
     ToolCall,
     ToolCompleted,
     ToolDenied,
@@ -23,7 +24,6 @@ from tinytools import (
     ToolNotFound,
     ToolResult,
     ToolStarted,
-    Toolbox,
     UnknownToolCall,
     adispatch_many,
     dispatch,
@@ -168,7 +168,12 @@ def test_invalid_args_policies() -> None:
 def test_budget_counts_recoveries() -> None:
     dispatcher = Dispatcher([add], limits=Limits(max_tool_calls=3))
     codes = []
-    for arguments, name in (("{", "add"), ("{}", "nope"), ('{"a": 1, "b": 1}', "add"), ('{"a": 1, "b": 1}', "add")):
+    for arguments, name in (
+        ("{", "add"),
+        ("{}", "nope"),
+        ('{"a": 1, "b": 1}', "add"),
+        ('{"a": 1, "b": 1}', "add"),
+    ):
         result = dispatcher.dispatch(ToolCall("c", name, arguments))
         codes.append(result.error.code if result.error else "ok")
     assert codes == ["malformed_arguments", "unknown_tool", "ok", "budget_exhausted"]
@@ -188,9 +193,12 @@ def test_argument_size_is_checked_before_decoding() -> None:
     assert result.error is not None and result.error.code == "arguments_too_large"
     assert dispatcher.dispatch(ToolCall("c", "add", '{"a": 1, "b": 1}')).output == 2
     multibyte = '{"a": 1, "b": 1, "s": "' + "é" * 30 + '"}'  # 30 chars, 60 bytes
-    assert Dispatcher([add], limits=Limits(max_argument_bytes=70)).dispatch(
-        ToolCall("c", "add", multibyte)
-    ).error.code == "arguments_too_large"  # type: ignore[union-attr]
+    assert (
+        Dispatcher([add], limits=Limits(max_argument_bytes=70))
+        .dispatch(ToolCall("c", "add", multibyte))
+        .error.code
+        == "arguments_too_large"
+    )  # type: ignore[union-attr]
 
 
 def test_cancel_before_calls() -> None:
@@ -389,7 +397,9 @@ def test_event_sinks_async_queue_and_raising() -> None:
     async def async_sink(event: ToolEvent) -> None:
         received.append(event)
 
-    assert Dispatcher([add], on_event=async_sink).dispatch(ToolCall("c", "add", '{"a": 1, "b": 1}')).output == 2
+    assert (
+        Dispatcher([add], on_event=async_sink).dispatch(ToolCall("c", "add", '{"a": 1, "b": 1}')).output == 2
+    )
     assert kinds(received) == ["ToolStarted", "ToolCompleted"]
 
     def broken(event: ToolEvent) -> None:

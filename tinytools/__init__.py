@@ -1,10 +1,12 @@
 """Turn plain Python functions into tools a language model can call."""
 
+from tinytools.artifacts import ArtifactStore, FileArtifactStore, MemoryArtifactStore
 from tinytools.dispatch import adispatch, dispatch
 from tinytools.dispatcher import Dispatcher, Rewrite, adispatch_many, dispatch_many
 from tinytools.errors import (
     ArgumentsError,
     InjectionError,
+    ResultError,
     RetryableError,
     SchemaError,
     TinyToolsError,
@@ -22,7 +24,16 @@ from tinytools.events import (
     UnknownToolCall,
 )
 from tinytools.limits import CancellationToken, CancelledCall, Limits
-from tinytools.results import Status, StructuredError, ToolCall, ToolResult
+from tinytools.results import (
+    ArtifactRef,
+    Content,
+    Status,
+    StructuredError,
+    TextContent,
+    ToolCall,
+    ToolOutput,
+    ToolResult,
+)
 from tinytools.schema import Param
 from tinytools.tool import Injected, Tool, tool
 from tinytools.toolbox import Toolbox
@@ -30,20 +41,27 @@ from tinytools.validation import InputSchema
 
 __all__ = [
     "ArgumentsError",
+    "ArtifactRef",
+    "ArtifactStore",
     "CancellationToken",
     "CancelledCall",
+    "Content",
     "Dispatcher",
+    "FileArtifactStore",
     "Injected",
     "InjectionError",
     "InputSchema",
     "InvalidToolArgs",
     "Limits",
+    "MemoryArtifactStore",
     "Param",
+    "ResultError",
     "RetryableError",
     "Rewrite",
     "SchemaError",
     "Status",
     "StructuredError",
+    "TextContent",
     "TinyToolsError",
     "Tool",
     "ToolCall",
@@ -54,6 +72,7 @@ __all__ = [
     "ToolEvent",
     "ToolFailed",
     "ToolNotFound",
+    "ToolOutput",
     "ToolResult",
     "ToolStarted",
     "Toolbox",

@@ -9,47 +9,184 @@ what the model sent. Unexpected exceptions keep their text out of the result; it
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from tinytools.errors import ArgumentsError, ToolError, shorten
-from tinytools.results import StructuredError, ToolCall, ToolResult
+from tinytools.results import (
+    ArtifactRef,
+    Content,
+    JsonContent,
+    StructuredError,
+    TextContent,
+    ToolCall,
+    ToolOutput,
+    ToolResult,
+)
 
 if TYPE_CHECKING:
     import logging
 
+    from tinytools.artifacts import ArtifactStore
     from tinytools.tool import Tool
 
 __all__ = [
+    "REDACTED",
     "argument_failure",
     "failed",
     "finish",
+    "fit_budget",
+    "redact",
     "tool_failure",
     "unknown_tool",
 ]
 
 _encode = msgspec.json.encode
+REDACTED = "[redacted]"
+"""What a secret value is replaced with in model-facing text."""
 _PLAIN_OUTPUT = frozenset({dict, list, str, int, float, bool, type(None)})
 
 
-def finish(call: ToolCall, name: str, output: Any, start: int) -> ToolResult:
-    """Check a tool's return value encodes as JSON, and wrap it in a succeeded result.
+def finish(
+    call: ToolCall,
+    tool: Tool[..., Any],
+    output: Any,
+    start: int,
+    store: ArtifactStore | None = None,
+) -> ToolResult:
+    """Check a tool's return value and wrap it in a succeeded result.
 
-    Dataclasses, Structs, enums and other values msgspec understands become plain JSON data.
+    The value must encode as JSON (dataclasses, Structs, enums and the like become plain
+    data); with ``@tool(validate_output=True)`` it must also match the output schema. A
+    `ToolOutput` brings content and artifacts along; raw artifact bytes go to ``store``.
     """
+    content: list[Content] | None = None
+    artifacts: list[ArtifactRef] = []
+    if output.__class__ is ToolOutput:
+        content = output.content
+        try:
+            artifacts = _stored(output.artifacts, store, call, tool.name)
+        except LookupError as exc:
+            return failed(call, tool.name, "invalid_output", str(exc), start)
+        output = output.value
     try:
         if output.__class__ in _PLAIN_OUTPUT:
             _encode(output)
         else:
             output = msgspec.to_builtins(output)
     except (TypeError, ValueError, OverflowError) as exc:
-        return _unencodable(call, name, output, exc, start)
+        return _unencodable(call, tool.name, output, exc, start)
+    if tool.validate_output:
+        problem = tool.output_problem(output)
+        if problem is not None:
+            message = (
+                f"Tool {tool.name!r} returned an output that does not match its output schema: {problem}"
+            )
+            return failed(call, tool.name, "invalid_output", message, start)
     return ToolResult(
-        call_id=call.id, name=name, status="succeeded", output=output, elapsed=perf_counter_ns() - start
+        call_id=call.id,
+        name=tool.name,
+        status="succeeded",
+        output=output,
+        content=content,
+        artifacts=artifacts,
+        elapsed=perf_counter_ns() - start,
     )
+
+
+def _stored(
+    artifacts: list[ArtifactRef | tuple[bytes, str]], store: ArtifactStore | None, call: ToolCall, name: str
+) -> list[ArtifactRef]:
+    refs = []
+    for artifact in artifacts:
+        if isinstance(artifact, ArtifactRef):
+            refs.append(artifact)
+        elif store is None:
+            raise LookupError(f"Tool {name!r} returned artifact data, but no artifact store is configured.")
+        else:
+            data, media_type = artifact
+            refs.append(store.put(data, media_type, {"tool": name, "call_id": call.id}))
+    return refs
+
+
+def fit_budget(result: ToolResult, limit: int, store: ArtifactStore | None, start: int) -> ToolResult:
+    """Keep an output within ``limit`` encoded bytes: inline as it is, or moved to ``store``.
+
+    A moved output leaves a preview (cut at a UTF-8 boundary, at most ``limit`` bytes), the
+    artifact's reference and a note saying so. Without a store an output over the budget
+    fails with ``output_too_large``. Nothing is ever truncated silently.
+    """
+    if result.status != "succeeded":
+        return result
+    encoded = _encode(result.output)
+    if len(encoded) <= limit:
+        return result
+    call = ToolCall(result.call_id, result.name)
+    if store is None:
+        message = (
+            f"Tool {result.name!r} returned {len(encoded)} bytes, more than the {limit} bytes allowed "
+            "inline, and no artifact store is configured."
+        )
+        return failed(call, result.name, "output_too_large", message, start)
+    ref = store.put(encoded, "application/json", {"tool": result.name, "call_id": result.call_id})
+    preview = encoded[:limit].decode("utf-8", "ignore")
+    note = (
+        f"The output ({ref.size} bytes) was stored as artifact {ref.key} ({ref.media_type}); "
+        f"it begins: {preview}"
+    )
+    return ToolResult(
+        call_id=result.call_id,
+        name=result.name,
+        status="succeeded",
+        content=[TextContent(note)],
+        artifacts=[*result.artifacts, ref],
+        elapsed=perf_counter_ns() - start,
+    )
+
+
+def redact(result: ToolResult, secrets: list[str], hook: Callable[[str], str] | None) -> ToolResult:
+    """Scrub secret values (and whatever ``hook`` scrubs) from every model-facing string."""
+
+    def scrub(text: str) -> str:
+        for secret in secrets:
+            text = text.replace(secret, REDACTED)
+        return hook(text) if hook is not None else text
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, str):
+            return scrub(value)
+        if isinstance(value, list):
+            return [walk(item) for item in value]
+        if isinstance(value, dict):
+            return {scrub(key): walk(item) for key, item in value.items()}
+        return value
+
+    error = result.error
+    if error is not None:
+        error = StructuredError(error.code, scrub(error.message), walk(error.details))
+    content = result.content
+    if content is not None:
+        content = [
+            TextContent(scrub(b.text)) if isinstance(b, TextContent) else _scrub_block(b, walk)
+            for b in content
+        ]
+    return ToolResult(
+        call_id=result.call_id,
+        name=result.name,
+        status=result.status,
+        output=walk(result.output),
+        content=content,
+        error=error,
+        artifacts=result.artifacts,
+        elapsed=result.elapsed,
+    )
+
+
+def _scrub_block(block: Content, walk: Callable[[Any], Any]) -> Content:
+    return JsonContent(walk(block.data)) if isinstance(block, JsonContent) else block
 
 
 def failed(

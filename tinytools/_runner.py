@@ -106,6 +106,7 @@ class Runner:
             await self.emit(self.dispatcher.invalid_event(call, tool, exc, start))
             return await self.complete(call, self.dispatcher.bad_arguments(call, tool, exc, start), start)
         result = await self.attempts(call, tool, kwargs, start, offload)
+        result = self.dispatcher.settle(result, tool, inject, start)
         for after in self.after:
             try:
                 replacement = await _settle(after(call, tool, result))
@@ -151,7 +152,7 @@ class Runner:
                 return result
             except Exception as exc:
                 return await self.failure(call, tool, tool_failure(call, tool.name, exc, start), exc, start)
-            result = finish(call, tool.name, output, start)
+            result = finish(call, tool, output, start, self.dispatcher.artifacts)
             if result.error is not None:
                 return await self.failure(call, tool, result, None, start)
             return result
@@ -201,6 +202,7 @@ class Runner:
 
     async def complete(self, call: ToolCall, result: ToolResult, start: int) -> ToolResult:
         """Emit `ToolCompleted` and hand the result back."""
+        result = self.dispatcher.scrub(result)
         if self.sink is not None:
             await self.emit(ToolCompleted(call.id, result.name, perf_counter_ns() - start, result))
         return result

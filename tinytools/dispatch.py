@@ -11,13 +11,13 @@ from collections.abc import Coroutine, Iterable, Mapping
 from time import perf_counter_ns
 from typing import Any
 
-from tinytools._outcomes import argument_failure, finish, tool_failure, unknown_tool
+from tinytools._outcomes import argument_failure, finish, redact, tool_failure, unknown_tool
 from tinytools.errors import ArgumentsError
 from tinytools.results import ToolCall, ToolResult
 from tinytools.tool import Tool
 from tinytools.toolbox import Toolbox
 
-__all__ = ["adispatch", "dispatch", "run_coroutine"]
+__all__ = ["adispatch", "dispatch", "run_coroutine", "secrets_of"]
 
 
 def dispatch(
@@ -49,8 +49,8 @@ def dispatch(
         if tool.is_async:
             output = run_coroutine(output)
     except Exception as exc:
-        return tool_failure(call, tool.name, exc, start)
-    return finish(call, tool.name, output, start)
+        return _scrubbed(tool_failure(call, tool.name, exc, start), tool, inject)
+    return _scrubbed(finish(call, tool, output, start), tool, inject)
 
 
 async def adispatch(
@@ -79,8 +79,23 @@ async def adispatch(
         if tool.is_async:
             output = await output
     except Exception as exc:
-        return tool_failure(call, tool.name, exc, start)
-    return finish(call, tool.name, output, start)
+        return _scrubbed(tool_failure(call, tool.name, exc, start), tool, inject)
+    return _scrubbed(finish(call, tool, output, start), tool, inject)
+
+
+def secrets_of(tool: Tool[..., Any], inject: Mapping[str, Any] | None) -> list[str]:
+    """The secret injected values of this call, as text to scrub from the result."""
+    if not tool.secret_keys or inject is None:
+        return []
+    values = (inject.get(key) for key in tool.secret_keys)
+    return [str(value) for value in values if value is not None and str(value)]
+
+
+def _scrubbed(result: ToolResult, tool: Tool[..., Any], inject: Mapping[str, Any] | None) -> ToolResult:
+    if not tool.secret_keys:
+        return result
+    secrets = secrets_of(tool, inject)
+    return redact(result, secrets, None) if secrets else result
 
 
 def run_coroutine(coroutine: Coroutine[Any, Any, Any]) -> Any:

@@ -10,14 +10,23 @@ carrying its id. With no middleware and no event sink, a call takes the same lea
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from time import perf_counter, perf_counter_ns
 from typing import Any, Literal
 
-from tinytools._outcomes import argument_failure, failed, finish, tool_failure, unknown_tool
+from tinytools._outcomes import (
+    argument_failure,
+    failed,
+    finish,
+    fit_budget,
+    redact,
+    tool_failure,
+    unknown_tool,
+)
 from tinytools._runner import Runner
-from tinytools.dispatch import run_coroutine
+from tinytools.artifacts import ArtifactStore
+from tinytools.dispatch import run_coroutine, secrets_of
 from tinytools.errors import ArgumentsError, ToolNotFound, shorten
 from tinytools.events import EventSink, InvalidToolArgs, ToolDenied, ToolEvent, UnknownToolCall
 from tinytools.limits import CancellationToken, Limits
@@ -61,6 +70,11 @@ class Dispatcher:
             ``after_tool(call, tool, result)``, sync or async, applied in order.
         on_event: A callable (sync or async) or ``asyncio.Queue`` receiving `ToolEvent` s.
         max_concurrency: How many parallel-safe calls of a batch run at once.
+        max_inline_output_bytes: Largest encoded output kept inline; a larger one moves to
+            ``artifacts`` (a preview and the reference stay), or fails ``output_too_large``.
+        artifacts: The `ArtifactStore` for large outputs and artifact data tools return.
+        redact: Scrubs every model-facing string of every result (secrets of injected
+            ``Injected(..., secret=True)`` values are always scrubbed).
     """
 
     def __init__(
@@ -73,6 +87,9 @@ class Dispatcher:
         middleware: Sequence[Any] = (),
         on_event: EventSink | None = None,
         max_concurrency: int = 8,
+        max_inline_output_bytes: int | None = None,
+        artifacts: ArtifactStore | None = None,
+        redact: Callable[[str], str] | None = None,
     ):
         self.toolbox = toolbox if isinstance(toolbox, Toolbox) else Toolbox(toolbox)
         self.unknown_tool = _check_unknown_policy(unknown_tool)
@@ -87,9 +104,13 @@ class Dispatcher:
         """Calls admitted so far (each recovery counts)."""
         self._started = perf_counter()
         self._deadline_at = None if self.limits.deadline is None else self._started + self.limits.deadline
+        self.max_inline_output_bytes = max_inline_output_bytes
+        self.artifacts = artifacts
+        self.redact = redact
         self._runner = Runner(self, middleware, on_event)
         self._plain = not middleware and on_event is None
         self._unlimited = self.limits == Limits()
+        self._post = max_inline_output_bytes is not None or redact is not None
         self._is_cancelled = self.token._event.is_set
         self._lookup = self.toolbox._tools.get  # aliases and misses go through admit
 
@@ -120,21 +141,40 @@ class Dispatcher:
         if tool is None:
             found = self.admit(call, allowed, start)
             if isinstance(found, ToolResult):
-                return found
+                return self.scrub(found)
             tool, call = found
         if tool.timeout is not None or tool.retries or tool.wants_token:
             return run_coroutine(self._runner.invoke_bound(call, tool, inject, start, offload=False))  # type: ignore[no-any-return]
         try:
             kwargs = tool.bind(call, inject)
         except ArgumentsError as exc:
-            return self.bad_arguments(call, tool, exc, start)
+            return self.scrub(self.bad_arguments(call, tool, exc, start))
         try:
             output = tool.call(**kwargs)
             if tool.is_async:
                 output = run_coroutine(output)
         except Exception as exc:
-            return tool_failure(call, tool.name, exc, start)
-        return finish(call, tool.name, output, start)
+            result = tool_failure(call, tool.name, exc, start)
+        else:
+            result = finish(call, tool, output, start, self.artifacts)
+        if self._post or tool.secret_keys:
+            return self.settle(result, tool, inject, start)
+        return result
+
+    def settle(
+        self, result: ToolResult, tool: Tool[..., Any], inject: Mapping[str, Any] | None, start: int
+    ) -> ToolResult:
+        """Apply the output budget and redaction to a result the tool produced."""
+        if self.max_inline_output_bytes is not None:
+            result = fit_budget(result, self.max_inline_output_bytes, self.artifacts, start)
+        secrets = secrets_of(tool, inject)
+        if secrets or self.redact is not None:
+            result = redact(result, secrets, self.redact)
+        return result
+
+    def scrub(self, result: ToolResult) -> ToolResult:
+        """Apply the application's redaction hook, if any, to a result."""
+        return result if self.redact is None else redact(result, [], self.redact)
 
     async def adispatch(
         self, call: ToolCall, *, inject: Mapping[str, Any] | None = None, allowed: Iterable[str] | None = None

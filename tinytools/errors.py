@@ -10,6 +10,7 @@ model something.
     ├── ToolDefinitionError (ValueError)      a tool, toolbox or schema cannot be defined
     │   └── SchemaError                       a JSON Schema cannot be enforced exactly
     ├── InjectionError (LookupError)          the application did not supply an injected value
+    ├── ResultError (ValueError)              a ToolResult that breaks its own rules
     ├── CallError                             a tool call the model got wrong
     │   ├── ArgumentsError (ValueError)       arguments failed to decode or validate
     │   └── ToolNotFound (LookupError)        no tool of that name
@@ -25,6 +26,7 @@ __all__ = [
     "ArgumentsError",
     "CallError",
     "InjectionError",
+    "ResultError",
     "RetryableError",
     "SchemaError",
     "TinyToolsError",
@@ -113,6 +115,10 @@ class InjectionError(TinyToolsError, LookupError):
             f"tool {self.tool!r}, parameter {self.parameter!r}: no injected value; "
             f"pass inject={{{self.key!r}: ...}} to dispatch"
         )
+
+
+class ResultError(TinyToolsError, ValueError):
+    """A `ToolResult` that is malformed or over its byte budget."""
 
 
 class CallError(TinyToolsError):

@@ -1,6 +1,9 @@
-"""The records of a call: `ToolCall` in, `ToolResult` out, and `StructuredError`.
+"""The records of a call: `ToolCall` in, `ToolResult` out, and what a result holds.
 
-All three are msgspec Structs, so they are cheap to build and encode to JSON as they are.
+A result carries the output (JSON data for the application), optional model-facing
+``content`` blocks, a `StructuredError` when it did not succeed, and `ArtifactRef` s for data
+kept out of line. All are msgspec Structs: cheap to build, and they encode to JSON and decode
+back as they are.
 """
 
 from __future__ import annotations
@@ -9,7 +12,18 @@ from typing import Any, Literal
 
 import msgspec
 
-__all__ = ["Status", "StructuredError", "ToolCall", "ToolResult"]
+__all__ = [
+    "ArtifactRef",
+    "Content",
+    "ImageContent",
+    "JsonContent",
+    "Status",
+    "StructuredError",
+    "TextContent",
+    "ToolCall",
+    "ToolOutput",
+    "ToolResult",
+]
 
 Status = Literal["succeeded", "failed", "outcome_unknown"]
 """The three terminal states of a call."""
@@ -45,6 +59,69 @@ class StructuredError(msgspec.Struct, frozen=True, omit_defaults=True):
     """Structured detail for the application (pointer, keyword, error id, ...)."""
 
 
+class ArtifactRef(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A reference to bytes kept in an `ArtifactStore`, content-addressed by SHA-256."""
+
+    key: str
+    """The store's key (the hex SHA-256 of the bytes)."""
+    size: int
+    """Length of the bytes."""
+    media_type: str
+    """What the bytes are (``application/json``, ``image/png``, ...)."""
+    sha256: str
+    """Hex SHA-256 of the bytes, to check what ``get`` returns."""
+    metadata: dict[str, Any] = {}
+    """Whatever the writer attached (tool name, call id, ...)."""
+
+
+class TextContent(msgspec.Struct, frozen=True, tag="text"):
+    """Text for the model."""
+
+    text: str
+    """The text."""
+
+
+class JsonContent(msgspec.Struct, frozen=True, tag="json"):
+    """JSON data for the model."""
+
+    data: Any
+    """The JSON value."""
+
+
+class ImageContent(msgspec.Struct, frozen=True, tag="image"):
+    """An image shown to the model by reference, never inline."""
+
+    artifact: ArtifactRef
+    """Where the image's bytes are."""
+
+
+Content = TextContent | JsonContent | ImageContent
+"""A model-facing content block (encoded with a ``"type"`` tag)."""
+
+
+class ToolOutput:
+    """What a tool returns to give the model a summary and the application the full data.
+
+    ``return ToolOutput(rows, content=f"{len(rows)} rows; the first: {rows[0]}")`` puts
+    ``rows`` in `ToolResult.output` and the summary in `ToolResult.content`. ``artifacts``
+    are `ArtifactRef` s the tool already stored, or ``(bytes, media_type)`` pairs the
+    dispatcher stores in its artifact store.
+    """
+
+    __slots__ = ("artifacts", "content", "value")
+
+    def __init__(
+        self,
+        value: Any = None,
+        *,
+        content: str | list[Content] | None = None,
+        artifacts: list[ArtifactRef | tuple[bytes, str]] | None = None,
+    ):
+        self.value = value
+        self.content: list[Content] | None = [TextContent(content)] if isinstance(content, str) else content
+        self.artifacts = list(artifacts or ())
+
+
 class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True):
     """The one result every call ends in; it carries the call's id."""
 
@@ -56,8 +133,12 @@ class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True):
     """``succeeded``, ``failed`` or ``outcome_unknown``."""
     output: Any = None
     """The tool's return value as JSON-compatible data."""
+    content: list[Content] | None = None
+    """Model-facing blocks; None means "the output, as JSON"."""
     error: StructuredError | None = None
     """Present exactly when the call did not succeed."""
+    artifacts: list[ArtifactRef] = []
+    """Data kept out of line (large outputs, files, images)."""
     elapsed: int = 0
     """Nanoseconds from the start of dispatch to the result."""
 
@@ -67,13 +148,58 @@ class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True):
         return self.status != "succeeded"
 
     def text(self) -> str:
-        """The model-facing text: the error message, or the output as JSON."""
+        """The model-facing text: the error message, the content's text, or the output as JSON."""
         if self.error is not None:
             return self.error.message
+        if self.content is not None:
+            return "\n".join(_block_text(block) for block in self.content)
         if isinstance(self.output, str):
             return self.output
         return _encode(self.output).decode()
 
+    def validate(self) -> None:
+        """Check the result is well formed: one terminal status, an error exactly when failed.
+
+        Raises:
+            ResultError: What is wrong with it.
+        """
+        from tinytools.errors import ResultError
+
+        if self.status not in _STATUSES:
+            raise ResultError(f"status {self.status!r} is not one of {', '.join(_STATUSES)}")
+        if self.status == "succeeded" and self.error is not None:
+            raise ResultError("a succeeded result carries an error")
+        if self.status != "succeeded" and self.error is None:
+            raise ResultError(f"a {self.status} result has no error to tell the model why")
+        if not self.call_id:
+            raise ResultError("the result has no call id")
+
+    def validate_within(self, max_inline_output_bytes: int) -> None:
+        """Check the result, and that its inline output encodes to at most that many bytes.
+
+        Nothing is truncated or rewritten; an output over the budget is an error.
+
+        Raises:
+            ResultError: The result is malformed or its output is too large.
+        """
+        from tinytools.errors import ResultError
+
+        self.validate()
+        size = len(_encode(self.output))
+        if size > max_inline_output_bytes:
+            raise ResultError(f"the inline output is {size} bytes; the budget is {max_inline_output_bytes}")
+
     def to_json(self) -> bytes:
         """Encode the whole result as JSON."""
         return _encode(self)
+
+
+_STATUSES = ("succeeded", "failed", "outcome_unknown")
+
+
+def _block_text(block: Content) -> str:
+    if isinstance(block, TextContent):
+        return block.text
+    if isinstance(block, JsonContent):
+        return _encode(block.data).decode()
+    return f"[{block.artifact.media_type} artifact {block.artifact.key}]"

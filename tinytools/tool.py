@@ -94,6 +94,7 @@ class Tool(Generic[P, R]):
         idempotent: bool = False,
         retries: int = 0,
         enabled: Callable[[Any], bool] | None = None,
+        validate_output: bool = False,
         keyword_call: Callable[..., Any] | None = None,
     ):
         if not isinstance(name, str) or NAME_PATTERN.fullmatch(name) is None:
@@ -115,6 +116,15 @@ class Tool(Generic[P, R]):
         """Names of the hidden parameters."""
         self.wants_token = any(injection.source == "token" for injection in injections)
         """Whether the tool receives the run's `CancellationToken`."""
+        self.secret_keys = tuple(injection.key for injection in injections if injection.secret)
+        """``inject`` keys whose values are redacted from everything the model sees."""
+        if validate_output and output_schema is None:
+            raise ToolDefinitionError(
+                "validate_output=True needs an output schema: annotate the return type", tool=name
+            )
+        self.validate_output = validate_output
+        """Whether outputs are checked against `output_schema` (failing with ``invalid_output``)."""
+        self._output_check: Callable[[Any], None] | None = None
         self.is_async = inspect.iscoroutinefunction(fn)
         """Whether calling the function returns a coroutine."""
         self.timeout = timeout
@@ -146,6 +156,20 @@ class Tool(Generic[P, R]):
 
     def __repr__(self) -> str:
         return f"<Tool {self.name!r}>"
+
+    def output_problem(self, output: Any) -> str | None:
+        """Why ``output`` does not match the output schema, or None when it does."""
+        if self.output_schema is None:
+            return None
+        if self._output_check is None:
+            from tinytools.validation import compile_validator
+
+            self._output_check = compile_validator(self.output_schema)
+        try:
+            self._output_check(output)
+        except ArgumentsError as exc:
+            return f"at {exc.pointer or '/'}: {exc.reason}"
+        return None
 
     def fragment(self, parameter: str) -> str | None:
         """The JSON text of one argument's schema, quoted in error messages (cached).
@@ -295,6 +319,7 @@ def tool(
     idempotent: bool = False,
     retries: int = 0,
     enabled: Callable[[Any], bool] | None = None,
+    validate_output: bool = False,
 ) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
 
 
@@ -303,7 +328,8 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
 
     Options: ``name``, ``description``, ``timeout`` (seconds), ``parallel_safe`` (False makes
     the tool serial in batches), ``idempotent``, ``retries`` (idempotent tools only), and
-    ``enabled`` (a function of the application's state saying whether to offer the tool).
+    ``enabled`` (a function of the application's state saying whether to offer the tool),
+    ``validate_output`` (check return values against the output schema).
 
     Raises:
         ToolDefinitionError: The signature cannot be expressed as a tool: ``*args`` or
