@@ -13,13 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tinytools._ecma_regex import translate_pattern
 from tinytools.errors import ArgumentsError, SchemaError
-from tinytools.validation import (
-    MAX_SCHEMA_DEPTH,
-    InputSchema,
-    _translate_pattern,
-    compile_validator,
-)
+from tinytools.validation import MAX_SCHEMA_DEPTH, InputSchema, compile_validator
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 WEATHER: dict[str, Any] = {
@@ -197,9 +193,7 @@ def test_parse_refuses_what_it_cannot_enforce(schema: Any, pointer: str, message
     assert message in caught.value.reason
 
 
-@pytest.mark.parametrize(
-    "text", ['{"type": "object", "additionalProperties": false, "default": NaN}', "{", b"\xff"]
-)
+@pytest.mark.parametrize("text", ['{"type": "object", "additionalProperties": false, "default": NaN}', "{", b"\xff"])
 def test_parse_refuses_text_that_is_not_json(text: str | bytes) -> None:
     with pytest.raises(SchemaError) as caught:
         InputSchema.parse(text)
@@ -342,16 +336,52 @@ ERRORS_ELSEWHERE = [
      'expected {"$ref": "#/x"}; got {"$ref": "#/y"}'),
     ({"multipleOf": 0.01}, 0.015, "", "multipleOf", "expected a multiple of 0.01; got 0.015"),
     ({"uniqueItems": True}, [1, 1.0], "", "uniqueItems", "expected unique items; got [1, 1.0]"),
+    ({"dependentRequired": {"a": [], "b": ["c"]}}, {"a": 1, "b": 1}, "", "dependentRequired",
+     "property 'b' requires 'c'"),
+    ({"patternProperties": {"^x": {"type": "integer"}}}, {"x/1": "s"}, "/x~11", "type",
+     'expected integer; got "s"'),
+    ({"properties": {"a": {}}, "additionalProperties": {"type": "string"}}, {"a": 1, "b.c": 2},
+     "/b.c", "type", "expected string; got 2"),
+    ({"prefixItems": [{"type": "integer"}, {"type": "string"}]}, [1, 2], "/1", "type",
+     "expected string; got 2"),
+    ({"prefixItems": [{}], "items": {"type": "string"}}, ["x", "y", 3], "/2", "type",
+     "expected string; got 3"),
+    ({"propertyNames": {"maxLength": 2}}, {"abc": 1}, "", "propertyNames",
+     'expected property names matching \'propertyNames\'; got {"abc": 1}'),
+    ({"$defs": {"o": {"required": ["a"]}}, "$ref": "#/$defs/o"}, {}, "", "required",
+     "missing required argument 'a'"),
+    ({"$defs": {"s": {"type": "string"}}, "properties": {"a": {"items": {"$ref": "#/$defs/s"}}}},
+     {"a": ["x", 1]}, "/a/1", "type", "expected string; got 1"),
+    ({"$defs": {"o": {"required": ["b"]}}, "items": {"$ref": "#/$defs/o"}}, [{"b": 1}, {}], "/1",
+     "required", "missing required property 'b'"),
 ]  # fmt: skip
 
 
 @pytest.mark.parametrize(("schema", "data", "pointer", "keyword", "reason"), ERRORS_ELSEWHERE)
-def test_error_fields_for_other_keywords(
-    schema: Any, data: Any, pointer: str, keyword: str, reason: str
-) -> None:
+def test_error_fields_for_other_keywords(schema: Any, data: Any, pointer: str, keyword: str, reason: str) -> None:
     found = outcome(compile_validator(schema), data)
     assert found is not None
     assert (found[0], found[1], found[3]) == (pointer, keyword, reason)
+
+
+def test_an_integer_too_long_to_print_is_still_reported() -> None:
+    found = outcome(compile_validator({"type": "string"}), 10**5000)
+    assert found == ("", "type", None, "expected string; got <int too long to show>")
+
+
+def test_pointer_is_exact_through_hoisted_subschemas_and_refs() -> None:
+    names = ["a.b", "{x}", "c[0]", "~/", '"', "$ref", "data", "d"] * 2
+    schema: dict[str, Any] = {"type": "integer"}
+    data: Any = "wrong"
+    for name in reversed(names):  # 16 objects in 16 arrays: deep enough to be hoisted into refs
+        schema = {"type": "array", "items": {"type": "object", "properties": {name: schema}}}
+        data = [{}, {name: data}]
+    with pytest.raises(ArgumentsError) as caught:
+        compile_validator(schema)(data)
+    expected = "".join(f"/1/{name.replace('~', '~0').replace('/', '~1')}" for name in names)
+    assert caught.value.pointer == expected
+    assert resolve(data, caught.value.pointer) == "wrong"
+    assert caught.value.reason == 'expected integer; got "wrong"'
 
 
 @settings(max_examples=300, deadline=None)
@@ -399,9 +429,7 @@ def schemas_with_data(draw: st.DrawFn, depth: int = 0) -> tuple[dict[str, Any], 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(schemas_with_data(), st.randoms(use_true_random=False))
-def test_pointer_is_where_an_invalid_value_was_planted(
-    pair: tuple[dict[str, Any], Any], rnd: random.Random
-) -> None:
+def test_pointer_is_where_an_invalid_value_was_planted(pair: tuple[dict[str, Any], Any], rnd: random.Random) -> None:
     schema, data = pair
     check = compile_validator(schema)
     check(data)
@@ -515,7 +543,7 @@ def test_patterns_agree_with_javascript() -> None:
     compared = 0
     for case, expected in zip(cases, json.loads(run.stdout), strict=True):
         try:
-            translated = re.compile(_translate_pattern(case["p"]))
+            translated = re.compile(translate_pattern(case["p"]))
         except (ValueError, re.error):
             continue  # refused: fail closed
         assert expected is not None, f"accepted a pattern JavaScript rejects: {case['p']!r}"

@@ -10,9 +10,10 @@ original text, which is what providers are shown.
 
 ``format`` and ``content*`` are annotations in 2020-12 and are not asserted. ``$id``, anchors,
 dynamic and remote references, ``min/maxContains`` beyond 0/1 and ``unevaluated*`` next to
-in-place applicators are refused. Patterns follow ECMA-262 with the ``u`` flag: ``\d``, ``\w``
-and ``\b`` are ASCII, ``.`` stops at line terminators, ``$`` is the end of the input; constructs
-whose meaning differs (backreferences, ``\p{...}``, lone braces, inline flags) are refused.
+in-place applicators are refused. Patterns follow ECMA-262 with the ``u`` flag (see
+`tinytools._ecma_regex`); constructs whose meaning differs are refused. Code generation lives in
+`tinytools._codegen`, and the mapping of failures to `ArgumentsError` in
+`tinytools._schema_errors`.
 """
 
 from __future__ import annotations
@@ -21,15 +22,14 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping
-from fractions import Fraction
 from typing import Any
 from urllib.parse import unquote
 
-from fastjsonschema import JsonSchemaDefinitionException, JsonSchemaValueException
-from fastjsonschema.draft07 import CodeGeneratorDraft07
-from fastjsonschema.ref_resolver import RefResolver
-
-from tinytools.errors import ECHO_LIMIT, ArgumentsError, SchemaError, shorten
+from tinytools._codegen import compile_document
+from tinytools._ecma_regex import translate_pattern
+from tinytools._schema_errors import echo as _echo
+from tinytools._schema_errors import escape as _escape
+from tinytools.errors import SchemaError, shorten
 
 __all__ = ["InputSchema", "compile_validator"]
 
@@ -107,20 +107,6 @@ def _fail(reason: str, pointer: str) -> SchemaError:
     return SchemaError(reason, pointer=pointer)
 
 
-def _escape(token: str | int) -> str:
-    return str(token).replace("~", "~0").replace("/", "~1")
-
-
-def _echo(value: Any) -> str:
-    """JSON text of ``value``, cut to the echo limit."""
-    if isinstance(value, str) and len(value) > ECHO_LIMIT:
-        value = value[:ECHO_LIMIT]
-    try:
-        return shorten(json.dumps(value, ensure_ascii=False))
-    except (TypeError, ValueError, RecursionError):
-        return shorten(repr(value))
-
-
 def _json_copy(value: Any, pointer: str, depth: int = 0) -> Any:
     """Deep-copy ``value`` if it is plain, finite JSON; raise SchemaError if not."""
     if depth > MAX_SCHEMA_DEPTH:
@@ -136,106 +122,9 @@ def _json_copy(value: Any, pointer: str, depth: int = 0) -> Any:
     return {k: _json_copy(v, f"{pointer}/{_escape(k)}", depth + 1) for k, v in value.items()}
 
 
-_WORD = "[A-Za-z0-9_]"
-_BOUNDARY = {
-    "b": f"(?:(?<!{_WORD})(?={_WORD})|(?<={_WORD})(?!{_WORD}))",
-    "B": f"(?:(?<!{_WORD})(?!{_WORD})|(?<={_WORD})(?={_WORD}))",  # also at the empty input
-}
-_SPACE = r"\t\n\x0b\x0c\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-_CLASSES = {"d": "0-9", "w": "A-Za-z0-9_", "s": _SPACE}
-_CONTROLS = {"t": "\t", "n": "\n", "v": "\v", "f": "\f", "r": "\r"}
-_GROUPS = ("?:", "?=", "?!", "?<=", "?<!")
-_QUANTIFIER = re.compile(r"[*+?]|\{\d+(,\d*)?\}")
-_HEX = re.compile(r"x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|u\{([0-9a-fA-F]{1,6})\}|c([A-Za-z])")
-
-
-def _pattern_char(pattern: str, i: int) -> tuple[str, int]:
-    """Read the escape whose letter is at ``i`` as one literal character, or refuse it."""
-    c = pattern[i : i + 1]
-    if c and c in _CONTROLS:
-        return _CONTROLS[c], i + 1
-    if c == "0" and not pattern[i + 1 : i + 2].isdigit():
-        return "\0", i + 1
-    if match := _HEX.match(pattern, i):
-        code = next(group for group in match.groups() if group)
-        point = ord(code) % 32 if match[4] else int(code, 16)
-        if point <= 0x10FFFF and not 0xD800 <= point <= 0xDFFF:
-            return chr(point), match.end()
-    if c and c.isascii() and not c.isalnum() and c != "_":
-        return c, i + 1
-    raise ValueError(f"'\\{c}' means something else (or nothing) in ECMA-262")
-
-
-def _class_char(pattern: str, i: int) -> tuple[str, int]:
-    if pattern[i] != "\\":
-        return pattern[i], i + 1
-    return ("\b", i + 2) if pattern.startswith("b", i + 1) else _pattern_char(pattern, i + 1)
-
-
-def _pattern_class(pattern: str, i: int) -> tuple[str, int]:
-    """Translate the character class whose body starts at ``i`` (just after '[')."""
-    negate = pattern.startswith("^", i)
-    i, parts = i + negate, []
-    while i < len(pattern) and pattern[i] != "]":
-        if pattern[i] == "\\" and pattern[i + 1 : i + 2] in ("d", "w", "s"):
-            parts.append(_CLASSES[pattern[i + 1]])
-            i += 2
-            continue
-        low, i = _class_char(pattern, i)
-        if pattern.startswith("-", i) and pattern[i + 1 : i + 2] not in ("", "]"):
-            high, i = _class_char(pattern, i + 1)
-            parts.append(f"{re.escape(low)}-{re.escape(high)}")
-        else:
-            parts.append(re.escape(low))
-    if i >= len(pattern):
-        raise ValueError("unterminated character class")
-    if not parts:
-        return (r"[\x00-\U0010ffff]" if negate else "(?!)"), i + 1
-    return f"[{'^' * negate}{''.join(parts)}]", i + 1
-
-
-def _translate_pattern(pattern: str) -> str:
-    """Rewrite an ECMA-262 (``u`` flag) pattern as a Python one that matches the same strings."""
-    out, groups, i, atom = [], [], 0, False
-    while i < len(pattern):
-        c = pattern[i]
-        escape = pattern[i + 1 : i + 2] if c == "\\" else ""
-        if escape and escape in "dwsDWS":
-            text, atom, i = f"[{'^' * escape.isupper()}{_CLASSES[escape.lower()]}]", True, i + 2
-        elif escape and escape in "bB":
-            text, atom, i = _BOUNDARY[escape], False, i + 2
-        elif c == "\\":
-            char, i = _pattern_char(pattern, i + 1)
-            text, atom = re.escape(char), True
-        elif c == "[":
-            (text, i), atom = _pattern_class(pattern, i + 1), True
-        elif c == "(":
-            kind = next((k for k in _GROUPS if pattern.startswith(k, i + 1)), "")
-            if pattern.startswith("?", i + 1) and not kind:
-                raise ValueError("only (?:...) groups and lookarounds are portable")
-            groups.append(kind)
-            text, atom, i = c + kind, False, i + 1 + len(kind)
-        elif c == ")" and groups:
-            text, atom, i = c, groups.pop() in ("", "?:"), i + 1  # lookarounds take no quantifier
-        elif quantifier := _QUANTIFIER.match(pattern, i):
-            if not atom:
-                raise ValueError(f"{quantifier[0]!r} has nothing to repeat")
-            lazy = pattern.startswith("?", quantifier.end())
-            text, atom, i = quantifier[0] + "?" * lazy, False, quantifier.end() + lazy
-        elif c in "{})]":
-            raise ValueError(f"lone {c!r}")
-        else:
-            text = {".": r"[^\n\r\u2028\u2029]", "^": "^", "$": r"\Z", "|": "|"}.get(c, re.escape(c))
-            atom, i = c not in "^$|", i + 1
-        out.append(text)
-    if groups:
-        raise ValueError("unbalanced parenthesis")
-    return "".join(out)
-
-
 def _portable(pattern: str, pointer: str) -> str:
     try:
-        translated = _translate_pattern(pattern)
+        translated = translate_pattern(pattern)
         re.compile(translated)
     except (ValueError, re.error, OverflowError, RecursionError) as exc:
         raise _fail(f"pattern {_echo(pattern)} is not portable: {exc}", pointer) from None
@@ -376,153 +265,6 @@ def _refuse_unsatisfiable(out: dict[str, Any], pointer: str) -> None:
             raise _fail(reason, pointer)
 
 
-_EXPECTED = {
-    "minimum": "at least {}", "maximum": "at most {}", "exclusiveMinimum": "more than {}",
-    "exclusiveMaximum": "less than {}", "minLength": "at least {} characters",
-    "maxLength": "at most {} characters", "minItems": "at least {} items",
-    "maxItems": "at most {} items", "minProperties": "at least {} properties",
-    "maxProperties": "at most {} properties", "multipleOf": "a multiple of {}",
-    "uniqueItems": "unique items", "type": "{}", "enum": "one of {}", "const": "{}",
-    "pattern": "a string matching {}", "contains": "an item matching 'contains'",
-    "propertyNames": "property names matching 'propertyNames'", "not": "a value not matching 'not'",
-    "anyOf": "a value matching at least one of {} schemas",
-    "oneOf": "a value matching exactly one of {} schemas",
-}  # fmt: skip
-_INDEX = re.compile(r"\[(\d+)\]")
-
-
-def _locate(name: str, data: Any) -> list[str | int]:
-    """Turn fastjsonschema's ``data.key[0]`` path into tokens, resolving ambiguity by the data."""
-    budget = [10_000]
-
-    def walk(rest: str, value: Any) -> list[str | int] | None:
-        budget[0] -= 1
-        if not rest or budget[0] < 0:
-            return None if rest else []
-        if isinstance(value, list) and (match := _INDEX.match(rest)) and int(match[1]) < len(value):
-            tail = walk(rest[match.end() :], value[int(match[1])])
-            if tail is not None:
-                return [int(match[1]), *tail]
-        for key in value if isinstance(value, dict) and rest[0] == "." else ():
-            after = rest[len(key) + 1 :]
-            if rest.startswith(key, 1) and after[:1] in ("", ".", "["):
-                tail = walk(after, value[key])
-                if tail is not None:
-                    return [key, *tail]
-        return None
-
-    try:
-        return walk(name[4:], data) or []
-    except RecursionError:
-        return []
-
-
-def _reason(rule: str, definition: dict[str, Any], value: Any, noun: str) -> tuple[str, Any]:
-    """The reason a keyword failed, and the key or index at fault inside the value, if any."""
-    expected: Any = definition.get(rule)
-    if rule == "required":
-        missing = [k for k in expected if k not in value]
-        names = shorten(", ".join(map(repr, missing)))
-        return f"missing required {noun}{'s' * (len(missing) > 1)} {names}", missing[0]
-    if rule == "additionalProperties":
-        known, patterns = definition.get("properties", {}), definition.get("patternProperties", {})
-        bad = next(k for k in value if k not in known and not any(re.search(p, k) for p in patterns))
-        allowed = shorten(", ".join(known)) or "none"
-        return f"unexpected {noun} {shorten(bad)!r} (allowed: {allowed})", bad
-    if rule == "items":
-        count = len(expected) if isinstance(expected, list) else 0
-        return f"expected at most {count} items; got {len(value)}", count
-    if rule == "dependencies":
-        key, needs = next((k, v) for k, v in expected.items() if k in value and v is not True)
-        if needs is False:
-            return f"property {shorten(key)!r} is not allowed", key
-        return f"property {shorten(key)!r} requires {shorten(', '.join(map(repr, needs)))}", None
-    if rule == "type":
-        expected = " or ".join(expected if isinstance(expected, list) else [expected])
-    elif rule in ("const", "pattern"):
-        expected = _echo(definition.get("x-pattern", expected) if rule == "pattern" else expected)
-    elif rule in ("enum", "anyOf", "oneOf"):
-        expected = shorten(", ".join(map(_echo, expected))) if rule == "enum" else len(expected)
-    template = _EXPECTED.get(rule, "no value here")
-    return f"expected {template.format(expected)}; got {_echo(value)}", None
-
-
-def _arguments_error(exc: JsonSchemaValueException, data: Any, schema: Any) -> ArgumentsError:
-    """Map a fastjsonschema failure to an `ArgumentsError` pointing at a place in ``data``."""
-    tokens = _locate(exc.name or "data", data)
-    rule = exc.rule or "false"
-    definition = exc.definition if isinstance(exc.definition, dict) else {}
-    try:
-        reason, inner = _reason(rule, definition, exc.value, "property" if tokens else "argument")
-    except (KeyError, StopIteration, TypeError, AttributeError, IndexError):
-        reason, inner = f"failed {rule!r}; got {_echo(exc.value)}", None
-    parameter = tokens[0] if tokens and isinstance(tokens[0], str) else None
-    if inner is not None and rule != "required":
-        tokens.append(inner)  # the extra key or item exists, so point at it
-    parameter = inner if parameter is None and isinstance(inner, str) else parameter
-    if rule == "dependencies":
-        rule = "dependentRequired" if inner is None else "dependentSchemas"
-    properties = schema.get("properties") if isinstance(schema, dict) else None
-    fragment = properties.get(parameter) if isinstance(properties, dict) else None
-    pointer = "".join(f"/{_escape(t)}" for t in tokens)
-    return ArgumentsError(reason, pointer=pointer, keyword=rule, parameter=parameter, schema=fragment)
-
-
-def _is_multiple(value: float, divisor: float) -> bool:
-    """Exact ``multipleOf``: a number is the decimal it prints as, never a rounded float."""
-    if isinstance(value, int) and isinstance(divisor, int):
-        return value % divisor == 0
-    return (Fraction(repr(value)) / Fraction(repr(divisor))).denominator == 1
-
-
-class _Generator(CodeGeneratorDraft07):
-    """Draft-07 code generation, with ``multipleOf`` exact for big and fractional numbers."""
-
-    def generate_multiple_of(self) -> None:
-        number = "isinstance({variable}, (int, float)) and not isinstance({variable}, bool)"
-        with self.l(f"if {number} and not _is_multiple({{variable}}, {{multipleOf}}):"):
-            self.exc("{name} must be multiple of {multipleOf}", rule="multipleOf")  # type: ignore[no-untyped-call]
-
-    @property
-    def global_state(self) -> dict[str, Any]:
-        return {**super().global_state, "_is_multiple": _is_multiple}
-
-    def _expand_refs(self, definition: Any) -> Any:
-        return definition  # expanding would read "$ref" keys inside enum and const values
-
-
-class _Resolver(RefResolver):
-    """Resolve our ``#/definitions/...`` pointers without walking the document.
-
-    Walking rewrites "$ref" strings under "$id" keys, even inside enum and const values.
-    """
-
-    def walk(self, node: Any, depth: int = 0, rewrite_refs: bool = True) -> None:
-        return None
-
-
-def _compile(document: dict[str, Any], schema: Any) -> Callable[[object], None]:
-    """Compile a translated document into a checker that raises `ArgumentsError`."""
-    try:
-        resolver = _Resolver("", document, store={})
-        generator = _Generator(document, resolver=resolver, use_default=False, use_formats=False)  # type: ignore[no-untyped-call]
-        state = generator.global_state
-        exec(generator.func_code, state)
-    except (JsonSchemaDefinitionException, SyntaxError, RecursionError, re.error) as exc:
-        raise SchemaError(f"schema could not be compiled: {exc}") from None
-    function = state[resolver.get_scope_name()]
-
-    def validate(arguments: object) -> None:
-        try:
-            function(arguments)
-        except JsonSchemaValueException as exc:
-            raise _arguments_error(exc, arguments, schema) from None
-        except RecursionError:
-            raise ArgumentsError("arguments nest too deeply to validate", keyword="depth") from None
-
-    return validate
-
-
 def compile_validator(schema: Mapping[str, Any] | bool) -> Callable[[object], None]:
     """Check and compile any 2020-12 schema (no closed-object rule) into a validator.
 
@@ -533,7 +275,7 @@ def compile_validator(schema: Mapping[str, Any] | bool) -> Callable[[object], No
         SchemaError: The schema uses something the validator could not enforce exactly.
     """
     copy = _json_copy(schema, "")
-    return _compile(_Translation().document(copy), copy)
+    return compile_document(_Translation().document(copy), copy)
 
 
 class InputSchema:
@@ -591,7 +333,7 @@ class InputSchema:
             ArgumentsError: The arguments do not match the schema (``tool`` is left None).
             SchemaError: Compiling failed; `parse` checks make this unexpected.
         """
-        check = _compile(_Translation().document(self.schema), self.schema)
+        check = compile_document(_Translation().document(self.schema), self.schema)
         self.__dict__["validate"] = check  # later calls go straight to the compiled check
         check(arguments)
 
