@@ -9,7 +9,6 @@ neither block the loop nor keep the interpreter from exiting.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import inspect
 import threading
 from collections.abc import Awaitable, Mapping, Sequence
@@ -18,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from tinytools._outcomes import failed, finish, logger, tool_failure
 from tinytools.errors import ArgumentsError, RetryableError
-from tinytools.events import EventSink, ToolCompleted, ToolEvent, ToolFailed, ToolStarted, deliver
-from tinytools.limits import TOKEN_KEY
+from tinytools.events import EventSink, ToolCompleted, ToolDenied, ToolEvent, ToolFailed, ToolStarted, deliver
+from tinytools.limits import TOKEN_KEY, in_daemon_thread
+from tinytools.policy import denied_result
 from tinytools.results import ToolCall, ToolResult
 from tinytools.tool import Tool
 
@@ -70,21 +70,22 @@ class Runner:
             if self.sink is not None:
                 await self.emit(dispatcher.rewrite_event(call, routed, start))
             call = routed
+        if tool.needs_approval and not dispatcher.approves:  # fail closed, middleware or not
+            rule, reason = "require_approval", "it needs approval and no approver is configured"
+            return await self.deny(call, denied_result(call, tool, rule, reason), start)
         for before in self.before:
             try:
                 outcome = await _settle(before(call, tool))
             except Exception as exc:
                 return await self.complete(call, _middleware_failure(call, tool.name, exc, start), start)
             if isinstance(outcome, ToolResult):
-                return await self.complete(call, outcome, start)
+                return await self.deny(call, outcome, start)
             if isinstance(outcome, ToolCall):
                 call = outcome
                 replaced = dispatcher.toolbox.get(call.name)
                 if replaced is None:
                     message = f"Middleware sent the call to an unknown tool {call.name!r}."
-                    return await self.complete(
-                        call, failed(call, call.name, "unknown_tool", message, start), start
-                    )
+                    return await self.complete(call, failed(call, call.name, "unknown_tool", message, start), start)
                 tool = replaced
         return await self.invoke_bound(call, tool, inject, start, offload=offload)
 
@@ -186,19 +187,19 @@ class Runner:
 
     def in_thread(self, tool: Tool[..., Any], kwargs: dict[str, Any]) -> Awaitable[Any]:
         """Run a sync tool in a daemon thread, at most ``max_concurrency`` at once."""
-        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
 
-        def work() -> None:
+        def bounded() -> Any:
             with self.slots:
-                if not future.set_running_or_notify_cancel():
-                    return
-                try:
-                    future.set_result(tool.call(**kwargs))
-                except BaseException as exc:
-                    future.set_exception(exc)
+                return tool.call(**kwargs)
 
-        threading.Thread(target=work, name=f"tinytools:{tool.name}", daemon=True).start()
-        return asyncio.wrap_future(future)
+        return asyncio.wrap_future(in_daemon_thread(bounded))
+
+    async def deny(self, call: ToolCall, result: ToolResult, start: int) -> ToolResult:
+        """Finish a call that middleware or policy answered without running the tool."""
+        if self.sink is not None and result.error is not None and result.error.code == "policy_denied":
+            rule = (result.error.details or {}).get("rule", "policy")
+            await self.emit(ToolDenied(call.id, result.name, perf_counter_ns() - start, rule, result.error.message))
+        return await self.complete(call, result, start)
 
     async def complete(self, call: ToolCall, result: ToolResult, start: int) -> ToolResult:
         """Emit `ToolCompleted` and hand the result back."""
@@ -219,9 +220,7 @@ class Runner:
 
         async def one(index: int) -> None:
             async with semaphore:
-                results[index] = await self.run(
-                    calls[index], inject, allowed, perf_counter_ns(), offload=offload
-                )
+                results[index] = await self.run(calls[index], inject, allowed, perf_counter_ns(), offload=offload)
 
         async def flush() -> None:
             if group:

@@ -30,6 +30,7 @@ from tinytools.dispatch import run_coroutine, secrets_of
 from tinytools.errors import ArgumentsError, ToolNotFound, shorten
 from tinytools.events import EventSink, InvalidToolArgs, ToolDenied, ToolEvent, UnknownToolCall
 from tinytools.limits import CancellationToken, Limits
+from tinytools.policy import PolicyMiddleware
 from tinytools.results import ToolCall, ToolResult
 from tinytools.tool import Tool
 from tinytools.toolbox import Toolbox
@@ -107,12 +108,32 @@ class Dispatcher:
         self.max_inline_output_bytes = max_inline_output_bytes
         self.artifacts = artifacts
         self.redact = redact
+        self._policies = [m for m in middleware if isinstance(m, PolicyMiddleware)]
+        self.approves = any(p.approval is not None and p.approval.approver is not None for p in self._policies)
+        """Whether an approver is configured (tools that need approval are denied otherwise)."""
         self._runner = Runner(self, middleware, on_event)
         self._plain = not middleware and on_event is None
         self._unlimited = self.limits == Limits()
         self._post = max_inline_output_bytes is not None or redact is not None
         self._is_cancelled = self.token._event.is_set
         self._lookup = self.toolbox._tools.get  # aliases and misses go through admit
+
+    def visible_tools(self, names: Iterable[str] | None = None, *, state: Any = None) -> list[Tool[..., Any]]:
+        """The tools that may be advertised this turn, once selection and policies apply.
+
+        A call to any other tool is refused when it arrives, whatever the model was shown.
+        """
+        return [tool for tool in self.toolbox.select(names, state=state) if self.policy_denial(tool) is None]
+
+    def policy_denial(self, tool: Tool[..., Any]) -> tuple[str, str] | None:
+        """The (rule, reason) that denies ``tool`` before any call, or None."""
+        for policy in self._policies:
+            denied = policy.denial(tool)
+            if denied is not None:
+                return denied
+        if tool.needs_approval and not self.approves:
+            return "require_approval", "it needs approval and no approver is configured"
+        return None
 
     def cancel(self) -> None:
         """Cancel the run: calls not yet started get ``cancelled``; running ones are told."""
@@ -143,7 +164,7 @@ class Dispatcher:
             if isinstance(found, ToolResult):
                 return self.scrub(found)
             tool, call = found
-        if tool.timeout is not None or tool.retries or tool.wants_token:
+        if tool.timeout is not None or tool.retries or tool.wants_token or tool.needs_approval:
             return run_coroutine(self._runner.invoke_bound(call, tool, inject, start, offload=False))  # type: ignore[no-any-return]
         try:
             kwargs = tool.bind(call, inject)
@@ -227,9 +248,7 @@ class Dispatcher:
 
     def _limit_refusal(self, call: ToolCall, start: int) -> ToolResult | None:
         if self.token.cancelled:
-            return failed(
-                call, call.name, "cancelled", "The run was cancelled; the call was not made.", start
-            )
+            return failed(call, call.name, "cancelled", "The run was cancelled; the call was not made.", start)
         if self._deadline_at is not None and perf_counter() > self._deadline_at:
             message = "The run's deadline has passed; the call was not made."
             return failed(call, call.name, "deadline_exceeded", message, start)
@@ -257,13 +276,9 @@ class Dispatcher:
     def rewrite_event(self, call: ToolCall, routed: ToolCall, start: int) -> ToolEvent:
         """The event for a call the unknown-tool policy sent to a fallback tool."""
         elapsed = perf_counter_ns() - start
-        return UnknownToolCall(
-            call.id, routed.name, elapsed, call.name, call.arguments, f"rewrite:{routed.name}"
-        )
+        return UnknownToolCall(call.id, routed.name, elapsed, call.name, call.arguments, f"rewrite:{routed.name}")
 
-    def bad_arguments(
-        self, call: ToolCall, tool: Tool[..., Any], error: ArgumentsError, start: int
-    ) -> ToolResult:
+    def bad_arguments(self, call: ToolCall, tool: Tool[..., Any], error: ArgumentsError, start: int) -> ToolResult:
         """Apply the invalid-arguments policy (malformed JSON always gets a result)."""
         if self.invalid_args == "fail" and error.keyword != "json":
             error.tool = tool.name
@@ -279,9 +294,7 @@ class Dispatcher:
         reason = result.error.message if result.error else ""
         return ToolDenied(call.id, result.name, elapsed, code, reason)
 
-    def invalid_event(
-        self, call: ToolCall, tool: Tool[..., Any], error: ArgumentsError, start: int
-    ) -> ToolEvent:
+    def invalid_event(self, call: ToolCall, tool: Tool[..., Any], error: ArgumentsError, start: int) -> ToolEvent:
         """The event for arguments that failed."""
         recovery = "fail" if self.invalid_args == "fail" and error.keyword != "json" else "tool_error"
         return InvalidToolArgs(call.id, tool.name, perf_counter_ns() - start, call.arguments, error, recovery)
@@ -298,9 +311,7 @@ def _argument_bytes(arguments: Any, limit: int) -> int:
     if isinstance(arguments, bytes):
         return len(arguments)
     if isinstance(arguments, str):
-        return (
-            len(arguments) if len(arguments) * 4 <= limit else len(arguments.encode("utf-8", "surrogatepass"))
-        )
+        return len(arguments) if len(arguments) * 4 <= limit else len(arguments.encode("utf-8", "surrogatepass"))
     import msgspec
 
     try:

@@ -7,12 +7,13 @@ to stop cleanly receives it by injection, simply by annotating a parameter with 
 
 from __future__ import annotations
 
+import concurrent.futures
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["TOKEN_KEY", "CancellationToken", "CancelledCall", "Limits"]
+__all__ = ["TOKEN_KEY", "CancellationToken", "CancelledCall", "Limits", "in_daemon_thread"]
 
 TOKEN_KEY = "tinytools:cancellation"
 """The ``inject`` key under which the dispatcher passes the run's token."""
@@ -114,3 +115,19 @@ class CancellationToken:
 
 class CancelledCall(Exception):
     """Raised by `CancellationToken.raise_if_cancelled` inside a tool that stops early."""
+
+
+def in_daemon_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
+    """Run ``fn`` in a new daemon thread; a call that never returns cannot block exit."""
+    future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+    def work() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:
+            future.set_exception(exc)
+
+    threading.Thread(target=work, name=f"tinytools:{getattr(fn, '__name__', 'work')}", daemon=True).start()
+    return future

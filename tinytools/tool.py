@@ -21,11 +21,12 @@ from tinytools._convert import ConversionError, Converter, unchanged
 from tinytools.docstrings import parse_docstring
 from tinytools.errors import ArgumentsError, InjectionError, ToolDefinitionError, shorten
 from tinytools.limits import TOKEN_KEY, CancellationToken
+from tinytools.policy import ToolPolicy
 from tinytools.results import ToolCall
 from tinytools.schema import SchemaBuilder, split_annotated, with_default
 from tinytools.validation import InputSchema
 
-__all__ = ["INJECTABLE_TYPES", "Injected", "Tool", "make_tool", "tool"]
+__all__ = ["INJECTABLE_TYPES", "Injected", "Tool", "decoded_arguments", "make_tool", "tool"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -95,6 +96,7 @@ class Tool(Generic[P, R]):
         retries: int = 0,
         enabled: Callable[[Any], bool] | None = None,
         validate_output: bool = False,
+        policy: ToolPolicy | None = None,
         keyword_call: Callable[..., Any] | None = None,
     ):
         if not isinstance(name, str) or NAME_PATTERN.fullmatch(name) is None:
@@ -125,6 +127,10 @@ class Tool(Generic[P, R]):
         self.validate_output = validate_output
         """Whether outputs are checked against `output_schema` (failing with ``invalid_output``)."""
         self._output_check: Callable[[Any], None] | None = None
+        self.policy = policy if policy is not None else ToolPolicy()
+        """What the tool declares it may do (`ToolPolicy`; unclassified by default)."""
+        self.needs_approval = self.policy.access.approval_required
+        """Whether every call needs an approver's yes (fail closed without one)."""
         self.is_async = inspect.iscoroutinefunction(fn)
         """Whether calling the function returns a coroutine."""
         self.timeout = timeout
@@ -225,12 +231,7 @@ class Tool(Generic[P, R]):
         """
         arguments = call.arguments
         if arguments.__class__ is not dict:
-            if call.invalid is not None:
-                raise ArgumentsError(call.invalid, keyword="json")
-            try:
-                arguments = _decode(arguments)
-            except (msgspec.DecodeError, TypeError) as exc:
-                raise ArgumentsError(str(exc), keyword="json") from None
+            arguments = decoded_arguments(call)
         self.schema.validate(arguments)
         if self._converters:
             arguments = self._convert(arguments)
@@ -238,9 +239,7 @@ class Tool(Generic[P, R]):
             arguments = self._inject(arguments, inject, call)
         return arguments  # type: ignore[no-any-return]
 
-    def prepare(
-        self, arguments: dict[str, Any], inject: Mapping[str, Any] | None, call: ToolCall
-    ) -> dict[str, Any]:
+    def prepare(self, arguments: dict[str, Any], inject: Mapping[str, Any] | None, call: ToolCall) -> dict[str, Any]:
         """Turn validated arguments into the function's keyword arguments.
 
         Converts values to the declared types, then adds the injected values. The caller's
@@ -256,9 +255,7 @@ class Tool(Generic[P, R]):
             arguments = self._inject(arguments, inject, call)
         return arguments
 
-    def _inject(
-        self, arguments: dict[str, Any], inject: Mapping[str, Any] | None, call: ToolCall
-    ) -> dict[str, Any]:
+    def _inject(self, arguments: dict[str, Any], inject: Mapping[str, Any] | None, call: ToolCall) -> dict[str, Any]:
         arguments = {**arguments}
         for injection in self._injections:
             arguments[injection.parameter] = self._injected_value(injection, inject, call)
@@ -320,6 +317,7 @@ def tool(
     retries: int = 0,
     enabled: Callable[[Any], bool] | None = None,
     validate_output: bool = False,
+    policy: ToolPolicy | None = None,
 ) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
 
 
@@ -329,7 +327,8 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     Options: ``name``, ``description``, ``timeout`` (seconds), ``parallel_safe`` (False makes
     the tool serial in batches), ``idempotent``, ``retries`` (idempotent tools only), and
     ``enabled`` (a function of the application's state saying whether to offer the tool),
-    ``validate_output`` (check return values against the output schema).
+    ``validate_output`` (check return values against the output schema), and ``policy``
+    (a `ToolPolicy`: what the tool may do).
 
     Raises:
         ToolDefinitionError: The signature cannot be expressed as a tool: ``*args`` or
@@ -402,6 +401,22 @@ def make_tool(
     )
 
 
+def decoded_arguments(call: ToolCall) -> Any:
+    """A call's arguments as decoded JSON; never ``{}`` in place of text that is not JSON.
+
+    Raises:
+        ArgumentsError: With ``keyword == "json"`` when the text cannot be decoded.
+    """
+    if call.arguments.__class__ is dict:
+        return call.arguments
+    if call.invalid is not None:
+        raise ArgumentsError(call.invalid, keyword="json")
+    try:
+        return _decode(call.arguments)
+    except (msgspec.DecodeError, TypeError) as exc:
+        raise ArgumentsError(str(exc), keyword="json") from None
+
+
 def _type_hints(fn: Callable[..., Any], tool_name: str, localns: Mapping[str, Any] | None) -> dict[str, Any]:
     try:
         return typing_extensions.get_type_hints(fn, localns=dict(localns or {}), include_extras=True)
@@ -442,9 +457,7 @@ def _injection(parameter: inspect.Parameter, hint: Any) -> Injection | None:
 
 def _keyword_caller(fn: Callable[..., Any], signature: inspect.Signature) -> Callable[..., Any] | None:
     """Let positional-only parameters be passed by keyword, as the dispatcher does."""
-    positional = [
-        p.name for p in signature.parameters.values() if p.kind is inspect.Parameter.POSITIONAL_ONLY
-    ]
+    positional = [p.name for p in signature.parameters.values() if p.kind is inspect.Parameter.POSITIONAL_ONLY]
     if not positional:
         return None
 
@@ -471,9 +484,7 @@ def _parse_generated(root: dict[str, Any], tool_name: str) -> InputSchema:
         raise
 
 
-def _output_schema(
-    hints: dict[str, Any], tool_name: str, localns: Mapping[str, Any] | None
-) -> dict[str, Any] | None:
+def _output_schema(hints: dict[str, Any], tool_name: str, localns: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if "return" not in hints:
         return None
     builder = SchemaBuilder(tool_name, localns=localns)

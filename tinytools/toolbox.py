@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from tinytools.errors import ToolDefinitionError
+from tinytools.policy import ToolPolicy
 from tinytools.tool import NAME_PATTERN, Tool, make_tool
 
 __all__ = ["Toolbox"]
@@ -122,6 +123,10 @@ class Toolbox:
             if name in view._tools:
                 view.alias(alias, name)
         return view
+
+    def policies(self) -> dict[str, ToolPolicy]:
+        """A snapshot of every tool's policy, by name, for audit."""
+        return {name: item.policy for name, item in self._tools.items()}
 
     def schemas(self) -> list[dict[str, Any]]:
         """Every tool's neutral declaration: ``{"name", "description", "input_schema"}``."""
