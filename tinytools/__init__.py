@@ -24,6 +24,7 @@ from tinytools.events import (
     UnknownToolCall,
 )
 from tinytools.limits import CancellationToken, CancelledCall, Limits
+from tinytools.policy import ToolPolicy
 from tinytools.results import (
     ArtifactRef,
     Content,
@@ -73,6 +74,7 @@ __all__ = [
     "ToolFailed",
     "ToolNotFound",
     "ToolOutput",
+    "ToolPolicy",
     "ToolResult",
     "ToolStarted",
     "Toolbox",

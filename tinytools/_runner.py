@@ -70,9 +70,6 @@ class Runner:
             if self.sink is not None:
                 await self.emit(dispatcher.rewrite_event(call, routed, start))
             call = routed
-        if tool.needs_approval and not dispatcher.approves:  # fail closed, middleware or not
-            rule, reason = "require_approval", "it needs approval and no approver is configured"
-            return await self.deny(call, denied_result(call, tool, rule, reason), start)
         for before in self.before:
             try:
                 outcome = await _settle(before(call, tool))
@@ -99,6 +96,9 @@ class Runner:
         offload: bool,
     ) -> ToolResult:
         """Validate, run (with timeout and retries), apply after-middleware, emit."""
+        if tool.needs_approval and not self.dispatcher.approves:  # fail closed, middleware or not
+            rule, reason = "require_approval", "it needs approval and no approver is configured"
+            return await self.deny(call, denied_result(call, tool, rule, reason), start)
         if tool.wants_token:
             inject = {**(inject or {}), TOKEN_KEY: self.dispatcher.token}
         try:

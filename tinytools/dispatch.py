@@ -13,6 +13,7 @@ from typing import Any
 
 from tinytools._outcomes import argument_failure, finish, redact, tool_failure, unknown_tool
 from tinytools.errors import ArgumentsError
+from tinytools.policy import denied_result
 from tinytools.results import ToolCall, ToolResult
 from tinytools.tool import Tool
 from tinytools.toolbox import Toolbox
@@ -40,6 +41,8 @@ def dispatch(
     tool = toolbox.get(call.name)
     if tool is None:
         return unknown_tool(call, toolbox.names, start)
+    if tool.needs_approval:  # no approver on this path: fail closed
+        return denied_result(call, tool, "require_approval", "it needs approval and no approver is configured")
     try:
         kwargs = tool.bind(call, inject)
     except ArgumentsError as exc:
@@ -70,6 +73,8 @@ async def adispatch(
     tool = toolbox.get(call.name)
     if tool is None:
         return unknown_tool(call, toolbox.names, start)
+    if tool.needs_approval:  # no approver on this path: fail closed
+        return denied_result(call, tool, "require_approval", "it needs approval and no approver is configured")
     try:
         kwargs = tool.bind(call, inject)
     except ArgumentsError as exc:
