@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from fractions import Fraction
 from typing import Any, cast
 
 from fastjsonschema import JsonSchemaDefinitionException
@@ -29,6 +28,8 @@ def _is_multiple(value: float, divisor: float) -> bool:
     """Exact ``multipleOf``: a number is the decimal it prints as, never a rounded float."""
     if isinstance(value, int) and isinstance(divisor, int):
         return value % divisor == 0
+    from fractions import Fraction  # only fractional multipleOf needs it; keeps import light
+
     return (Fraction(repr(value)) / Fraction(repr(divisor))).denominator == 1
 
 

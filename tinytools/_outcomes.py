@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from tinytools.errors import ArgumentsError, ToolError, shorten
+from tinytools.errors import ECHO_LIMIT, ArgumentsError, ToolError, shorten
 from tinytools.results import (
     ArtifactRef,
     Content,
@@ -63,15 +63,8 @@ def finish(
     data); with ``@tool(validate_output=True)`` it must also match the output schema. A
     `ToolOutput` brings content and artifacts along; raw artifact bytes go to ``store``.
     """
-    content: list[Content] | None = None
-    artifacts: list[ArtifactRef] = []
     if output.__class__ is ToolOutput:
-        content = output.content
-        try:
-            artifacts = _stored(output.artifacts, store, call, tool.name)
-        except LookupError as exc:
-            return failed(call, tool.name, "invalid_output", str(exc), start)
-        output = output.value
+        return _finish_output(call, tool, output, start, store)
     try:
         if output.__class__ in _PLAIN_OUTPUT:
             _encode(output)
@@ -82,19 +75,29 @@ def finish(
     if tool.validate_output:
         problem = tool.output_problem(output)
         if problem is not None:
-            message = (
-                f"Tool {tool.name!r} returned an output that does not match its output schema: {problem}"
-            )
-            return failed(call, tool.name, "invalid_output", message, start)
+            return _mismatch(call, tool, problem, start)
     return ToolResult(
-        call_id=call.id,
-        name=tool.name,
-        status="succeeded",
-        output=output,
-        content=content,
-        artifacts=artifacts,
-        elapsed=perf_counter_ns() - start,
+        call_id=call.id, name=tool.name, status="succeeded", output=output, elapsed=perf_counter_ns() - start
     )
+
+
+def _finish_output(
+    call: ToolCall, tool: Tool[..., Any], output: ToolOutput, start: int, store: ArtifactStore | None
+) -> ToolResult:
+    try:
+        artifacts = _stored(output.artifacts, store, call, tool.name)
+    except LookupError as exc:
+        return failed(call, tool.name, "invalid_output", str(exc), start)
+    result = finish(call, tool, output.value, start)
+    if result.status == "succeeded":
+        result.content = output.content
+        result.artifacts = artifacts
+    return result
+
+
+def _mismatch(call: ToolCall, tool: Tool[..., Any], problem: str, start: int) -> ToolResult:
+    message = f"Tool {tool.name!r} returned an output that does not match its output schema: {problem}"
+    return failed(call, tool.name, "invalid_output", message, start)
 
 
 def _stored(
@@ -133,10 +136,7 @@ def fit_budget(result: ToolResult, limit: int, store: ArtifactStore | None, star
         return failed(call, result.name, "output_too_large", message, start)
     ref = store.put(encoded, "application/json", {"tool": result.name, "call_id": result.call_id})
     preview = encoded[:limit].decode("utf-8", "ignore")
-    note = (
-        f"The output ({ref.size} bytes) was stored as artifact {ref.key} ({ref.media_type}); "
-        f"it begins: {preview}"
-    )
+    note = f"The output ({ref.size} bytes) was stored as artifact {ref.key} ({ref.media_type}); it begins: {preview}"
     return ToolResult(
         call_id=result.call_id,
         name=result.name,
@@ -169,10 +169,7 @@ def redact(result: ToolResult, secrets: list[str], hook: Callable[[str], str] | 
         error = StructuredError(error.code, scrub(error.message), walk(error.details))
     content = result.content
     if content is not None:
-        content = [
-            TextContent(scrub(b.text)) if isinstance(b, TextContent) else _scrub_block(b, walk)
-            for b in content
-        ]
+        content = [TextContent(scrub(b.text)) if isinstance(b, TextContent) else _scrub_block(b, walk) for b in content]
     return ToolResult(
         call_id=result.call_id,
         name=result.name,
@@ -223,14 +220,18 @@ def argument_failure(call: ToolCall, tool: Tool[..., Any], error: ArgumentsError
             "Send the arguments again as one JSON object."
         )
         return failed(call, tool.name, "malformed_arguments", message, start)
-    message = f"Invalid arguments: {error}."
-    if error.parameter is not None:
-        fragment = tool.fragment(error.parameter)
+    parameter = error.parameter
+    if parameter is None:
+        message = f"Invalid arguments: {error}."
+        details = {"pointer": error.pointer, "keyword": error.keyword}
+    else:
+        # the same text as str(error), built directly: this is the hot path of a bad call
+        quoted = repr(parameter) if len(parameter) <= ECHO_LIMIT else repr(shorten(parameter))
+        message = f"Invalid arguments: tool {tool.name!r}, argument {quoted} at {error.pointer or '/'}: {error.reason}."
+        fragment = tool.fragment(parameter)
         if fragment is not None:
-            message += f" Schema of {shorten(error.parameter)!r}: {fragment}"
-    details = {"pointer": error.pointer, "keyword": error.keyword}
-    if error.parameter is not None:
-        details["parameter"] = error.parameter
+            message = f"{message} Schema of {quoted}: {fragment}"
+        details = {"pointer": error.pointer, "keyword": error.keyword, "parameter": parameter}
     return failed(call, tool.name, "invalid_arguments", message, start, details)
 
 

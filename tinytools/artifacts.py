@@ -8,17 +8,17 @@ from a validated key under its root, so neither a key nor metadata can reach out
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import tempfile
 import threading
-from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import msgspec
 
 from tinytools.results import ArtifactRef
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["ArtifactStore", "FileArtifactStore", "MemoryArtifactStore"]
 
@@ -38,8 +38,14 @@ class ArtifactStore(Protocol):
         ...
 
 
+def _sha256(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
 def _reference(data: bytes, media_type: str, metadata: dict[str, Any] | None) -> ArtifactRef:
-    digest = hashlib.sha256(data).hexdigest()
+    digest = _sha256(data)
     return ArtifactRef(digest, len(data), media_type, digest, dict(metadata or {}))
 
 
@@ -80,6 +86,8 @@ class FileArtifactStore:
     """
 
     def __init__(self, root: str | os.PathLike[str]):
+        from pathlib import Path  # imported here: pathlib is a cost `import tinytools` need not pay
+
         self.root = Path(root).resolve()
         self.root.mkdir(parents=True, exist_ok=True)
 
@@ -99,6 +107,8 @@ class FileArtifactStore:
         return ref
 
     def _write(self, path: Path, data: bytes) -> None:
+        import tempfile
+
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         try:
             with os.fdopen(handle, "wb") as file:
@@ -121,7 +131,7 @@ class FileArtifactStore:
             data = path.read_bytes()
         except FileNotFoundError:
             raise KeyError(key) from None
-        if hashlib.sha256(data).hexdigest() != key:
+        if _sha256(data) != key:
             raise KeyError(key)
         return data
 

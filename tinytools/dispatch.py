@@ -38,7 +38,7 @@ def dispatch(
     start = perf_counter_ns()
     if toolbox.__class__ is not Toolbox:
         toolbox = Toolbox(toolbox)
-    tool = toolbox.get(call.name)
+    tool = toolbox._tools.get(call.name) or toolbox.get(call.name)
     if tool is None:
         return unknown_tool(call, toolbox.names, start)
     if tool.needs_approval:  # no approver on this path: fail closed
@@ -52,8 +52,10 @@ def dispatch(
         if tool.is_async:
             output = run_coroutine(output)
     except Exception as exc:
-        return _scrubbed(tool_failure(call, tool.name, exc, start), tool, inject)
-    return _scrubbed(finish(call, tool, output, start), tool, inject)
+        result = tool_failure(call, tool.name, exc, start)
+    else:
+        result = finish(call, tool, output, start)
+    return _scrubbed(result, tool, inject) if tool.secret_keys else result
 
 
 async def adispatch(
@@ -70,7 +72,7 @@ async def adispatch(
     start = perf_counter_ns()
     if toolbox.__class__ is not Toolbox:
         toolbox = Toolbox(toolbox)
-    tool = toolbox.get(call.name)
+    tool = toolbox._tools.get(call.name) or toolbox.get(call.name)
     if tool is None:
         return unknown_tool(call, toolbox.names, start)
     if tool.needs_approval:  # no approver on this path: fail closed
@@ -84,8 +86,10 @@ async def adispatch(
         if tool.is_async:
             output = await output
     except Exception as exc:
-        return _scrubbed(tool_failure(call, tool.name, exc, start), tool, inject)
-    return _scrubbed(finish(call, tool, output, start), tool, inject)
+        result = tool_failure(call, tool.name, exc, start)
+    else:
+        result = finish(call, tool, output, start)
+    return _scrubbed(result, tool, inject) if tool.secret_keys else result
 
 
 def secrets_of(tool: Tool[..., Any], inject: Mapping[str, Any] | None) -> list[str]:

@@ -24,7 +24,6 @@ from tinytools._outcomes import (
     tool_failure,
     unknown_tool,
 )
-from tinytools._runner import Runner
 from tinytools.artifacts import ArtifactStore
 from tinytools.dispatch import run_coroutine, secrets_of
 from tinytools.errors import ArgumentsError, ToolNotFound, shorten
@@ -111,6 +110,8 @@ class Dispatcher:
         self._policies = [m for m in middleware if isinstance(m, PolicyMiddleware)]
         self.approves = any(p.approval is not None and p.approval.approver is not None for p in self._policies)
         """Whether an approver is configured (tools that need approval are denied otherwise)."""
+        from tinytools._runner import Runner  # asyncio loads with the first dispatcher, not at import
+
         self._runner = Runner(self, middleware, on_event)
         self._plain = not middleware and on_event is None
         self._unlimited = self.limits == Limits()

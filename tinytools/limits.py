@@ -7,11 +7,13 @@ to stop cleanly receives it by injection, simply by annotating a parameter with 
 
 from __future__ import annotations
 
-import concurrent.futures
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import concurrent.futures
 
 __all__ = ["TOKEN_KEY", "CancellationToken", "CancelledCall", "Limits", "in_daemon_thread"]
 
@@ -119,6 +121,8 @@ class CancelledCall(Exception):
 
 def in_daemon_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
     """Run ``fn`` in a new daemon thread; a call that never returns cannot block exit."""
+    import concurrent.futures
+
     future: concurrent.futures.Future[Any] = concurrent.futures.Future()
 
     def work() -> None:
