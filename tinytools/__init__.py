@@ -1,6 +1,7 @@
 """Turn plain Python functions into tools a language model can call."""
 
 from tinytools.artifacts import ArtifactStore, FileArtifactStore, MemoryArtifactStore
+from tinytools.context import Invocation, Progress, RunContext, Stores
 from tinytools.dispatch import adispatch, dispatch
 from tinytools.dispatcher import Dispatcher, Rewrite, adispatch_many, dispatch_many
 from tinytools.errors import (
@@ -20,6 +21,8 @@ from tinytools.events import (
     ToolDenied,
     ToolEvent,
     ToolFailed,
+    ToolOutputChunk,
+    ToolProgress,
     ToolStarted,
     UnknownToolCall,
 )
@@ -53,14 +56,18 @@ __all__ = [
     "InjectionError",
     "InputSchema",
     "InvalidToolArgs",
+    "Invocation",
     "Limits",
     "MemoryArtifactStore",
     "Param",
+    "Progress",
     "ResultError",
     "RetryableError",
     "Rewrite",
+    "RunContext",
     "SchemaError",
     "Status",
+    "Stores",
     "StructuredError",
     "TextContent",
     "TinyToolsError",
@@ -74,7 +81,9 @@ __all__ = [
     "ToolFailed",
     "ToolNotFound",
     "ToolOutput",
+    "ToolOutputChunk",
     "ToolPolicy",
+    "ToolProgress",
     "ToolResult",
     "ToolStarted",
     "Toolbox",

@@ -11,14 +11,15 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any
 
 from tinytools._outcomes import failed, finish, logger, tool_failure
+from tinytools.context import INVOCATION_KEY, PROGRESS_KEY, STORES_KEY, Progress
 from tinytools.errors import ArgumentsError, RetryableError
 from tinytools.events import EventSink, ToolCompleted, ToolDenied, ToolEvent, ToolFailed, ToolStarted, deliver
-from tinytools.limits import TOKEN_KEY, in_daemon_thread
+from tinytools.limits import TOKEN_KEY, CancellationToken, in_daemon_thread
 from tinytools.policy import denied_result
 from tinytools.results import ToolCall, ToolResult
 from tinytools.tool import Tool
@@ -57,6 +58,7 @@ class Runner:
         start: int,
         *,
         offload: bool,
+        step_id: str,
     ) -> ToolResult:
         """One call, from admission to the final event."""
         dispatcher = self.dispatcher
@@ -84,7 +86,7 @@ class Runner:
                     message = f"Middleware sent the call to an unknown tool {call.name!r}."
                     return await self.complete(call, failed(call, call.name, "unknown_tool", message, start), start)
                 tool = replaced
-        return await self.invoke_bound(call, tool, inject, start, offload=offload)
+        return await self.invoke_bound(call, tool, inject, start, offload=offload, step_id=step_id)
 
     async def invoke_bound(
         self,
@@ -94,19 +96,25 @@ class Runner:
         start: int,
         *,
         offload: bool,
+        step_id: str,
     ) -> ToolResult:
         """Validate, run (with timeout and retries), apply after-middleware, emit."""
         if tool.needs_approval and not self.dispatcher.approves:  # fail closed, middleware or not
             rule, reason = "require_approval", "it needs approval and no approver is configured"
             return await self.deny(call, denied_result(call, tool, rule, reason), start)
-        if tool.wants_token:
-            inject = {**(inject or {}), TOKEN_KEY: self.dispatcher.token}
+        runtime = Runtime(self, call, tool, start, step_id) if tool.wants else None
+        if runtime is not None:
+            inject = {**(inject or {}), **runtime.values}
         try:
-            kwargs = tool.bind(call, inject)
+            kwargs = self.dispatcher.bind(tool, call, inject)
         except ArgumentsError as exc:
             await self.emit(self.dispatcher.invalid_event(call, tool, exc, start))
             return await self.complete(call, self.dispatcher.bad_arguments(call, tool, exc, start), start)
-        result = await self.attempts(call, tool, kwargs, start, offload)
+        try:
+            result = await self.attempts(call, tool, kwargs, start, offload, runtime)
+        finally:
+            if runtime is not None:
+                await runtime.close()
         result = self.dispatcher.settle(result, tool, inject, start)
         for after in self.after:
             try:
@@ -119,11 +127,19 @@ class Runner:
         return await self.complete(call, result, start)
 
     async def attempts(
-        self, call: ToolCall, tool: Tool[..., Any], kwargs: dict[str, Any], start: int, offload: bool
+        self,
+        call: ToolCall,
+        tool: Tool[..., Any],
+        kwargs: dict[str, Any],
+        start: int,
+        offload: bool,
+        runtime: Runtime | None = None,
     ) -> ToolResult:
         """Run the tool, retrying an idempotent one on timeouts and `RetryableError`."""
         tries = 1 + (tool.retries if tool.idempotent else 0)
         for attempt in range(1, tries + 1):
+            if runtime is not None and attempt > 1:
+                kwargs = runtime.for_attempt(kwargs, attempt)
             if self.sink is not None:
                 await self.emit(
                     ToolStarted(call.id, tool.name, perf_counter_ns() - start, call_arguments(call), attempt)
@@ -132,6 +148,8 @@ class Runner:
             try:
                 output = await self.call_once(tool, kwargs, offload)
             except (TimeoutError, asyncio.TimeoutError) as exc:
+                if runtime is not None and runtime.token is not None:
+                    runtime.token.cancel("timeout")  # a cooperative tool still running can stop
                 if not last:
                     await asyncio.sleep(BACKOFF_SECONDS * 2 ** (attempt - 1))
                     continue
@@ -209,7 +227,7 @@ class Runner:
         return result
 
     async def run_batch(
-        self, calls: list[ToolCall], inject: Mapping[str, Any] | None, allowed: set[str] | None
+        self, calls: list[ToolCall], inject: Mapping[str, Any] | None, allowed: set[str] | None, step_id: str
     ) -> list[ToolResult]:
         """Run calls in order groups: parallel-safe neighbours together, serial ones alone."""
         results: list[ToolResult | None] = [None] * len(calls)
@@ -220,7 +238,8 @@ class Runner:
 
         async def one(index: int) -> None:
             async with semaphore:
-                results[index] = await self.run(calls[index], inject, allowed, perf_counter_ns(), offload=offload)
+                start = perf_counter_ns()
+                results[index] = await self.run(calls[index], inject, allowed, start, offload=offload, step_id=step_id)
 
         async def flush() -> None:
             if group:
@@ -236,11 +255,69 @@ class Runner:
             tool = self.dispatcher.toolbox.get(call.name)
             if tool is not None and not tool.parallel_safe:
                 await flush()
-                results[index] = await self.run(call, inject, allowed, perf_counter_ns(), offload=False)
+                start = perf_counter_ns()
+                results[index] = await self.run(call, inject, allowed, start, offload=False, step_id=step_id)
             else:
                 group.append(index)
         await flush()
         return [result for result in results if result is not None]
+
+
+class Runtime:
+    """The runtime values one call's tool receives by type, and their clean-up."""
+
+    def __init__(self, runner: Runner, call: ToolCall, tool: Tool[..., Any], start: int, step_id: str):
+        dispatcher = runner.dispatcher
+        self.runner = runner
+        self.call = call
+        self.tool = tool
+        self.step_id = step_id
+        self.values: dict[str, Any] = {}
+        self.token: CancellationToken | None = None
+        self.tail: asyncio.Future[None] | None = None
+        wants = tool.wants
+        if "token" in wants:
+            self.token = CancellationToken(parent=dispatcher.token)
+            self.values[TOKEN_KEY] = self.token
+        if "stores" in wants:
+            self.values[STORES_KEY] = dispatcher.stores
+        if "invocation" in wants:
+            self.values[INVOCATION_KEY] = dispatcher.invocation(call, tool, step_id, 1)
+        if "progress" in wants:
+            send = self.sender(asyncio.get_running_loop()) if runner.sink is not None else None
+            self.values[PROGRESS_KEY] = Progress(call.id, tool.name, start, send)
+
+    def sender(self, loop: asyncio.AbstractEventLoop) -> Callable[[ToolEvent], None]:
+        """Deliver progress events in order, from the loop thread or any worker thread."""
+
+        def enqueue(event: ToolEvent) -> None:
+            self.tail = loop.create_task(self.after(self.tail, event))
+
+        def send(event: ToolEvent) -> None:
+            loop.call_soon_threadsafe(enqueue, event)
+
+        return send
+
+    async def after(self, previous: asyncio.Future[None] | None, event: ToolEvent) -> None:
+        if previous is not None:
+            await previous
+        await self.runner.emit(event)
+
+    def for_attempt(self, kwargs: dict[str, Any], attempt: int) -> dict[str, Any]:
+        """The keyword arguments with the `Invocation` of a later attempt."""
+        if "invocation" not in self.tool.wants:
+            return kwargs
+        invocation = self.runner.dispatcher.invocation(self.call, self.tool, self.step_id, attempt)
+        names = [p for p, source in self.tool.injection_sources.items() if source == "invocation"]
+        return {**kwargs, **dict.fromkeys(names, invocation)}
+
+    async def close(self) -> None:
+        """Flush pending progress events and stop following the run's token."""
+        if self.token is not None:
+            self.token.detach()
+        await asyncio.sleep(0)  # let progress scheduled from threads reach the chain
+        if self.tail is not None:
+            await self.tail
 
 
 def call_arguments(call: ToolCall) -> dict[str, Any]:

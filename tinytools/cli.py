@@ -2,12 +2,15 @@
 
 tinytools schema path/to/tools.py            every tool in a file
 tinytools schema pkg.module:toolbox          one toolbox (or one tool) in a module
+tinytools schema tools.py --provider openai --strict     in a provider's shape
 tinytools call tools.py '{"name": "add", "arguments": {"a": 1, "b": 2}}'
+tinytools serve-mcp tools.py                 serve the tools as an MCP server over stdio
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import sys
@@ -19,6 +22,7 @@ from typing import Any
 import msgspec
 
 from tinytools.dispatch import dispatch
+from tinytools.errors import SchemaError
 from tinytools.results import ToolCall
 from tinytools.tool import Tool
 from tinytools.toolbox import Toolbox
@@ -81,8 +85,36 @@ def _print_json(value: Any) -> None:
     sys.stdout.write(msgspec.json.format(msgspec.json.encode(value), indent=2).decode() + "\n")
 
 
+PROVIDERS = {
+    "openai": "openai",
+    "openai-responses": "openai_responses",
+    "anthropic": "anthropic",
+    "gemini": "gemini",
+    "mcp": "mcp",
+}
+"""``--provider`` choices and the adapter module each one names."""
+
+
 def _schema(args: argparse.Namespace) -> int:
-    _print_json(load_toolbox(args.target).schemas())
+    toolbox = load_toolbox(args.target)
+    if args.provider is None:
+        _print_json(toolbox.schemas())
+        return 0
+    adapter = importlib.import_module(f"tinytools.providers.{PROVIDERS[args.provider]}")
+    options = {"strict": True} if args.strict else {}
+    try:
+        _print_json(adapter.export_tools(toolbox, **options))
+    except SchemaError as exc:
+        raise TargetError(str(exc)) from None
+    return 0
+
+
+def _serve_mcp(args: argparse.Namespace) -> int:
+    from tinytools.providers import mcp
+
+    with contextlib.redirect_stdout(sys.stderr):  # stdout is the protocol's channel
+        toolbox = load_toolbox(args.target)
+    mcp.serve(toolbox, name=args.name)
     return 0
 
 
@@ -106,12 +138,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     schema = commands.add_parser("schema", help="print the schemas of the tools in TARGET")
     schema.add_argument("target", help="path/to/file.py or pkg.module, optionally :name")
+    schema.add_argument("--provider", choices=list(PROVIDERS), help="print the tools in this provider's shape")
+    schema.add_argument("--strict", action="store_true", help="OpenAI strict mode (with --provider openai)")
     schema.set_defaults(run=_schema)
     call = commands.add_parser("call", help="dispatch one call to the tools in TARGET")
     call.add_argument("target", help="path/to/file.py or pkg.module, optionally :name")
     call.add_argument("call", help='JSON: {"name": ..., "arguments": ...}')
     call.set_defaults(run=_call)
+    serve = commands.add_parser("serve-mcp", help="serve the tools in TARGET as an MCP server over stdio")
+    serve.add_argument("target", help="path/to/file.py or pkg.module, optionally :name")
+    serve.add_argument("--name", default="tinytools", help="the server name reported to clients")
+    serve.set_defaults(run=_serve_mcp)
     args = parser.parse_args(argv)
+    if getattr(args, "strict", False) and args.provider not in ("openai", "openai-responses"):
+        parser.error("--strict needs --provider openai or openai-responses")
     try:
         status: int = args.run(args)
     except TargetError as exc:

@@ -25,12 +25,14 @@ from tinytools._outcomes import (
     unknown_tool,
 )
 from tinytools.artifacts import ArtifactStore
+from tinytools.context import Invocation, RunContext, Stores
 from tinytools.dispatch import run_coroutine, secrets_of
 from tinytools.errors import ArgumentsError, ToolNotFound, shorten
 from tinytools.events import EventSink, InvalidToolArgs, ToolDenied, ToolEvent, UnknownToolCall
 from tinytools.limits import CancellationToken, Limits
 from tinytools.policy import PolicyMiddleware
 from tinytools.results import ToolCall, ToolResult
+from tinytools.strict import render_strict
 from tinytools.tool import Tool
 from tinytools.toolbox import Toolbox
 
@@ -75,6 +77,10 @@ class Dispatcher:
         artifacts: The `ArtifactStore` for large outputs and artifact data tools return.
         redact: Scrubs every model-facing string of every result (secrets of injected
             ``Injected(..., secret=True)`` values are always scrubbed).
+        strict: Validate against the OpenAI strict-mode rendering of each schema (what a strict
+            provider was shown), and treat ``null`` for an optional argument as omitted.
+        context: The run's trusted identity, given to tools that take an `Invocation`.
+        stores: Named application stores, given to tools that take `Stores`.
     """
 
     def __init__(
@@ -90,6 +96,9 @@ class Dispatcher:
         max_inline_output_bytes: int | None = None,
         artifacts: ArtifactStore | None = None,
         redact: Callable[[str], str] | None = None,
+        strict: bool = False,
+        context: RunContext | None = None,
+        stores: Mapping[str, Any] | None = None,
     ):
         self.toolbox = toolbox if isinstance(toolbox, Toolbox) else Toolbox(toolbox)
         self.unknown_tool = _check_unknown_policy(unknown_tool)
@@ -104,6 +113,11 @@ class Dispatcher:
         """Calls admitted so far (each recovery counts)."""
         self._started = perf_counter()
         self._deadline_at = None if self.limits.deadline is None else self._started + self.limits.deadline
+        self.context = context or RunContext()
+        self.stores = Stores(stores)
+        self.strict = strict
+        self._strict = {tool.name: render_strict(tool) for tool in self.toolbox} if strict else None
+        self._steps = 0
         self.max_inline_output_bytes = max_inline_output_bytes
         self.artifacts = artifacts
         self.redact = redact
@@ -141,7 +155,12 @@ class Dispatcher:
         self.token.cancel()
 
     def dispatch(
-        self, call: ToolCall, *, inject: Mapping[str, Any] | None = None, allowed: Iterable[str] | None = None
+        self,
+        call: ToolCall,
+        *,
+        inject: Mapping[str, Any] | None = None,
+        allowed: Iterable[str] | None = None,
+        step_id: str | None = None,
     ) -> ToolResult:
         """Run one call from synchronous code.
 
@@ -152,7 +171,9 @@ class Dispatcher:
         """
         start = perf_counter_ns()
         if not self._plain:
-            return run_coroutine(self._runner.run(call, inject, allowed, start, offload=False))  # type: ignore[no-any-return]
+            return run_coroutine(  # type: ignore[no-any-return]
+                self._runner.run(call, inject, allowed, start, offload=False, step_id=self.step(step_id))
+            )
         tool = None
         if self._unlimited and not self._is_cancelled():
             tool = self._lookup(call.name)
@@ -165,10 +186,12 @@ class Dispatcher:
             if isinstance(found, ToolResult):
                 return self.scrub(found)
             tool, call = found
-        if tool.timeout is not None or tool.retries or tool.wants_token or tool.needs_approval:
-            return run_coroutine(self._runner.invoke_bound(call, tool, inject, start, offload=False))  # type: ignore[no-any-return]
+        if tool.timeout is not None or tool.retries or tool.wants or tool.needs_approval:
+            return run_coroutine(  # type: ignore[no-any-return]
+                self._runner.invoke_bound(call, tool, inject, start, offload=False, step_id=self.step(step_id))
+            )
         try:
-            kwargs = tool.bind(call, inject)
+            kwargs = self.bind(tool, call, inject)
         except ArgumentsError as exc:
             return self.scrub(self.bad_arguments(call, tool, exc, start))
         try:
@@ -199,10 +222,44 @@ class Dispatcher:
         return result if self.redact is None else redact(result, [], self.redact)
 
     async def adispatch(
-        self, call: ToolCall, *, inject: Mapping[str, Any] | None = None, allowed: Iterable[str] | None = None
+        self,
+        call: ToolCall,
+        *,
+        inject: Mapping[str, Any] | None = None,
+        allowed: Iterable[str] | None = None,
+        step_id: str | None = None,
     ) -> ToolResult:
         """Run one call from async code (sync tools run inline unless they have a timeout)."""
-        return await self._runner.run(call, inject, allowed, perf_counter_ns(), offload=False)
+        start = perf_counter_ns()
+        return await self._runner.run(call, inject, allowed, start, offload=False, step_id=self.step(step_id))
+
+    def bind(self, tool: Tool[..., Any], call: ToolCall, inject: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Decode, validate (strictly, in strict mode), convert and inject a call's arguments."""
+        if self._strict is None:
+            return tool.bind(call, inject)
+        return tool.bind_strict(call, inject, self._strict[tool.name])
+
+    def step(self, step_id: str | None) -> str:
+        """The step id for a call or batch: the one given, or the next ``step-N``."""
+        self._steps += 1
+        return step_id if step_id is not None else f"step-{self._steps}"
+
+    def invocation(self, call: ToolCall, tool: Tool[..., Any], step_id: str, attempt: int) -> Invocation:
+        """The trusted identity of one execution of ``tool``."""
+        context = self.context
+        return Invocation(
+            call,
+            tool.name,
+            run_id=context.run_id,
+            step_id=step_id,
+            session_id=context.session_id,
+            agent_id=context.agent_id,
+            workspace_id=context.workspace_id,
+            actor=context.actor,
+            attempt=attempt,
+            max_inline_output_bytes=self.max_inline_output_bytes,
+            deadline=self._deadline_at,
+        )
 
     def dispatch_many(
         self,
@@ -210,9 +267,11 @@ class Dispatcher:
         *,
         inject: Mapping[str, Any] | None = None,
         allowed: Iterable[str] | None = None,
+        step_id: str | None = None,
     ) -> list[ToolResult]:
         """Run a batch from synchronous code; results come back in call order."""
-        return run_coroutine(self.adispatch_many(calls, inject=inject, allowed=allowed))  # type: ignore[no-any-return]
+        batch = self.adispatch_many(calls, inject=inject, allowed=allowed, step_id=step_id)
+        return run_coroutine(batch)  # type: ignore[no-any-return]
 
     async def adispatch_many(
         self,
@@ -220,6 +279,7 @@ class Dispatcher:
         *,
         inject: Mapping[str, Any] | None = None,
         allowed: Iterable[str] | None = None,
+        step_id: str | None = None,
     ) -> list[ToolResult]:
         """Run a batch from async code; results come back in call order.
 
@@ -227,7 +287,8 @@ class Dispatcher:
         (sync tools in threads); a serial call waits for everything before it and runs alone.
         A call id seen earlier in the batch is refused (``duplicate_call_id``).
         """
-        return await self._runner.run_batch(list(calls), inject, None if allowed is None else set(allowed))
+        names = None if allowed is None else set(allowed)
+        return await self._runner.run_batch(list(calls), inject, names, self.step(step_id))
 
     def admit(
         self, call: ToolCall, allowed: Iterable[str] | None, start: int

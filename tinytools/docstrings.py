@@ -34,8 +34,6 @@ def parse_docstring(fn: Callable[..., Any]) -> Docstring:
         return Docstring()
     parsed = docstring_parser.parse(text)
     parts = [part.strip() for part in (parsed.short_description, parsed.long_description) if part]
-    parameters = {
-        param.arg_name: " ".join(param.description.split()) for param in parsed.params if param.description
-    }
+    parameters = {param.arg_name: " ".join(param.description.split()) for param in parsed.params if param.description}
     returns = parsed.returns.description if parsed.returns and parsed.returns.description else None
     return Docstring("\n\n".join(parts), parameters, returns)

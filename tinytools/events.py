@@ -23,6 +23,8 @@ __all__ = [
     "ToolDenied",
     "ToolEvent",
     "ToolFailed",
+    "ToolOutputChunk",
+    "ToolProgress",
     "ToolStarted",
     "UnknownToolCall",
     "deliver",
@@ -103,6 +105,28 @@ class ToolDenied(ToolEvent):
     """Why, as told to the model."""
 
 
+@dataclass(frozen=True)
+class ToolProgress(ToolEvent):
+    """A running tool reported how far it got (through its `Progress`)."""
+
+    done: float
+    """Units of work done."""
+    total: float | None
+    """Units of work in all, when known."""
+    message: str | None
+    """What it is doing."""
+
+
+@dataclass(frozen=True)
+class ToolOutputChunk(ToolEvent):
+    """A running tool reported a piece of partial output."""
+
+    kind: str
+    """What kind of piece (the tool's own word: ``"row"``, ``"log"``, ...)."""
+    data: Any
+    """The piece."""
+
+
 EventSink = Callable[[ToolEvent], Awaitable[None] | None] | Any
 """A callable taking an event (sync or async), or an ``asyncio.Queue``."""
 
@@ -136,6 +160,4 @@ async def _guard(outcome: Awaitable[None], event: ToolEvent) -> None:
 def _log_sink_failure(event: ToolEvent) -> None:
     import logging
 
-    logging.getLogger("tinytools").exception(
-        "event sink failed on %s for call %r", type(event).__name__, event.call_id
-    )
+    logging.getLogger("tinytools").exception("event sink failed on %s for call %r", type(event).__name__, event.call_id)

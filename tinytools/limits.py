@@ -51,8 +51,9 @@ class CancellationToken:
         self._lock = threading.Lock()
         self.reason: str | None = None
         """Why it was cancelled (``"cancelled"``, ``"timeout"``), or None."""
+        self._detach: Callable[[], None] = lambda: None
         if parent is not None:
-            parent.on_cancel(lambda: self.cancel(parent.reason or "cancelled"))
+            self._detach = parent.on_cancel(lambda: self.cancel(parent.reason or "cancelled"))
 
     @property
     def cancelled(self) -> bool:
@@ -87,6 +88,10 @@ class CancellationToken:
         with self._lock:
             if callback in self._callbacks:
                 self._callbacks.remove(callback)
+
+    def detach(self) -> None:
+        """Stop following the parent token (when the call this token belongs to is over)."""
+        self._detach()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until cancelled or ``timeout`` seconds pass; returns `cancelled`."""

@@ -261,9 +261,7 @@ class SchemaBuilder:
     def _unsupported(self, hint: Any, parameter: str | None) -> ToolDefinitionError:
         name = getattr(hint, "__name__", None) or repr(hint)
         fix = "; mark it Injected or use a JSON-compatible type" if parameter else ""
-        return ToolDefinitionError(
-            f"no JSON Schema for type {name!r}{fix}", tool=self.tool, parameter=parameter
-        )
+        return ToolDefinitionError(f"no JSON Schema for type {name!r}{fix}", tool=self.tool, parameter=parameter)
 
     def _union(self, args: tuple[Any, ...], parameter: str | None) -> tuple[dict[str, Any], Converter | None]:
         built = [self.build(arg, parameter) for arg in args]
@@ -275,8 +273,7 @@ class SchemaBuilder:
         if len(non_null) == 1 and len(built) == 2 and non_null[0][1] is not None:
             return schema, _convert.nullable(non_null[0][1])
         members = [
-            (_exact_types(member_schema), convert, self._accepts(member_schema))
-            for member_schema, convert in built
+            (_exact_types(member_schema), convert, self._accepts(member_schema)) for member_schema, convert in built
         ]
         return schema, _convert.union_of(members)
 
@@ -313,9 +310,7 @@ class SchemaBuilder:
         }
         return schema, _convert.fixed_tuple([c for _, c in built], tuple)
 
-    def _mapping(
-        self, args: tuple[Any, ...], parameter: str | None
-    ) -> tuple[dict[str, Any], Converter | None]:
+    def _mapping(self, args: tuple[Any, ...], parameter: str | None) -> tuple[dict[str, Any], Converter | None]:
         key = split_annotated(args[0])[0] if args else str
         if key not in (str, Any):
             raise ToolDefinitionError(
@@ -429,9 +424,7 @@ class SchemaBuilder:
         hints = self._hints(cls)
         rows = []
         for field in msgspec.structs.fields(cls):
-            has_default = (
-                field.default is not msgspec.NODEFAULT or field.default_factory is not msgspec.NODEFAULT
-            )
+            has_default = field.default is not msgspec.NODEFAULT or field.default_factory is not msgspec.NODEFAULT
             rows.append((field.encode_name, field.name, hints[field.name], not has_default, field.default))
         return self._fields(rows, cls)
 

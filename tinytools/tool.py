@@ -18,6 +18,15 @@ import typing_extensions
 from typing_extensions import ParamSpec
 
 from tinytools._convert import ConversionError, Converter, unchanged
+from tinytools.context import (
+    INVOCATION_KEY,
+    PROGRESS_KEY,
+    SILENT_PROGRESS,
+    STORES_KEY,
+    Invocation,
+    Progress,
+    Stores,
+)
 from tinytools.docstrings import parse_docstring
 from tinytools.errors import ArgumentsError, InjectionError, ToolDefinitionError, shorten
 from tinytools.limits import TOKEN_KEY, CancellationToken
@@ -34,10 +43,17 @@ R = TypeVar("R")
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """Tool names every provider accepts without escaping."""
 
-INJECTABLE_TYPES: dict[type, str] = {ToolCall: "call", CancellationToken: "token"}
+INJECTABLE_TYPES: dict[type, str] = {
+    ToolCall: "call",
+    CancellationToken: "token",
+    Invocation: "invocation",
+    Progress: "progress",
+    Stores: "stores",
+}
 """Types a parameter receives by injection without an `Injected` marker, and their source."""
 
 _EMPTY = inspect.Parameter.empty
+_RUNTIME_KEYS = {"token": TOKEN_KEY, "invocation": INVOCATION_KEY, "progress": PROGRESS_KEY, "stores": STORES_KEY}
 _decode = msgspec.json.decode
 _encode = msgspec.json.encode
 
@@ -116,8 +132,10 @@ class Tool(Generic[P, R]):
         """JSON Schema of the return value, or None when it cannot be expressed."""
         self.injected = tuple(injection.parameter for injection in injections)
         """Names of the hidden parameters."""
-        self.wants_token = any(injection.source == "token" for injection in injections)
-        """Whether the tool receives the run's `CancellationToken`."""
+        self.injection_sources = {i.parameter: i.source for i in injections}
+        """Hidden parameter -> where its value comes from (``inject``, ``call``, ``token``, ...)."""
+        self.wants = frozenset(i.source for i in injections) & {"token", "invocation", "progress", "stores"}
+        """The runtime values it receives by type: ``token``, ``invocation``, ``progress``, ``stores``."""
         self.secret_keys = tuple(injection.key for injection in injections if injection.secret)
         """``inject`` keys whose values are redacted from everything the model sees."""
         if validate_output and output_schema is None:
@@ -290,16 +308,37 @@ class Tool(Generic[P, R]):
         )
 
     def _injected_value(self, injection: Injection, inject: Mapping[str, Any] | None, call: ToolCall) -> Any:
-        if injection.source == "call":
+        source = injection.source
+        if source == "call":
             return call
-        if injection.source == "token":
-            token = inject.get(TOKEN_KEY) if inject is not None else None
-            return token if token is not None else CancellationToken()
+        if source != "inject":  # a runtime value by type: the dispatcher's, or a stand-alone one
+            value = inject.get(_RUNTIME_KEYS[source]) if inject is not None else None
+            return value if value is not None else self._standalone(source, call)
         if inject is not None and injection.key in inject:
             return inject[injection.key]
         if injection.default is not _EMPTY:
             return injection.default
         raise InjectionError(tool=self.name, parameter=injection.parameter, key=injection.key)
+
+    def _standalone(self, source: str, call: ToolCall) -> Any:
+        """A runtime value for a call made without a `Dispatcher` (plain `dispatch`)."""
+        if source == "token":
+            return CancellationToken()
+        if source == "invocation":
+            return Invocation(call, self.name)
+        if source == "progress":
+            return SILENT_PROGRESS
+        return Stores()
+
+    def bind_strict(self, call: ToolCall, inject: Mapping[str, Any] | None, strict: Any) -> dict[str, Any]:
+        """`bind` against a strict-mode rendering: ``null`` for an omitted optional becomes omitted.
+
+        Raises:
+            ArgumentsError: The arguments are not JSON or fail the strict schema.
+        """
+        arguments = decoded_arguments(call)
+        strict.validate(arguments)
+        return self.prepare(strict.restore(arguments), inject, call)
 
 
 @overload

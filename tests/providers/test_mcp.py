@@ -1,0 +1,113 @@
+"""MCP adapter: tools/list entries, tools/call requests and results, the optional extra."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from tinytools import Dispatcher, Toolbox, ToolCall, tool
+from tinytools.providers import mcp
+from tinytools.providers._common import require
+
+from .conftest import add, get_weather
+
+
+@dataclasses.dataclass
+class Forecast:
+    city: str
+    days: list[float]
+
+
+@tool
+def forecast(city: str) -> Forecast:
+    """Forecast."""
+    return Forecast(city, [1.0, 2.0])
+
+
+@tool
+def anything(x: int) -> Any:
+    """Any output."""
+    return x
+
+
+@tool
+def maybe(x: int) -> dict[str, int] | None:
+    """An object or nothing."""
+    return None if x == 0 else {"x": x}
+
+
+def _listed(tool_: Any) -> dict[str, Any]:
+    (entry,) = mcp.export_tools([tool_])
+    return entry
+
+
+def test_lists_name_description_schemas_and_annotations() -> None:
+    assert _listed(get_weather) == {
+        "name": "get_weather",
+        "description": "Look up the current weather.",
+        "inputSchema": get_weather.input_schema,
+        "outputSchema": {"type": "object"},
+        "annotations": {"idempotentHint": True},
+    }
+
+
+def test_an_output_that_is_not_an_object_is_wrapped_as_result() -> None:
+    assert _listed(add)["outputSchema"] == {
+        "type": "object",
+        "properties": {"result": {"type": "integer"}},
+        "required": ["result"],
+    }
+    assert _listed(add)["annotations"] == {"idempotentHint": False}
+
+
+def test_an_output_type_that_is_an_object_is_listed_as_that_object() -> None:
+    schema = _listed(forecast)["outputSchema"]
+    assert schema["type"] == "object" and schema["required"] == ["city", "days"]
+    assert "$defs" in schema  # its references still resolve
+
+
+def test_an_output_that_may_or_may_not_be_an_object_has_no_output_schema() -> None:
+    assert "outputSchema" not in _listed(anything)
+    assert "outputSchema" not in _listed(maybe)
+
+
+def test_reads_jsonrpc_requests_params_and_sdk_objects() -> None:
+    from mcp.types import CallToolRequestParams
+
+    assert mcp.read_calls({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "add"}}) == [
+        ToolCall("7", "add", {})
+    ]
+    params = CallToolRequestParams(name="add", arguments={"a": 1, "b": 2})
+    assert mcp.read_calls([params]) == [ToolCall("mcp-0", "add", {"a": 1, "b": 2})]
+
+
+def test_writes_structured_content_and_text() -> None:
+    calls = [ToolCall("1", "add", {"a": 1, "b": 2}), ToolCall("2", "forecast", {"city": "Oslo"})]
+    written = mcp.write_results(Dispatcher(Toolbox([add, forecast])).dispatch_many(calls))
+    assert written == [
+        {"content": [{"type": "text", "text": "3"}], "structuredContent": {"result": 3}, "isError": False},
+        {
+            "content": [{"type": "text", "text": '{"city":"Oslo","days":[1.0,2.0]}'}],
+            "structuredContent": {"city": "Oslo", "days": [1.0, 2.0]},
+            "isError": False,
+        },
+    ]
+
+
+def test_a_missing_extra_names_the_install_command() -> None:
+    with pytest.raises(ImportError, match=r'pip install "tinytools\[mcp\]"'):
+        require("tinytools_no_such_sdk", "mcp")
+
+
+def test_importing_the_adapters_imports_no_sdk() -> None:
+    code = (
+        "import sys\n"
+        "from tinytools.providers import anthropic, gemini, mcp, openai, openai_responses\n"
+        "print(','.join(m for m in ('openai', 'anthropic', 'google', 'mcp', 'pydantic') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

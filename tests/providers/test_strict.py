@@ -1,0 +1,272 @@
+"""The strict-mode rendering (tinytools.strict) and the mapping of null back to defaults."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import datetime
+import decimal
+import json
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import pytest
+
+from tinytools import ArgumentsError, Param, SchemaError, Tool, Toolbox, ToolCall, dispatch, tool
+from tinytools.strict import render_strict, restore_defaults, strict_defaults, strict_schema
+
+
+@dataclasses.dataclass
+class Address:
+    street: str
+    zip: str | None = None
+    country: str = "FR"
+
+
+@dataclasses.dataclass
+class Node:
+    value: int
+    children: list[Node] = dataclasses.field(default_factory=list)
+
+
+BILLING = Address("1 Main St")
+DAY = datetime.date(2030, 1, 1)
+
+
+@tool
+def book(
+    city: str,
+    unit: Literal["c", "f"] = "c",
+    nights: Annotated[int, Param(ge=1)] = 1,
+    note: str | None = None,
+    address: Address | None = None,
+    billing: Address = BILLING,
+    day: datetime.date = DAY,
+    tree: Node | None = None,
+) -> dict[str, Any]:
+    """Book a room.
+
+    Args:
+        city: City name
+        unit: Temperature unit.
+    """
+    return {
+        "city": city,
+        "unit": unit,
+        "nights": nights,
+        "note": note,
+        "address": address,
+        "billing": billing,
+        "day": day.isoformat(),
+        "tree": tree,
+    }
+
+
+ADDRESS = {
+    "type": "object",
+    "properties": {
+        "street": {"type": "string"},
+        "zip": {"type": ["string", "null"]},
+        "country": {"type": ["string", "null"], "description": 'Optional: null means the default ("FR").'},
+    },
+    "required": ["street", "zip", "country"],
+    "additionalProperties": False,
+}
+
+
+def test_renders_every_property_required_optional_ones_nullable_and_objects_closed() -> None:
+    assert strict_schema(book) == {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string", "description": "City name"},
+            "unit": {
+                "type": ["string", "null"],
+                "enum": ["c", "f", None],
+                "description": 'Temperature unit. Optional: null means the default ("c").',
+            },
+            "nights": {
+                "type": ["integer", "null"],
+                "minimum": 1,
+                "description": "Optional: null means the default (1).",
+            },
+            "note": {"type": ["string", "null"]},
+            "address": {"anyOf": [{"$ref": "#/$defs/Address"}, {"type": "null"}]},
+            "billing": {
+                "anyOf": [{"$ref": "#/$defs/Address"}, {"type": "null"}],
+                "description": 'Optional: null means the default ({"street":"1 Main St","zip":null,"country":"FR"}).',
+            },
+            "day": {
+                "type": ["string", "null"],
+                "format": "date",
+                "description": 'Optional: null means the default ("2030-01-01").',
+            },
+            "tree": {"anyOf": [{"$ref": "#/$defs/Node"}, {"type": "null"}]},
+        },
+        "required": ["city", "unit", "nights", "note", "address", "billing", "day", "tree"],
+        "additionalProperties": False,
+        "$defs": {
+            "Address": ADDRESS,
+            "Node": {
+                "type": "object",
+                "properties": {
+                    "value": {"type": "integer"},
+                    "children": {
+                        "type": ["array", "null"],
+                        "items": {"$ref": "#/$defs/Node"},
+                        "description": "Optional: null means the default.",
+                    },
+                },
+                "required": ["value", "children"],
+                "additionalProperties": False,
+            },
+        },
+    }
+
+
+def test_defaults_name_what_each_null_stands_for() -> None:
+    assert strict_defaults(book) == {
+        "unit": "c",
+        "nights": 1,
+        "billing": Address("1 Main St"),
+        "day": datetime.date(2030, 1, 1),
+    }
+
+
+NULLS = {
+    "city": "Paris",
+    "unit": None,
+    "nights": None,
+    "note": None,
+    "address": {"street": "2 Rue", "zip": None, "country": None},
+    "billing": None,
+    "day": None,
+    "tree": {"value": 1, "children": [{"value": 2, "children": None}]},
+}
+
+
+def test_restore_drops_the_nulls_that_stand_for_defaults_at_any_depth() -> None:
+    render_strict(book).validate(NULLS)
+    restored = restore_defaults(NULLS, book)
+    assert restored == {
+        "city": "Paris",
+        "note": None,  # str | None: null is a value of its own
+        "address": {"street": "2 Rue", "zip": None},
+        "tree": {"value": 1, "children": [{"value": 2}]},
+    }
+    assert NULLS["unit"] is None and NULLS["address"]["country"] is None  # the input is untouched
+    book.schema.validate(restored)  # valid against the canonical schema
+
+
+def test_restored_arguments_dispatch_with_the_functions_defaults() -> None:
+    result = dispatch(ToolCall("c1", "book", restore_defaults(NULLS, book)), Toolbox([book]))
+    assert result.status == "succeeded", result.error
+    output = json.loads(result.text())
+    assert output["unit"] == "c" and output["nights"] == 1
+    assert output["billing"] == {"street": "1 Main St", "zip": None, "country": "FR"}
+    assert output["address"] == {"street": "2 Rue", "zip": None, "country": "FR"}
+    assert output["day"] == "2030-01-01"
+    assert output["tree"] == {"value": 1, "children": [{"value": 2, "children": []}]}
+
+
+def test_restore_leaves_values_that_are_not_null_and_returns_the_same_dict_when_nothing_changes() -> None:
+    arguments = {**NULLS, "unit": "f", "address": None, "billing": None, "tree": None}
+    restored = restore_defaults(arguments, book)
+    assert restored["unit"] == "f" and "billing" not in restored
+    unchanged = {"city": "Paris", "unit": "f", "nights": 2, "note": "x", "address": None}
+    unchanged |= {"billing": {"street": "s", "zip": "1", "country": "DE"}, "day": "2031-02-03", "tree": None}
+    assert restore_defaults(unchanged, book) is unchanged
+
+
+def test_the_strict_rendering_is_enforced_as_shown() -> None:
+    strict = render_strict(book)
+    with pytest.raises(ArgumentsError) as caught:
+        strict.validate({"city": "Paris"})  # strict mode requires every property
+    assert caught.value.keyword == "required"
+    with pytest.raises(ArgumentsError):
+        strict.validate({**NULLS, "address": {"street": "s", "zip": None, "country": None, "x": 1}})
+
+
+def test_restore_follows_the_branch_of_a_union_that_matches() -> None:
+    @dataclasses.dataclass
+    class Point:
+        x: int
+        label: str = "p"
+
+    @tool
+    def place(where: Point | str) -> str:
+        return str(where)
+
+    strict = render_strict(place)
+    assert strict.schema["properties"]["where"] == {"anyOf": [{"$ref": "#/$defs/Point"}, {"type": "string"}]}
+    assert strict.restore({"where": {"x": 1, "label": None}}) == {"where": {"x": 1}}
+    assert strict.restore({"where": "home"}) == {"where": "home"}
+
+
+def test_the_rendering_is_cached_per_tool() -> None:
+    assert render_strict(book) is render_strict(book)
+
+
+def test_formats_strict_mode_does_not_know_move_into_the_description() -> None:
+    @tool
+    def pay(amount: decimal.Decimal) -> str:
+        """Pay.
+
+        Args:
+            amount: How much.
+        """
+        return str(amount)
+
+    assert strict_schema(pay)["properties"]["amount"] == {
+        "type": "string",
+        "description": "How much. Format: decimal.",
+    }
+
+
+def _with(schema: dict[str, Any]) -> Tool[..., Any]:
+    root = {"type": "object", "properties": {"x": schema}, "required": ["x"], "additionalProperties": False}
+    return Tool.from_schema("t", "", root, lambda **kw: kw)
+
+
+@pytest.mark.parametrize(
+    ("schema", "pointer", "words"),
+    [
+        ({}, "/properties/x", "needs a type"),
+        ({"type": "object", "additionalProperties": {"type": "integer"}}, "/properties/x", "free-form"),
+        ({"type": "array", "items": {"type": "string"}, "uniqueItems": True}, "/properties/x/uniqueItems", "set"),
+        (
+            {"type": "array", "prefixItems": [{"type": "string"}], "items": False},
+            "/properties/x/prefixItems",
+            "tuple",
+        ),
+        ({"type": "string", "minLength": 1}, "/properties/x/minLength", "length"),
+        ({"allOf": [{"type": "string"}, {"pattern": "a"}]}, "/properties/x/allOf", "combine"),
+        ({"oneOf": [{"type": "string"}, {"type": "integer"}]}, "/properties/x/oneOf", "anyOf"),
+        ({"type": "string", "not": {"const": "a"}}, "/properties/x/not", "not in the subset"),
+    ],
+)
+def test_refuses_what_strict_mode_cannot_express(schema: dict[str, Any], pointer: str, words: str) -> None:
+    with pytest.raises(SchemaError) as caught:
+        strict_schema(_with(schema))
+    error = caught.value
+    assert (error.tool, error.parameter, error.pointer) == ("t", "x", pointer)
+    assert words in error.reason and "export without strict=True" in error.reason
+
+
+def test_an_open_object_with_properties_is_closed() -> None:
+    tool_ = _with({"type": "object", "properties": {"a": {"type": "integer"}}})
+    assert strict_schema(tool_)["properties"]["x"] == {
+        "type": "object",
+        "properties": {"a": {"type": ["integer", "null"], "description": "Optional: null means the default."}},
+        "required": ["a"],
+        "additionalProperties": False,
+    }
+
+
+def test_strict_imports_only_lower_layers() -> None:
+    source = Path(__file__).parents[2] / "tinytools" / "strict.py"
+    imported = {
+        node.module
+        for node in ast.walk(ast.parse(source.read_text()))
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("tinytools")
+    }
+    assert imported <= {"tinytools.errors", "tinytools.schema", "tinytools.validation", "tinytools.tool"}

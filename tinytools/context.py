@@ -1,0 +1,133 @@
+"""Invocation context: who and where a tool runs, its progress channel, the application's stores.
+
+These values come from the application and the dispatcher, never from the model. A tool
+receives them by annotating a parameter with their type (no `Injected` marker needed):
+`Invocation`, `Progress`, `Stores` (and `CancellationToken`, `ToolCall`). None of them appears
+in a schema, so a model that sends ``run_id`` is refused like any unknown argument.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tinytools.events import ToolEvent, ToolOutputChunk, ToolProgress
+from tinytools.results import ToolCall
+
+__all__ = ["INVOCATION_KEY", "PROGRESS_KEY", "STORES_KEY", "Invocation", "Progress", "RunContext", "Stores"]
+
+INVOCATION_KEY = "tinytools:invocation"
+PROGRESS_KEY = "tinytools:progress"
+STORES_KEY = "tinytools:stores"
+"""``inject`` keys under which the dispatcher passes these values (not valid parameter names)."""
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """The trusted identity of a run, given to `Dispatcher(context=...)`."""
+
+    run_id: str | None = None
+    """This run of the agent."""
+    session_id: str | None = None
+    """The conversation or session the run belongs to."""
+    agent_id: str | None = None
+    """The agent making the calls."""
+    workspace_id: str | None = None
+    """The workspace the tools act on."""
+    actor: str | None = None
+    """Who the agent acts for (the authenticated caller)."""
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """The trusted, read-only identity of one execution of a tool."""
+
+    call: ToolCall
+    """The call being executed."""
+    tool_name: str
+    """The tool's canonical name."""
+    run_id: str | None = None
+    """From the dispatcher's `RunContext`."""
+    step_id: str | None = None
+    """The batch (or single call) this execution belongs to."""
+    session_id: str | None = None
+    """From the dispatcher's `RunContext`."""
+    agent_id: str | None = None
+    """From the dispatcher's `RunContext`."""
+    workspace_id: str | None = None
+    """From the dispatcher's `RunContext`."""
+    actor: str | None = None
+    """From the dispatcher's `RunContext`: the trusted caller identity."""
+    attempt: int = 1
+    """1 for the first try; more on retries."""
+    max_inline_output_bytes: int | None = None
+    """The dispatcher's inline output budget, if any."""
+    deadline: float | None = None
+    """``time.perf_counter()`` value after which the run starts no call, or None."""
+
+    @property
+    def time_left(self) -> float | None:
+        """Seconds left before the run's deadline (never negative), or None without one."""
+        if self.deadline is None:
+            return None
+        from time import perf_counter
+
+        return max(0.0, self.deadline - perf_counter())
+
+
+class Progress:
+    """Lets a running tool report progress and partial output.
+
+    ``progress.progress(3, total=10, message="parsing")`` and ``progress.emit("row", data)``
+    become `ToolProgress` and `ToolOutputChunk` events in the dispatcher's stream, in order,
+    between `ToolStarted` and `ToolCompleted`. Without an event sink both do nothing.
+    """
+
+    __slots__ = ("_call_id", "_send", "_start", "_tool_name")
+
+    def __init__(self, call_id: str, tool_name: str, start: int, send: Callable[[ToolEvent], None] | None):
+        self._call_id = call_id
+        self._tool_name = tool_name
+        self._start = start
+        self._send = send
+
+    def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
+        """Report ``done`` units of work out of ``total`` (None when unknown)."""
+        if self._send is not None:
+            from time import perf_counter_ns
+
+            elapsed = perf_counter_ns() - self._start
+            self._send(ToolProgress(self._call_id, self._tool_name, elapsed, done, total, message))
+
+    def emit(self, kind: str, data: Any) -> None:
+        """Report a piece of partial output of some ``kind``."""
+        if self._send is not None:
+            from time import perf_counter_ns
+
+            elapsed = perf_counter_ns() - self._start
+            self._send(ToolOutputChunk(self._call_id, self._tool_name, elapsed, kind, data))
+
+
+SILENT_PROGRESS = Progress("", "", 0, None)
+"""A `Progress` that reports nothing (no sink)."""
+
+
+class Stores(Mapping[str, Any]):
+    """The application's named stores (``stores["memory"]``), read-only for tools."""
+
+    def __init__(self, stores: Mapping[str, Any] | None = None):
+        self._stores = dict(stores or {})
+
+    def __getitem__(self, name: str) -> Any:
+        try:
+            return self._stores[name]
+        except KeyError:
+            known = ", ".join(self._stores) or "none"
+            raise KeyError(f"no store named {name!r} (registered: {known})") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._stores)
+
+    def __len__(self) -> int:
+        return len(self._stores)

@@ -1,0 +1,74 @@
+"""What the adapters share: reading SDK objects and plain dicts alike, and optional imports.
+
+A provider's response may be a plain dict (JSON decoded from the wire, camelCase or not) or the
+SDK's own object (pydantic models with attributes). `field` reads both, so no adapter needs to
+import an SDK to read what it returned.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from types import ModuleType
+from typing import Any
+
+from tinytools.results import ToolResult
+
+__all__ = ["arguments", "field", "require", "result_text", "sentence", "sequence"]
+
+
+def field(value: Any, *names: str) -> Any:
+    """The first of ``names`` that is set on ``value`` (a mapping key or an attribute), or None."""
+    for name in names:
+        found = value.get(name) if isinstance(value, Mapping) else getattr(value, name, None)
+        if found is not None:
+            return found
+    return None
+
+
+def sequence(value: Any) -> list[Any]:
+    """A list of the items of ``value``; None gives an empty list."""
+    if value is None:
+        return []
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        return list(value)
+    return [value]
+
+
+def arguments(value: Any) -> Any:
+    """Arguments as the dispatcher takes them: JSON text as is, a mapping as a plain dict.
+
+    Servers that speak a provider's protocol loosely send an object where JSON text belongs,
+    or text that is not JSON; both pass through, and dispatch answers malformed text with a
+    repairable ``malformed_arguments`` result. Nothing is guessed or replaced by ``{}``.
+    """
+    if isinstance(value, Mapping) and value.__class__ is not dict:
+        return dict(value)
+    return value
+
+
+def result_text(result: ToolResult) -> str:
+    """The text a model reads for a result: the output as JSON, or the error message."""
+    return result.text()
+
+
+def require(module: str, extra: str) -> ModuleType:
+    """Import an optional SDK, or say which extra installs it.
+
+    Raises:
+        ImportError: The package is not installed; the message names the fix.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(
+            f'this needs the {module.split(".")[0]!r} package, which is not installed; pip install "tinytools[{extra}]"'
+        ) from exc
+
+
+def sentence(text: str, addition: str) -> str:
+    """Append a sentence to a description, closing the one before it."""
+    text = text.rstrip()
+    if text and text[-1] not in ".!?":
+        text += "."
+    return f"{text} {addition}" if text else addition

@@ -1,0 +1,64 @@
+"""Anthropic Messages: tool definitions, ``tool_use`` blocks, ``tool_result`` blocks.
+
+::
+
+    from tinytools.providers import anthropic as adapter
+
+    message = client.messages.create(
+        model=model, max_tokens=1024, messages=messages, tools=adapter.export_tools(toolbox)
+    )
+    messages.append({"role": "assistant", "content": message.content})
+    calls = adapter.read_calls(message)
+    results = [dispatch(call, toolbox) for call in calls]
+    messages.append({"role": "user", "content": adapter.write_results(results)})
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from tinytools.providers._common import arguments, field, result_text, sequence
+from tinytools.results import ToolCall, ToolResult
+from tinytools.tool import Tool
+
+__all__ = ["export_tools", "read_calls", "write_results"]
+
+
+def export_tools(tools: Iterable[Tool[..., Any]]) -> list[dict[str, Any]]:
+    """The ``tools=`` of a Messages request: ``[{"name", "description", "input_schema"}]``.
+
+    Args:
+        tools: A `Toolbox` or any iterable of tools.
+    """
+    return [{"name": tool.name, "description": tool.description, "input_schema": tool.input_schema} for tool in tools]
+
+
+def read_calls(response: Any) -> list[ToolCall]:
+    """The ``tool_use`` blocks of a message, in order.
+
+    Takes a ``Message`` (the SDK's object or its JSON as a dict), its ``content`` list, or one
+    block. ``input`` is already an object and passes through; other blocks are skipped.
+    """
+    content = field(response, "content")
+    blocks = sequence(content if content is not None and not isinstance(content, str) else response)
+    calls = []
+    for index, block in enumerate(blocks):
+        if field(block, "type") != "tool_use":
+            continue
+        sent = field(block, "input")
+        call_id = field(block, "id") or f"toolu_{index}"
+        calls.append(ToolCall(str(call_id), str(field(block, "name") or ""), arguments({} if sent is None else sent)))
+    return calls
+
+
+def write_results(results: Iterable[ToolResult]) -> list[dict[str, Any]]:
+    """One ``tool_result`` block per result, in order: the content of the next user message.
+
+    ``is_error`` is true for a call that did not succeed; ``content`` is the output as JSON
+    text, or the error message.
+    """
+    return [
+        {"type": "tool_result", "tool_use_id": r.call_id, "content": result_text(r), "is_error": r.is_error}
+        for r in results
+    ]
