@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from tinytools import Toolbox, ToolError, tool
+from tinytools import Progress, Toolbox, ToolError, ToolPolicy, tool
 
 
 @tool(idempotent=True)
@@ -32,7 +32,21 @@ def liar(x: int) -> int:
     return "not a number"  # type: ignore[return-value]
 
 
-toolbox = Toolbox([get_weather, add, liar])
+@tool(policy=ToolPolicy.classified().with_side_effects(["writes_files", "destructive"]))
+def wipe(path: str) -> str:
+    """Pretend to delete a path."""
+    return f"wiped {path}"
+
+
+@tool(policy=ToolPolicy.read_only().with_side_effects(["network"]))
+async def crawl(pages: int, progress: Progress) -> int:
+    """Pretend to crawl pages, reporting progress."""
+    for page in range(1, pages + 1):
+        progress.progress(page, total=pages, message=f"page {page}")
+    return pages
+
+
+toolbox = Toolbox([get_weather, add, liar, wipe, crawl])
 
 if __name__ == "__main__":
     from tinytools.providers import mcp

@@ -28,7 +28,18 @@ async def _session(mode: str) -> dict[str, Any]:
             "invalid": await client.call_tool("get_weather", {"city": 3}),
             "unknown": await client.call_tool("nope", {}),
             "liar": await client.call_tool("liar", {"x": 1}),
+            "progress": await _crawl_with_progress(client),
         }
+
+
+async def _crawl_with_progress(client: Any) -> dict[str, Any]:
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    result = await client.call_tool("crawl", {"pages": 3}, progress_callback=on_progress)
+    return {"result": result, "seen": seen}
 
 
 @pytest.fixture(scope="module", params=["auto", "legacy"])
@@ -43,7 +54,7 @@ def test_both_protocol_eras_are_served(session: dict[str, Any], request: pytest.
 
 def test_tools_list_gives_name_description_schemas_and_annotations(session: dict[str, Any]) -> None:
     tools = session["tools"]
-    assert list(tools) == ["get_weather", "add", "liar"]
+    assert list(tools) == ["get_weather", "add", "liar", "wipe", "crawl"]
     weather = tools["get_weather"]
     assert weather.description == "Look up the current weather."
     assert weather.input_schema == {
@@ -82,5 +93,20 @@ def test_failures_set_is_error_with_a_message_the_model_can_act_on(session: dict
         .content[0]
         .text.startswith("Invalid arguments: tool 'get_weather', argument 'city' at /city: expected string")
     )
-    assert session["unknown"].content[0].text == "Unknown tool 'nope'. Available tools: get_weather, add, liar."
+    listed = "get_weather, add, liar, wipe, crawl"
+    assert session["unknown"].content[0].text == f"Unknown tool 'nope'. Available tools: {listed}."
     assert "does not match its declared output schema" in session["liar"].content[0].text
+
+
+def test_policies_become_annotations(session: dict[str, Any]) -> None:
+    tools = session["tools"]
+    wipe, crawl, add = tools["wipe"].annotations, tools["crawl"].annotations, tools["add"].annotations
+    assert (wipe.read_only_hint, wipe.destructive_hint, wipe.open_world_hint) == (False, True, False)
+    assert (crawl.read_only_hint, crawl.open_world_hint) == (False, True)
+    assert add.read_only_hint is None and add.destructive_hint is None  # unclassified: claims nothing
+
+
+def test_progress_reaches_the_client_as_notifications(session: dict[str, Any]) -> None:
+    progress = session["progress"]
+    assert progress["result"].structured_content == {"result": 3}
+    assert progress["seen"] == [(1, 3, "page 1"), (2, 3, "page 2"), (3, 3, "page 3")]

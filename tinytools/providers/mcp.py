@@ -11,7 +11,9 @@ object is the structured content as it is; any other output is wrapped as ``{"re
 listed without an ``outputSchema``. Output that does not match the declared schema is answered
 with ``isError`` and code ``invalid_output`` instead of reaching the client.
 
-Tool annotations carry what the tool declares: ``idempotent`` gives ``idempotentHint``.
+Tool annotations carry what the tool's policy declares (``readOnlyHint``, ``destructiveHint``,
+``idempotentHint``, ``openWorldHint``), and a tool's `Progress` reaches a client that asked for
+progress as MCP progress notifications.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from tinytools.dispatcher import Dispatcher
 from tinytools.errors import SchemaError
+from tinytools.events import ToolEvent, ToolProgress
+from tinytools.policy import SideEffect
 from tinytools.providers._common import arguments, field, require, result_text, sequence
 from tinytools.results import StructuredError, ToolCall, ToolResult
 from tinytools.tool import Tool
@@ -39,6 +43,7 @@ __all__ = [
     "export_tools",
     "read_calls",
     "serve",
+    "tool_annotations",
     "write_results",
 ]
 
@@ -80,9 +85,27 @@ def export_tools(tools: Iterable[Tool[..., Any]]) -> list[dict[str, Any]]:
         output = _output(tool).schema
         if output is not None:
             entry["outputSchema"] = output
-        entry["annotations"] = {"idempotentHint": tool.idempotent}
+        entry["annotations"] = tool_annotations(tool)
         listed.append(entry)
     return listed
+
+
+def tool_annotations(tool: Tool[..., Any]) -> dict[str, bool]:
+    """MCP tool annotations from the tool's policy.
+
+    What an unclassified tool leaves out, a client assumes at its worst (possibly destructive,
+    open world).
+    """
+    policy = tool.policy
+    hints = {"idempotentHint": bool(tool.idempotent or policy.runtime.idempotent)}
+    if policy.is_classified:
+        effects = policy.side_effects
+        read_only = effects <= {SideEffect.READ_ONLY}
+        hints["readOnlyHint"] = read_only
+        if not read_only:
+            hints["destructiveHint"] = SideEffect.DESTRUCTIVE in effects
+        hints["openWorldHint"] = bool(effects & {SideEffect.NETWORK, SideEffect.EXTERNAL_SERVICE})
+    return hints
 
 
 def _output(tool: Tool[..., Any]) -> _Output:
@@ -213,7 +236,17 @@ def build_server(
     types = require("mcp.types", "mcp")
     tools = toolbox if isinstance(toolbox, Toolbox) else Toolbox(toolbox)
     listed = types.ListToolsResult(tools=[types.Tool.model_validate(entry) for entry in export_tools(tools)])
-    run = (dispatcher if dispatcher is not None else Dispatcher(tools)).adispatch
+    routes: dict[str, tuple[Any, Any, Any]] = {}  # call id -> (session, progress token, request id)
+
+    async def report(event: ToolEvent) -> None:
+        route = routes.get(event.call_id)
+        if route is not None and isinstance(event, ToolProgress):
+            session, token, request_id = route
+            await session.send_progress_notification(
+                token, event.done, event.total, event.message, related_request_id=request_id
+            )
+
+    run = (dispatcher if dispatcher is not None else Dispatcher(tools, on_event=report)).adispatch
 
     async def list_tools(context: Any, params: Any) -> Any:
         return listed
@@ -221,7 +254,13 @@ def build_server(
     async def call_tool(context: Any, params: Any) -> Any:
         request_id = getattr(context, "request_id", None)
         call = ToolCall("mcp" if request_id is None else str(request_id), params.name, params.arguments or {})
-        result = _checked(await run(call), tools.get(call.name))
+        token = _progress_token(context, params)
+        if token is not None:
+            routes[call.id] = (context.session, token, request_id)
+        try:
+            result = _checked(await run(call), tools.get(call.name))
+        finally:
+            routes.pop(call.id, None)
         return types.CallToolResult.model_validate(write_results([result])[0])
 
     server: Server[Any] = lowlevel.Server(
@@ -232,6 +271,17 @@ def build_server(
         on_call_tool=call_tool,
     )
     return server
+
+
+def _progress_token(context: Any, params: Any) -> Any:
+    """The client's progress token for this request, if it asked for progress."""
+    raw = getattr(context, "params", None)
+    meta = raw.get("_meta") if isinstance(raw, Mapping) else None
+    token = meta.get("progressToken") if isinstance(meta, Mapping) else None
+    if token is None:
+        meta_object = getattr(context, "meta", None) or getattr(params, "meta", None)
+        token = getattr(meta_object, "progress_token", None) or getattr(meta_object, "progressToken", None)
+    return None if isinstance(token, bool) else token
 
 
 def _version() -> str:
