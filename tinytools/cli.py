@@ -21,8 +21,9 @@ from typing import Any
 
 import msgspec
 
-from tinytools.dispatch import dispatch
+from tinytools.dispatcher import Dispatcher
 from tinytools.errors import SchemaError
+from tinytools.events import ToolEvent, ToolProgress
 from tinytools.results import ToolCall
 from tinytools.tool import Tool
 from tinytools.toolbox import Toolbox
@@ -127,9 +128,54 @@ def _call(args: argparse.Namespace) -> int:
     if not isinstance(request, dict) or not isinstance(request.get("name"), str):
         raise TargetError('the call must be a JSON object like {"name": "...", "arguments": {...}}')
     call = ToolCall(str(request.get("id", "cli")), request["name"], request.get("arguments", {}))
-    result = dispatch(call, toolbox)
+    with ProgressDisplay(sys.stderr) as display:
+        result = Dispatcher(toolbox, on_event=display.show).dispatch(call)
     _print_json(result)
     return 0 if result.status == "succeeded" else 1
+
+
+class ProgressDisplay:
+    """Shows a tool's progress on stderr.
+
+    A tqdm bar on a terminal when tqdm is installed (``pip install "tinytools[progress]"``);
+    plain lines otherwise.
+    """
+
+    def __init__(self, stream: Any):
+        self.stream = stream
+        self.bar: Any = None
+        self.tqdm: Any = None
+        if stream.isatty():
+            with contextlib.suppress(ImportError):
+                from tqdm import tqdm  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+                self.tqdm = tqdm
+
+    def __enter__(self) -> ProgressDisplay:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+    def show(self, event: ToolEvent) -> None:
+        """Render a `ToolProgress` event; other events are ignored."""
+        if not isinstance(event, ToolProgress):
+            return
+        if self.tqdm is None:
+            total = f"/{event.total:g}" if event.total is not None else ""
+            message = f" {event.message}" if event.message else ""
+            self.stream.write(f"{event.name}: {event.done:g}{total}{message}\n")
+            self.stream.flush()
+            return
+        if self.bar is None:
+            self.bar = self.tqdm(total=event.total, desc=event.name, file=self.stream)
+        if event.total is not None:
+            self.bar.total = event.total
+        self.bar.n = event.done
+        if event.message:
+            self.bar.set_postfix_str(event.message, refresh=False)
+        self.bar.refresh()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
