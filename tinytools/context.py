@@ -9,8 +9,9 @@ in a schema, so a model that sends ``run_id`` is refused like any unknown argume
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from tinytools.events import ToolEvent, ToolOutputChunk, ToolProgress
 from tinytools.results import ToolCall
@@ -23,8 +24,7 @@ STORES_KEY = "tinytools:stores"
 """``inject`` keys under which the dispatcher passes these values (not valid parameter names)."""
 
 
-@dataclass(frozen=True)
-class RunContext:
+class RunContext(msgspec.Struct, frozen=True):
     """The trusted identity of a run, given to `Dispatcher(context=...)`."""
 
     run_id: str | None = None
@@ -39,8 +39,7 @@ class RunContext:
     """Who the agent acts for (the authenticated caller)."""
 
 
-@dataclass(frozen=True)
-class Invocation:
+class Invocation(msgspec.Struct, frozen=True):
     """The trusted, read-only identity of one execution of a tool."""
 
     call: ToolCall

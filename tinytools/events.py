@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from tinytools.errors import ArgumentsError
 from tinytools.results import StructuredError, ToolResult
@@ -31,8 +32,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class ToolEvent:
+class ToolEvent(msgspec.Struct, frozen=True):
     """What every event says: which call, which tool, how long since the call began."""
 
     call_id: str
@@ -43,8 +43,7 @@ class ToolEvent:
     """Nanoseconds since the dispatcher took the call."""
 
 
-@dataclass(frozen=True)
-class ToolStarted(ToolEvent):
+class ToolStarted(ToolEvent, frozen=True):
     """The tool's function is about to run with validated arguments."""
 
     arguments: dict[str, Any]
@@ -53,16 +52,14 @@ class ToolStarted(ToolEvent):
     """1 for the first try; more on retries."""
 
 
-@dataclass(frozen=True)
-class ToolCompleted(ToolEvent):
+class ToolCompleted(ToolEvent, frozen=True):
     """A call ended with a result (any status)."""
 
     result: ToolResult
     """The result returned for the call."""
 
 
-@dataclass(frozen=True)
-class ToolFailed(ToolEvent):
+class ToolFailed(ToolEvent, frozen=True):
     """The tool raised, timed out or returned what cannot be encoded."""
 
     error: StructuredError
@@ -71,8 +68,7 @@ class ToolFailed(ToolEvent):
     """The exception, with its full text and traceback: for logs, never for the model."""
 
 
-@dataclass(frozen=True)
-class UnknownToolCall(ToolEvent):
+class UnknownToolCall(ToolEvent, frozen=True):
     """A call named a tool that is not in the toolbox."""
 
     requested_name: str
@@ -83,8 +79,7 @@ class UnknownToolCall(ToolEvent):
     """What happened: ``"tool_error"``, ``"rewrite:<name>"`` or ``"fail"``."""
 
 
-@dataclass(frozen=True)
-class InvalidToolArgs(ToolEvent):
+class InvalidToolArgs(ToolEvent, frozen=True):
     """A call's arguments were malformed or failed the schema."""
 
     arguments: Any
@@ -95,8 +90,7 @@ class InvalidToolArgs(ToolEvent):
     """What happened: ``"tool_error"`` or ``"fail"``."""
 
 
-@dataclass(frozen=True)
-class ToolDenied(ToolEvent):
+class ToolDenied(ToolEvent, frozen=True):
     """A call was not executed because a rule refused it."""
 
     rule: str
@@ -105,8 +99,7 @@ class ToolDenied(ToolEvent):
     """Why, as told to the model."""
 
 
-@dataclass(frozen=True)
-class ToolProgress(ToolEvent):
+class ToolProgress(ToolEvent, frozen=True):
     """A running tool reported how far it got (through its `Progress`)."""
 
     done: float
@@ -117,8 +110,7 @@ class ToolProgress(ToolEvent):
     """What it is doing."""
 
 
-@dataclass(frozen=True)
-class ToolOutputChunk(ToolEvent):
+class ToolOutputChunk(ToolEvent, frozen=True):
     """A running tool reported a piece of partial output."""
 
     kind: str

@@ -12,7 +12,6 @@ from __future__ import annotations
 import enum
 import inspect
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
@@ -128,8 +127,7 @@ class ToolPolicy(msgspec.Struct, frozen=True, omit_defaults=True):
         return msgspec.structs.replace(self, access=msgspec.structs.replace(self.access, **options))
 
 
-@dataclass(frozen=True)
-class Workspace:
+class Workspace(msgspec.Struct, frozen=True):
     """What the application provides: is a sandbox present, which roots are trusted."""
 
     sandboxed: bool = False
@@ -138,8 +136,7 @@ class Workspace:
     """Path prefixes tools may be given access to."""
 
 
-@dataclass(frozen=True)
-class Approval:
+class Approval(msgspec.Struct, frozen=True):
     """An approver's answer: approve, deny with a reason the model sees, or edit the arguments."""
 
     decision: Literal["approve", "deny", "edit"]
@@ -165,8 +162,7 @@ class Approval:
         return cls("edit", arguments=dict(arguments))
 
 
-@dataclass(frozen=True)
-class ApprovalRequest:
+class ApprovalRequest(msgspec.Struct, frozen=True):
     """What an approver sees."""
 
     tool: Tool[..., Any]
@@ -182,8 +178,7 @@ class ApprovalRequest:
 Approver = Callable[[ApprovalRequest], "Approval | Awaitable[Approval]"]
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(msgspec.Struct, frozen=True):
     """One named check; `PolicyMiddleware` applies rules in order."""
 
     name: str
@@ -282,16 +277,12 @@ def _within(root: str, trusted: tuple[str, ...]) -> bool:
     return any(normal == t or normal.startswith(posixpath.normpath(t).rstrip("/") + "/") for t in trusted)
 
 
-@dataclass
 class PolicyMiddleware:
     """Middleware that enforces rules at exposure and at execution.
 
     ``PolicyMiddleware(require_classification(), deny_side_effects({"shell"}),
     workspace=Workspace(sandboxed=True))``; ``PolicyMiddleware(*strict(approver))`` for all.
     """
-
-    rules: tuple[Rule, ...] = field(default_factory=tuple)
-    workspace: Workspace = field(default_factory=Workspace)
 
     def __init__(self, *rules: Rule | Iterable[Rule], workspace: Workspace | None = None):
         flat: list[Rule] = []
