@@ -1,12 +1,15 @@
 from __future__ import annotations
 
 import copy
+import enum
 import json
 import random
 import re
 import shutil
 import subprocess
 import sys
+from collections import OrderedDict
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -101,6 +104,15 @@ def test_parse_keeps_a_deep_copy_of_the_schema() -> None:
     assert repr(schema).startswith("InputSchema(properties=['city', 'unit'")
 
 
+def test_parse_without_copy_keeps_a_plain_schema_and_checks_it() -> None:
+    raw = copy.deepcopy(WEATHER)
+    schema = InputSchema.parse(raw, copy=False)
+    assert schema.schema is raw
+    assert outcome(schema.validate, {"city": 1}) == outcome(InputSchema.parse(WEATHER).validate, {"city": 1})
+    other = {**copy.deepcopy(WEATHER), "required": ("city",)}  # not plain JSON: copied
+    assert InputSchema.parse(other, copy=False).schema == WEATHER
+
+
 @pytest.mark.parametrize("encode", [json.dumps, lambda s: json.dumps(s).encode()])
 def test_parse_accepts_json_text(encode: Any) -> None:
     assert InputSchema.parse(encode(WEATHER)).schema == WEATHER
@@ -185,10 +197,11 @@ REFUSED: list[tuple[Any, str, str]] = [
 ]  # fmt: skip
 
 
+@pytest.mark.parametrize("copied", [True, False])
 @pytest.mark.parametrize(("schema", "pointer", "message"), REFUSED)
-def test_parse_refuses_what_it_cannot_enforce(schema: Any, pointer: str, message: str) -> None:
+def test_parse_refuses_what_it_cannot_enforce(schema: Any, pointer: str, message: str, copied: bool) -> None:
     with pytest.raises(SchemaError) as caught:
-        InputSchema.parse(schema)
+        InputSchema.parse(copy.deepcopy(schema), copy=copied)
     assert caught.value.pointer == pointer
     assert message in caught.value.reason
 
@@ -476,6 +489,60 @@ EQUALITY = [
 @pytest.mark.parametrize(("schema", "data", "valid"), EQUALITY)
 def test_json_equality_is_not_python_equality(schema: Any, data: Any, valid: bool) -> None:
     assert accepts(schema, data) == valid
+
+
+class Mode(str, enum.Enum):
+    FAST = "fast"  # a str-Enum hashes by its name: no frozenset lookup for it
+
+
+class Level(enum.IntEnum):
+    ONE = 1
+
+
+class Text(str):
+    pass
+
+
+OBJECT = {"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": False}
+CLASSES = [
+    ({"type": "string", "enum": ["fast", "slow"]}, Mode.FAST, True), ({"enum": ["fast"]}, Mode.FAST, True),
+    ({"enum": ["FAST"]}, Mode.FAST, False), ({"enum": [1, "a"]}, Level.ONE, True),
+    ({"enum": [1]}, True, False), ({"enum": [True]}, 1, False), ({"enum": [1.0, "a"]}, 1, True),
+    ({"enum": [1, "a"]}, 1.0, True), ({"enum": ["a", 1]}, Text("a"), True), ({"enum": []}, "a", False),
+    ({"type": "integer", "minimum": 1}, True, False), ({"type": "integer", "maximum": 5}, 5.0, True),
+    ({"type": "integer", "maximum": 5}, Level.ONE, True), ({"type": "number", "maximum": 1}, Decimal(2), False),
+    ({"type": "number", "minimum": 0}, Decimal("0.5"), True), ({"type": ["integer", "null"], "minimum": 0}, None, True),
+    ({"type": ["integer", "null"], "minimum": 0}, -1, False), ({"type": "boolean"}, 0, False),
+    ({"type": ["string", "null"], "minLength": 2}, None, True),
+    ({"type": ["string", "null"], "minLength": 2}, Text("a"), False),
+    ({"type": "array", "items": {"type": "string"}}, ("a", Text("b")), True),
+    ({"type": "array", "items": {"type": "string"}}, ("a", 1), False),
+    (OBJECT, OrderedDict(a=Mode.FAST), True), (OBJECT, OrderedDict(a="x", b=1), False), (OBJECT, {"b": 1}, False),
+    ({"anyOf": [OBJECT, {"type": "null"}]}, None, True), ({"anyOf": [OBJECT, {"type": "null"}]}, 1, False),
+    ({"uniqueItems": True}, [(1, [2]), [1, [2]]], False), ({"uniqueItems": True}, [(True,), [1]], True),
+    ({"multipleOf": 0.5}, Level.ONE, True),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("schema", "data", "valid"), CLASSES)
+def test_values_of_other_classes_than_decoded_json(schema: Any, data: Any, valid: bool) -> None:
+    # Decoded JSON takes exact-class shortcuts; subclasses, bool, tuples and Decimal must not.
+    assert accepts(schema, data) == valid
+
+
+ITEM_POINTERS = [
+    ({"items": {"type": "string"}}, ["a", 3, 3], "/1"),
+    ({"items": {"items": {"type": "string"}}}, [["a"], ["b", 2, 2]], "/1/1"),
+    ({"items": {"anyOf": [{"type": "string"}, {"items": {"type": "integer"}}]}}, ["a", [1, "x"]], "/1"),
+    ({"items": {"properties": {"a": {"items": {"minimum": 0}}}}}, [{"a": [0]}, {"a": [1, -1]}], "/1/a/1"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("schema", "data", "pointer"), ITEM_POINTERS)
+def test_failing_item_is_located_after_the_loop(schema: Any, data: Any, pointer: str) -> None:
+    found = outcome(compile_validator(schema), data)
+    assert found is not None
+    assert found[0] == pointer
 
 
 MULTIPLES = [

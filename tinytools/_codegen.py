@@ -1,20 +1,33 @@
 """Compiling a translated (draft-07) schema document into a checker, with fastjsonschema.
 
-This module owns code generation. fastjsonschema's draft-07 generator is used with three
+This module owns code generation. fastjsonschema's draft-07 generator is used with these
 changes: ``multipleOf`` is exact for big and fractional numbers; every failing check raises a
 cheap `Failure` that names a precomputed `Site` instead of building a message and a copy of
 the schema; and ``$ref`` calls pass their caller's path as a tuple instead of formatting a
 dotted name. The path is known exactly while generating, so no failure has to re-walk the data.
+
+The valid path is tuned for decoded JSON, whose values are exactly the builtin classes, while
+giving every other value (subclasses such as a str-Enum, bool, tuples, Decimal) the same
+verdict as fastjsonschema: a type check first tries ``value.__class__ is str`` and only then
+fastjsonschema's ``isinstance`` form; a keyword's "is it a string/number/array/object" guard
+is dropped when the same schema's ``type`` has already settled it; a closed object counts the
+known names it has instead of copying and emptying a set of its keys; string and integer enum
+members are looked up in a frozenset for values of exactly that class; an array loop finds
+the index of a failing item only when it fails; an ``anyOf`` skips its trials for a value of
+exactly the class of a branch that only names types (``Model | None`` given None); and the
+root function maps its own failures to `ArgumentsError`, so no wrapper call is paid.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from operator import indexOf
 from typing import Any, cast
 
 from fastjsonschema import JsonSchemaDefinitionException
+from fastjsonschema.draft04 import JSON_TYPE_TO_PYTHON_TYPE
 from fastjsonschema.draft07 import CodeGeneratorDraft07
 from fastjsonschema.ref_resolver import RefResolver
 
@@ -27,10 +40,51 @@ __all__ = ["compile_document"]
 def _is_multiple(value: float, divisor: float) -> bool:
     """Exact ``multipleOf``: a number is the decimal it prints as, never a rounded float."""
     if isinstance(value, int) and isinstance(divisor, int):
-        return value % divisor == 0
+        return int(value) % int(divisor) == 0
     from fractions import Fraction  # only fractional multipleOf needs it; keeps import light
 
-    return (Fraction(repr(value)) / Fraction(repr(divisor))).denominator == 1
+    exact = [Fraction(int(x)) if isinstance(x, int) else Fraction(repr(float(x))) for x in (value, divisor)]
+    return (exact[0] / exact[1]).denominator == 1  # int() and float(): an IntEnum's repr is no number
+
+
+def _index(items: Sequence[Any], item: object) -> int:
+    """Where a failing item is: the first item identical to it, which would have failed first."""
+    return indexOf(map(id, items), id(item))
+
+
+# Exact-class checks that imply a JSON type; anything else falls back to isinstance.
+_EXACT = {
+    "string": "{variable}.__class__ is str",
+    "integer": "{variable}.__class__ is int",
+    "number": "{variable}.__class__ is int or {variable}.__class__ is float",
+    "boolean": "{variable}.__class__ is bool",
+    "null": "{variable} is None",
+    "array": "{variable}.__class__ is list",
+    "object": "{variable}.__class__ is dict",
+}
+# fastjsonschema's guards of type-specific keywords: the JSON types that pass each, and the line
+# again with a hole for the condition and the condition to use when ``type`` has not settled it.
+_GUARDS = {
+    "if isinstance({variable}, str):": ({"string"}, "if {}:", "isinstance({variable}, str)"),
+    "if isinstance({variable}, (int, float, Decimal)) and not isinstance({variable}, bool):": (
+        {"integer", "number"},
+        "if {}:",
+        "{variable}.__class__ is int or {variable}.__class__ is float"
+        " or isinstance({variable}, (int, float, Decimal)) and not isinstance({variable}, bool)",
+    ),
+    "{variable}_is_list = isinstance({variable}, (list, tuple))": (
+        {"array"},
+        "{variable}_is_list = {}",
+        "{variable}.__class__ is list or isinstance({variable}, (list, tuple))",
+    ),
+    "{variable}_is_dict = isinstance({variable}, dict)": (
+        {"object"},
+        "{variable}_is_dict = {}",
+        "isinstance({variable}, dict)",
+    ),
+    "if {variable}_is_list:": ({"array"}, "if {}:", "{variable}_is_list"),
+    "if {variable}_is_dict:": ({"object"}, "if {}:", "{variable}_is_dict"),
+}
 
 
 class _Generator(CodeGeneratorDraft07):
@@ -42,10 +96,25 @@ class _Generator(CodeGeneratorDraft07):
         # Steps from the current function's input to the value being checked: a key or index,
         # or None and the generated variable that holds it at run time.
         self._path: list[tuple[Token | None, str]] = []
+        self._entry: str = resolver.get_scope_name()
 
     def generate_validation_function(self, uri: str, name: str) -> None:
         self._path = []  # each function starts at its own input; callers pass their path
-        super().generate_validation_function(uri, name)  # type: ignore[no-untyped-call]
+        if name != self._entry:
+            return super().generate_validation_function(uri, name)  # type: ignore[no-any-return, no-untyped-call]
+        # The root schema's function is the checker itself: it maps its failures to errors.
+        # No $ref calls it: translation points a reference to the root at a copy.
+        self._validation_functions_done.add(uri)
+        header = "def {}(data, custom_formats={{}}, name_prefix=None):"
+        with self._resolver.resolving(uri) as definition, self.l(header, name):
+            with self.l("try:", optimize=False):
+                self.generate_func_code_block(definition, "data", "data", clear_variables=True)
+                self.l("pass")
+            with self.l("except _Failure as exc:"):
+                self.l("raise _error(exc.args) from None")
+            with self.l("except RecursionError:"):
+                self.l("raise _too_deep() from None")
+        return None
 
     def generate_func_code_block(
         self, definition: Any, variable: str, variable_name: str, clear_variables: bool = False
@@ -99,6 +168,8 @@ class _Generator(CodeGeneratorDraft07):
     def generate_ref(self) -> None:
         with self._resolver.in_scope(cast(dict[str, Any], self._definition)["$ref"]):
             name, uri = self._resolver.get_scope_name(), self._resolver.get_uri()
+            if name == self._entry:
+                raise JsonSchemaDefinitionException("a $ref to the root is not translated")
             if uri not in self._validation_functions_done:
                 self._needed_validation_functions[uri] = name
             prefix = "name_prefix"
@@ -123,9 +194,146 @@ class _Generator(CodeGeneratorDraft07):
         with self.l(f"if {number} and not _is_multiple({{variable}}, {{multipleOf}}):"):
             self.exc("", rule="multipleOf")
 
+    def l(self, line: str, *args: Any, **kwds: Any) -> Any:  # noqa: E743 - fastjsonschema's name
+        """Emit a line; a type guard the schema's ``type`` has settled becomes cheaper or ``True``."""
+        if line in _GUARDS:
+            passing, template, condition = _GUARDS[line]
+            line = template.replace("{}", self._settled(passing) or condition)
+        elif line.startswith("def fn(var): "):  # uniqueItems: a tuple is an array too
+            line = line.replace("(dict, list)", "(dict, list, tuple)")
+        return super().l(line, *args, **kwds)
+
+    def _settled(self, passing: set[str]) -> str:
+        """A guard's condition if this schema's ``type`` (checked first) settles it, else ""."""
+        types = self._definition.get("type", ()) if isinstance(self._definition, dict) else ()
+        allowed = {types} if isinstance(types, str) else set(types)
+        if not allowed or not allowed <= passing | {"null"}:
+            return ""
+        return "{variable} is not None" if "null" in allowed else "True"
+
+    def generate_type(self) -> None:
+        """The check fastjsonschema makes, tried only when no exact-class check passes."""
+        types = cast(dict[str, Any], self._definition)["type"]
+        types = [types] if isinstance(types, str) else types
+        exact = [_EXACT[t] for t in types if t != "integer" or "number" not in types]
+        python_types = ", ".join(JSON_TYPE_TO_PYTHON_TYPE[t] for t in types)
+        check = f"not isinstance({{variable}}, ({python_types}))"
+        if "integer" in types:
+            check += " and not (isinstance({variable}, float) and {variable}.is_integer())"
+        if ("number" in types or "integer" in types) and "boolean" not in types:
+            check += " or isinstance({variable}, bool)"
+        with self.l(f"if not ({' or '.join(exact)}) and ({check}):"):
+            self.exc("", rule="type")
+
+    def generate_enum(self) -> None:
+        """Strings and numbers of exactly str or int class are looked up in a frozenset."""
+        enum = cast(dict[str, Any], self._definition)["enum"]
+        variable = self._variable
+        match = " or ".join(self._enum_value_matches(variable, value) for value in enum)  # type: ignore[no-untyped-call]
+        check = f"({match})" if match else "False"
+        numbers = [v for v in enum if type(v) in (int, float)]  # as fastjsonschema: 1 == 1.0, not True
+        for cls, members in (("int", numbers), ("str", [v for v in enum if type(v) is str])):
+            if members:
+                literal = "{" + ", ".join(map(repr, members)) + ",}"  # compiled to a frozenset
+                check = f"{variable} in {literal} if {variable}.__class__ is {cls} else {check}"
+        with self.l("if not ({}):", check):
+            self.exc("", rule="enum")
+
+    def generate_any_of(self) -> None:
+        """Skip the trials for a value of exactly the class of a branch that only names types."""
+        branches = cast(dict[str, Any], self._definition)["anyOf"]
+        types = [b["type"] for b in branches if isinstance(b, dict) and b.keys() == {"type"}]
+        exact = [_EXACT[t] for each in types for t in ([each] if isinstance(each, str) else each)]
+        if not exact:
+            return super().generate_any_of()  # type: ignore[no-any-return, no-untyped-call]
+        with self.l(f"if not ({' or '.join(exact)}):"):
+            super().generate_any_of()  # type: ignore[no-untyped-call]
+        return None
+
+    def _plain_object(self) -> bool:
+        """No patternProperties and additionalProperties absent, true, {} or false."""
+        definition = cast(dict[str, Any], self._definition)
+        extra = definition.get("additionalProperties", True)
+        return "patternProperties" not in definition and (extra is True or extra is False or extra == {})
+
+    def generate_properties(self) -> None:
+        """Read each property once; count the known names present if extra names are refused.
+
+        Required names were checked just before (``required`` precedes ``properties``), so
+        they are read without testing for them.
+        """
+        if not self._plain_object():
+            return super().generate_properties()  # type: ignore[no-any-return, no-untyped-call]
+        definition = cast(dict[str, Any], self._definition)
+        properties: dict[str, Any] = definition["properties"]
+        required = set(definition.get("required", ())) & properties.keys()
+        counting = definition.get("additionalProperties") is False
+        self.create_variable_is_dict()  # type: ignore[no-untyped-call]
+        with self.l("if {variable}_is_dict:"):
+            if counting:  # names present of those known; any other name is one too many
+                self.l("{variable}_known = {}", len(required))
+            else:
+                self.l("pass")  # in case no property needs code
+            for key, subschema in properties.items():
+                if not isinstance(subschema, (dict, bool)):
+                    raise JsonSchemaDefinitionException(f"{self._variable}[{key!r}] must be object")
+                empty = subschema is True or subschema == {}
+                if key in required:
+                    if not empty:
+                        self._property(key, subschema)
+                elif counting or not empty:
+                    with self.l("if {} in {variable}:", repr(key)):
+                        if counting:
+                            self.l("{variable}_known += 1")
+                        if not empty:
+                            self._property(key, subschema)
+        return None
+
+    def _property(self, key: str, subschema: Any) -> None:
+        name = re.sub(r"($[^a-zA-Z]|[^a-zA-Z0-9])", "", key)  # as fastjsonschema names it
+        self.l("{variable}__{} = {variable}[{}]", name, repr(key))
+        dotted = f"{self._variable_name}.{self._brace(key)}"
+        self.generate_func_code_block(subschema, f"{self._variable}__{name}", dotted, clear_variables=True)
+
+    def generate_additional_properties(self) -> None:
+        extra = cast(dict[str, Any], self._definition)["additionalProperties"]
+        if not self._plain_object():
+            return super().generate_additional_properties()  # type: ignore[no-any-return, no-untyped-call]
+        if extra is not False:
+            return None
+        self.create_variable_is_dict()  # type: ignore[no-untyped-call]
+        with self.l("if {variable}_is_dict:"):
+            known = "properties" in cast(dict[str, Any], self._definition)
+            with self.l("if len({variable}) != {variable}_known:" if known else "if {variable}:"):
+                self.exc("", rule="additionalProperties")
+        return None
+
+    def generate_items(self) -> None:
+        """One schema for every item: loop without enumerate while nothing needs the index."""
+        items = cast(dict[str, Any], self._definition)["items"]
+        if not isinstance(items, dict):
+            return super().generate_items()  # type: ignore[no-any-return, no-untyped-call]
+        if not items:
+            return None
+        self.create_variable_is_list()  # type: ignore[no-untyped-call]
+        with self.l("if {variable}_is_list:"):
+            start = len(self._code)
+            with self.l("for {variable}_x, {variable}_item in enumerate({variable}):"):
+                item, index = f"{self._variable}_item", re.compile(rf"\b{self._variable}_x\b")
+                self.generate_func_code_block(items, item, f"{self._variable_name}[{{{self._variable}_x}}]")
+                if len(self._code) == start + 1:
+                    self.l("pass")
+            body = self._code[start + 1 :]
+            if not any(index.search(line) for line in body if not line.lstrip().startswith("raise _Failure(")):
+                head = self._code[start]
+                self._code[start] = head[: len(head) - len(head.lstrip())] + f"for {item} in {self._variable}:"
+                late = f"_index({self._variable}, {item})"
+                self._code[start + 1 :] = [index.sub(late, line) for line in body]
+        return None
+
     @property
     def global_state(self) -> dict[str, Any]:
-        return {**super().global_state, "_is_multiple": _is_multiple, "_Failure": Failure}
+        return {**super().global_state, "_is_multiple": _is_multiple, "_Failure": Failure, "_index": _index}
 
     def _expand_refs(self, definition: Any) -> Any:
         return definition  # expanding would read "$ref" keys inside enum and const values
@@ -150,19 +358,14 @@ def compile_document(document: dict[str, Any], schema: Any) -> Callable[[object]
     try:
         resolver = _Resolver("", document, store={})
         generator = _Generator(document, resolver)
+        code = generator.func_code
         state = generator.global_state
-        exec(generator.func_code, state)
-    except (JsonSchemaDefinitionException, SyntaxError, RecursionError, re.error) as exc:
+        state.update(_error=ErrorMap(generator.sites, schema).error, _too_deep=_too_deep)
+        exec(code, state)
+    except (JsonSchemaDefinitionException, SyntaxError, RecursionError, ValueError, re.error) as exc:
         raise SchemaError(f"schema could not be compiled: {exc}") from None
-    function = state[resolver.get_scope_name()]
-    error = ErrorMap(generator.sites, schema).error
+    return cast(Callable[[object], None], state[resolver.get_scope_name()])
 
-    def validate(arguments: object) -> None:
-        try:
-            function(arguments)
-        except Failure as exc:
-            raise error(exc.args) from None
-        except RecursionError:
-            raise ArgumentsError("arguments nest too deeply to validate", keyword="depth") from None
 
-    return validate
+def _too_deep() -> ArgumentsError:
+    return ArgumentsError("arguments nest too deeply to validate", keyword="depth")

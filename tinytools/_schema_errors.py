@@ -65,6 +65,10 @@ def echo(value: Any) -> str:
             text = repr(value)
         except ValueError:  # an int beyond the str() digit limit
             text = f"<{kind.__name__} too long to show>"
+        except Exception:  # nested too deeply, or a __repr__ that fails
+            text = f"<{kind.__name__}>"
+    if not text.isascii():  # a lone surrogate would make the message impossible to encode
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text if len(text) <= ECHO_LIMIT else shorten(text)
 
 

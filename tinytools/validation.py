@@ -122,6 +122,18 @@ def _json_copy(value: Any, pointer: str, depth: int = 0) -> Any:
     return {k: _json_copy(v, f"{pointer}/{_escape(k)}", depth + 1) for k, v in value.items()}
 
 
+def _plain(value: Any, depth: int = 0) -> bool:
+    """Whether `_json_copy` would accept ``value`` and return an equal copy of the same classes."""
+    kind = value.__class__
+    if depth > MAX_SCHEMA_DEPTH:
+        return False
+    if kind is dict:
+        return all(key.__class__ is str and _plain(item, depth + 1) for key, item in value.items())
+    if kind is list:
+        return all(_plain(item, depth + 1) for item in value)
+    return kind in (str, int, bool) or value is None or (kind is float and math.isfinite(value))
+
+
 def _portable(pattern: str, pointer: str) -> str:
     try:
         translated = translate_pattern(pattern)
@@ -289,10 +301,17 @@ class InputSchema:
         self.schema = schema
 
     @classmethod
-    def parse(cls, raw: Mapping[str, Any] | str | bytes) -> InputSchema:
+    def parse(cls, raw: Mapping[str, Any] | str | bytes, *, copy: bool = True) -> InputSchema:
         """Check a closed-object 2020-12 schema, given as a mapping or JSON text.
 
         The checks and translation run now; compiling waits for the first `validate`.
+
+        Args:
+            raw: The schema.
+            copy: False when the caller hands over ownership of ``raw``: a dict built for this
+                call that nothing else refers to or changes later. If it is plain JSON (exactly
+                dict, list, str, int, bool, None and finite float) it becomes `schema` as it
+                is, checked but not deep-copied. JSON text is never copied.
 
         Raises:
             SchemaError: The root is not a closed object, or something cannot be enforced;
@@ -300,10 +319,10 @@ class InputSchema:
         """
         if isinstance(raw, (str, bytes)):
             try:
-                raw = json.loads(raw, parse_constant=_refuse)
+                raw, copy = json.loads(raw, parse_constant=_refuse), False
             except (ValueError, RecursionError) as exc:
                 raise _fail(f"the schema is not JSON: {exc}", "") from None
-        schema = _json_copy(raw, "")
+        schema = raw if not copy and _plain(raw) else _json_copy(raw, "")
         if not isinstance(schema, dict) or schema.get("type") != "object":
             reason = 'the input schema must be an object schema ("type": "object")'
             raise _fail(reason, "/type" if isinstance(schema, dict) else "")
