@@ -1,0 +1,16 @@
+"""Model-facing call syntaxes: declare tools as prompt text and read calls back from replies.
+
+For models that call tools through text rather than native function calling. Each tool has a
+`ToolFormat` (JSON by default, XML, or p-type); whatever the syntax, a parsed call is a plain
+`ToolCall` that goes through the same validation as any other::
+
+    prompt = render_tools(toolbox)
+    for call in parse_calls(reply_text, toolbox):
+        result = dispatch(call, toolbox)
+        answer = render_result(result, toolbox[call.name].format)
+"""
+
+from tinytools.formats._text import parse_calls, render_call, render_result, render_tools
+from tinytools.toolformat import ToolFormat
+
+__all__ = ["ToolFormat", "parse_calls", "render_call", "render_result", "render_tools"]
