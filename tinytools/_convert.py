@@ -44,7 +44,12 @@ def to_int(value: Any) -> Any:
 
 def to_float(value: Any) -> Any:
     """Turn a JSON integer into a float for a ``float`` parameter."""
-    return value if value.__class__ is not int else float(value)
+    if value.__class__ is not int:
+        return value
+    try:
+        return float(value)
+    except OverflowError:  # an integer of hundreds of digits
+        raise ConversionError("expected a number within the range of a float") from None
 
 
 to_int.unchanged = frozenset({int})  # type: ignore[attr-defined]

@@ -9,6 +9,7 @@ what the model sent. Unexpected exceptions keep their text out of the result; it
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterable
 from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any
@@ -39,6 +40,7 @@ __all__ = [
     "failed",
     "finish",
     "fit_budget",
+    "propagates",
     "redact",
     "tool_failure",
     "unknown_tool",
@@ -70,7 +72,8 @@ def finish(
             _encode(output)
         else:
             output = msgspec.to_builtins(output)
-    except (TypeError, ValueError, OverflowError) as exc:
+            _encode(output)  # to_builtins passes some values through unchecked (an Enum's value)
+    except (TypeError, ValueError, OverflowError, RecursionError) as exc:
         return _unencodable(call, tool.name, output, exc, start)
     if tool.validate_output:
         problem = tool.output_problem(output)
@@ -164,20 +167,40 @@ def redact(result: ToolResult, secrets: list[str], hook: Callable[[str], str] | 
             return {scrub(key): walk(item) for key, item in value.items()}
         return value
 
-    error = result.error
-    if error is not None:
-        error = StructuredError(error.code, scrub(error.message), walk(error.details))
-    content = result.content
-    if content is not None:
-        content = [TextContent(scrub(b.text)) if isinstance(b, TextContent) else _scrub_block(b, walk) for b in content]
+    try:
+        error = result.error
+        if error is not None:
+            error = StructuredError(error.code, scrub(error.message), walk(error.details))
+        content = result.content
+        if content is not None:
+            content = [
+                TextContent(scrub(b.text)) if isinstance(b, TextContent) else _scrub_block(b, walk) for b in content
+            ]
+        output = walk(result.output)
+    except Exception as exc:  # a hook that raised, or nesting too deep to walk: show nothing
+        return _withheld(result, exc)
     return ToolResult(
         call_id=result.call_id,
         name=result.name,
         status=result.status,
-        output=walk(result.output),
+        output=output,
         content=content,
         error=error,
         artifacts=result.artifacts,
+        elapsed=result.elapsed,
+    )
+
+
+def _withheld(result: ToolResult, exc: Exception) -> ToolResult:
+    """The result in place of one that could not be scrubbed: it says nothing the tool said."""
+    error_id = os.urandom(6).hex()
+    logger().error("redacting the result of tool %r failed (error id %s)", result.name, error_id, exc_info=exc)
+    message = f"The result of {result.name!r} could not be checked for secrets and is withheld (error id {error_id})."
+    return ToolResult(
+        call_id=result.call_id,
+        name=result.name,
+        status="outcome_unknown" if result.status == "succeeded" else result.status,  # it may have acted
+        error=StructuredError("redaction_failed", message, {"error_id": error_id}),
         elapsed=result.elapsed,
     )
 
@@ -215,10 +238,14 @@ def argument_failure(call: ToolCall, tool: Tool[..., Any], error: ArgumentsError
     """The result for arguments that are not JSON, or that failed the schema."""
     error.tool = tool.name
     if error.keyword == "json":
-        message = (
-            f"The arguments for tool {tool.name!r} could not be read as JSON ({shorten(error.reason)}). "
-            "Send the arguments again as one JSON object."
-        )
+        if call.invalid is not None:  # a call written in text (JSON, XML or p-type) that did not parse
+            reason = shorten(call.invalid)
+            message = f"The call to tool {tool.name!r} could not be read ({reason}). Write the call again."
+        else:
+            message = (
+                f"The arguments for tool {tool.name!r} could not be read as JSON ({shorten(error.reason)}). "
+                "Send the arguments again as one JSON object."
+            )
         return failed(call, tool.name, "malformed_arguments", message, start)
     parameter = error.parameter
     if parameter is None:
@@ -235,7 +262,20 @@ def argument_failure(call: ToolCall, tool: Tool[..., Any], error: ArgumentsError
     return failed(call, tool.name, "invalid_arguments", message, start, details)
 
 
-def tool_failure(call: ToolCall, name: str, exc: Exception, start: int) -> ToolResult:
+def propagates(exc: BaseException) -> bool:
+    """Whether an exception from a tool must reach the caller rather than become a result.
+
+    `KeyboardInterrupt` and `SystemExit` stop the program, and asyncio's ``CancelledError``
+    stops the task awaiting the call. Anything else a tool raises, other `BaseException`
+    subclasses included, is the tool's failure: it ends that call alone.
+    """
+    if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+        return True
+    asyncio = sys.modules.get("asyncio")  # loaded whenever a CancelledError exists
+    return asyncio is not None and isinstance(exc, asyncio.CancelledError)
+
+
+def tool_failure(call: ToolCall, name: str, exc: BaseException, start: int) -> ToolResult:
     """The result for a tool that raised: a `ToolError`'s text, or a generic message."""
     if isinstance(exc, ToolError):
         return failed(call, name, exc.code, exc.message, start)

@@ -11,7 +11,7 @@ from collections.abc import Coroutine, Iterable, Mapping
 from time import perf_counter_ns
 from typing import Any
 
-from tinytools._outcomes import argument_failure, finish, redact, tool_failure, unknown_tool
+from tinytools._outcomes import argument_failure, finish, propagates, redact, tool_failure, unknown_tool
 from tinytools.errors import ArgumentsError
 from tinytools.policy import denied_result
 from tinytools.results import ToolCall, ToolResult
@@ -43,6 +43,10 @@ def dispatch(
         return unknown_tool(call, toolbox.names, start)
     if tool.needs_approval:  # no approver on this path: fail closed
         return denied_result(call, tool, "require_approval", "it needs approval and no approver is configured")
+    if tool.timeout is not None:  # bounded the one way there is: the dispatcher's
+        from tinytools.dispatcher import Dispatcher
+
+        return Dispatcher(toolbox).dispatch(call, inject=inject)
     try:
         kwargs = tool.bind(call, inject)
     except ArgumentsError as exc:
@@ -51,7 +55,9 @@ def dispatch(
         output = tool.call(**kwargs)
         if tool.is_async:
             output = run_coroutine(output)
-    except Exception as exc:
+    except BaseException as exc:
+        if propagates(exc):
+            raise
         result = tool_failure(call, tool.name, exc, start)
     else:
         result = finish(call, tool, output, start)
@@ -77,6 +83,10 @@ async def adispatch(
         return unknown_tool(call, toolbox.names, start)
     if tool.needs_approval:  # no approver on this path: fail closed
         return denied_result(call, tool, "require_approval", "it needs approval and no approver is configured")
+    if tool.timeout is not None:  # bounded the one way there is: the dispatcher's
+        from tinytools.dispatcher import Dispatcher
+
+        return await Dispatcher(toolbox).adispatch(call, inject=inject)
     try:
         kwargs = tool.bind(call, inject)
     except ArgumentsError as exc:
@@ -85,7 +95,9 @@ async def adispatch(
         output = tool.call(**kwargs)
         if tool.is_async:
             output = await output
-    except Exception as exc:
+    except BaseException as exc:
+        if propagates(exc):
+            raise
         result = tool_failure(call, tool.name, exc, start)
     else:
         result = finish(call, tool, output, start)

@@ -1,0 +1,758 @@
+"""The execution boundary under bad input and faults: every call gets exactly one result.
+
+Each case runs through every way an application can run a call (`dispatch`, `adispatch`, a plain
+`Dispatcher`, a `Dispatcher` with an event sink, which takes the general path, and a batch
+beside a call that must still succeed) and checks the result: it carries the call's id, it is
+well formed, it encodes, and its model-facing text is bounded and leaks nothing internal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import enum
+import json
+import threading
+import time
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tinytools import (
+    CancellationToken,
+    Dispatcher,
+    Injected,
+    Limits,
+    MemoryArtifactStore,
+    RetryableError,
+    Toolbox,
+    ToolCall,
+    ToolError,
+    ToolEvent,
+    ToolNotFound,
+    ToolResult,
+    adispatch,
+    dispatch,
+    tool,
+)
+
+INTERNAL = "internal-detail-7f3a"
+"""Text only exceptions carry: it must never reach a result."""
+SECRET = "sk-secret-value-91c2"
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: int = 0
+
+
+@tool
+def add(a: int, b: int = 0) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@tool
+def scale(x: float) -> float:
+    """Return a float as received."""
+    return x
+
+
+@tool
+def tags(items: list[str]) -> list[str]:
+    """Return the list as received."""
+    return items
+
+
+@tool
+def anything(value: Any = None) -> Any:
+    """Return any JSON value as received."""
+    return value
+
+
+@tool
+def mapping(data: dict[str, Any]) -> dict[str, Any]:
+    """Return an object as received."""
+    return data
+
+
+@tool
+def point(p: Point) -> list[Any]:
+    """Return the class and fields of a point."""
+    return [type(p).__name__, p.x, p.y]
+
+
+@tool
+def keyed(q: str, *, key: Annotated[str, Injected("api_key", secret=True)]) -> str:
+    """Use a secret key."""
+    return f"{q}:{key}"
+
+
+@tool
+def stoppable(n: int, token: CancellationToken) -> int:
+    """Take the run's cancellation token."""
+    return n
+
+
+TOOLS = [add, scale, tags, anything, mapping, point, keyed, stoppable]
+INJECT = {"api_key": SECRET}
+COMPANION = ToolCall("companion", "add", '{"a": 20, "b": 22}')
+
+
+def run_everywhere(call: ToolCall, tools: list[Any] | None = None, **options: Any) -> dict[str, ToolResult]:
+    """The result of ``call`` on every path; the batch's companion call must still succeed."""
+    tools = TOOLS if tools is None else tools
+    box = Toolbox(tools)
+    events: list[ToolEvent] = []
+    results = {
+        "dispatch": dispatch(call, box, inject=INJECT),
+        "adispatch": asyncio.run(adispatch(call, box, inject=INJECT)),
+        "Dispatcher": Dispatcher(box, **options).dispatch(call, inject=INJECT),
+        "Dispatcher+events": Dispatcher(box, on_event=events.append, **options).dispatch(call, inject=INJECT),
+    }
+    batch = Dispatcher(box, **options).dispatch_many([COMPANION, call], inject=INJECT)
+    assert len(batch) == 2 and batch[0].call_id == "companion" and batch[0].output == 42
+    results["batch"] = batch[1]
+    for result in results.values():
+        check(result, call)
+    assert sum(1 for event in events if type(event).__name__ == "ToolCompleted") == 1
+    return results
+
+
+def check(result: ToolResult, call: ToolCall) -> None:
+    """A well-formed result for ``call`` that encodes and says nothing it should not."""
+    assert result.call_id == call.id
+    result.validate()
+    encoded = result.to_json()
+    assert INTERNAL.encode() not in encoded
+    assert SECRET.encode() not in encoded
+    if result.error is not None:
+        message = result.error.message
+        assert "Traceback" not in message
+        assert len(message) < 1200
+        assert result.error.code
+
+
+def codes(results: dict[str, ToolResult]) -> set[str | None]:
+    return {result.error.code if result.error else None for result in results.values()}
+
+
+def only_code(call: ToolCall, tools: list[Any] | None = None, **options: Any) -> dict[str, ToolResult]:
+    results = run_everywhere(call, tools, **options)
+    assert len(codes(results)) == 1, {path: r.error for path, r in results.items()}
+    return results
+
+
+def failed_with(code: str, call: ToolCall, tools: list[Any] | None = None, **options: Any) -> ToolResult:
+    results = only_code(call, tools, **options)
+    assert codes(results) == {code}, {path: r.error for path, r in results.items()}
+    return results["dispatch"]
+
+
+def succeeded(call: ToolCall, tools: list[Any] | None = None, **options: Any) -> Any:
+    results = only_code(call, tools, **options)
+    assert codes(results) == {None}, {path: r.error for path, r in results.items()}
+    outputs = [result.output for result in results.values()]
+    assert all(output == outputs[0] for output in outputs)
+    return outputs[0]
+
+
+# -- bad input ---------------------------------------------------------------------------------
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=20,
+)
+
+
+surrogates = st.sampled_from(["\ud800", "\udbff", "\udc00", "\udfff"])
+
+
+def any_text(max_size: int) -> st.SearchStrategy[str]:
+    """Text that may hold lone surrogates, which st.text() never makes."""
+    return st.lists(st.characters() | surrogates, max_size=max_size).map("".join)
+
+
+@st.composite
+def damaged_json(draw: st.DrawFn) -> str | bytes:
+    """JSON text with a few characters cut out or put in, as str or as (maybe invalid) UTF-8."""
+    document = {"value": draw(json_values), "items": draw(st.lists(any_text(5), max_size=3))}
+    text = json.dumps(document, ensure_ascii=draw(st.booleans()))
+    cut = draw(st.integers(0, len(text)))
+    text = text[:cut] + draw(any_text(4)) + text[cut + draw(st.integers(0, 3)) :]
+    return text.encode("utf-8", "surrogatepass") if draw(st.booleans()) else text
+
+
+@SETTINGS
+@given(
+    st.binary(max_size=200) | any_text(200) | damaged_json(),
+    st.sampled_from(["add", "tags", "anything", "mapping"]),
+)
+def test_arbitrary_bytes_and_text_get_one_result(arguments: str | bytes, name: str) -> None:
+    results = run_everywhere(ToolCall("fuzz", name, arguments))
+    assert codes(results) <= {None, "malformed_arguments", "invalid_arguments"}
+
+
+@SETTINGS
+@given(st.dictionaries(st.text(max_size=8), json_values, max_size=5), st.booleans())
+def test_any_json_object_round_trips_as_text_or_dict(data: dict[str, Any], as_text: bool) -> None:
+    arguments = json.dumps({"data": data}) if as_text else {"data": data}
+    assert succeeded(ToolCall("c", "mapping", arguments)) == data
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [b'{"a": "\xff"}', b'{"a": "\xc3\x28"}', b'{"a": 1, "b": "\xed\xa0\x80"}', b"\xfe\xff\x00{", b'{"\x80": 1}'],
+)
+def test_invalid_utf8_is_malformed(arguments: bytes) -> None:
+    failed_with("malformed_arguments", ToolCall("c", "add", arguments))
+
+
+@pytest.mark.parametrize("arguments", ['{"items": ["\ud800"]}', '{"items": ["a\udfff"]}', '{"\ud83d": 1}'])
+def test_lone_surrogates_in_text_are_malformed(arguments: str) -> None:
+    failed_with("malformed_arguments", ToolCall("c", "tags", arguments))
+
+
+@pytest.mark.parametrize("arguments", [r'{"items": ["\ud800"]}', r'{"items": ["\udc00x"]}'])
+def test_escaped_lone_surrogates_are_malformed(arguments: str) -> None:
+    failed_with("malformed_arguments", ToolCall("c", "tags", arguments))
+
+
+def test_a_lone_surrogate_in_decoded_arguments_is_echoed_escaped() -> None:
+    result = failed_with("invalid_arguments", ToolCall("c", "add", {"a": "\ud800"}))
+    assert result.error is not None and r'"\ud800"' in result.error.message
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "nan", "inf", "1e999", "-1e400"])
+def test_nan_and_infinity_in_text_are_malformed(number: str) -> None:
+    failed_with("malformed_arguments", ToolCall("c", "scale", f'{{"x": {number}}}'))
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_nan_and_infinity_for_scalar_parameters_are_invalid(value: float) -> None:
+    failed_with("invalid_arguments", ToolCall("c", "add", {"a": value}))
+    failed_with("invalid_arguments", ToolCall("c", "keyed", {"q": value}))
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+@pytest.mark.parametrize(
+    ("name", "wrap"), [("scale", lambda v: {"x": v}), ("anything", lambda v: {"value": [1, {"k": v}]})]
+)
+def test_nan_and_infinity_in_decoded_arguments_are_malformed(
+    value: float, name: str, wrap: Callable[[float], Any]
+) -> None:
+    failed_with("malformed_arguments", ToolCall("c", name, wrap(value)))
+
+
+@pytest.mark.parametrize("value", [2**63, 2**64 + 1, -(2**200), 10**300])
+@pytest.mark.parametrize("as_text", [True, False])
+def test_integers_beyond_64_bits_stay_exact(value: int, as_text: bool) -> None:
+    arguments = f'{{"a": {value}}}' if as_text else {"a": value}
+    output = succeeded(ToolCall("c", "add", arguments))
+    assert output == value and type(output) is int
+
+
+def test_integers_beyond_any_float_or_digit_limit_are_refused() -> None:
+    failed_with("invalid_arguments", ToolCall("c", "scale", f'{{"x": {10**400}}}'))
+    failed_with("invalid_arguments", ToolCall("c", "scale", {"x": -(10**400)}))
+    failed_with("malformed_arguments", ToolCall("c", "add", '{"a": ' + "9" * 5000 + "}"))
+    result = failed_with("invalid_arguments", ToolCall("c", "keyed", {"q": 10**5000}))
+    assert result.error is not None and "too long to show" in result.error.message
+
+
+@pytest.mark.parametrize("value", ["true", "false", '"1"', "[1]", "null"])
+def test_non_integers_for_an_int_are_invalid(value: str) -> None:
+    result = failed_with("invalid_arguments", ToolCall("c", "add", f'{{"a": {value}}}'))
+    assert result.error is not None and result.error.details is not None
+    assert result.error.details["pointer"] == "/a"
+
+
+@pytest.mark.parametrize(("value", "expected"), [("1.0", 1), ("-0.0", 0), ("1e2", 100), ("2.5e1", 25)])
+def test_an_integral_float_for_an_int_is_accepted_as_an_int(value: str, expected: int) -> None:
+    received: list[Any] = []
+
+    @tool
+    def count(n: int, ns: list[int]) -> int:
+        received.append((n, ns))
+        return n
+
+    output = succeeded(ToolCall("c", "count", f'{{"n": {value}, "ns": [{value}, 3]}}'), [add, count])
+    assert output == expected and type(output) is int
+    assert all(type(n) is int and [type(i) for i in ns] == [int, int] for n, ns in received)
+    failed_with("invalid_arguments", ToolCall("c", "add", '{"a": 1.5}'))
+
+
+@pytest.mark.parametrize("depth", [50, 900, 1_000, 5_000, 100_000])
+@pytest.mark.parametrize("name", ["anything", "tags", "add", "keyed"])
+def test_deep_nesting_never_raises(depth: int, name: str) -> None:
+    parameter = {"anything": "value", "tags": "items", "add": "a", "keyed": "q"}[name]
+    text = f'{{"{parameter}": ' + "[" * depth + "]" * depth + "}"
+    results = run_everywhere(ToolCall("deep", name, text))
+    assert codes(results) <= {None, "malformed_arguments", "invalid_arguments"}
+    nested: list[Any] = []
+    inner = nested
+    for _ in range(depth):
+        inner.append([])
+        inner = inner[0]
+    results = run_everywhere(ToolCall("deep", name, {parameter: nested}))
+    assert codes(results) <= {None, "malformed_arguments", "invalid_arguments"}
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        '{"a": 1, "b": "' + "x" * 100 + '"}',
+        b'{"a": 1, "b": "' + b"x" * 100 + b'"}',
+        {"a": 1, "b": "x" * 100},
+        '{"a": "' + "é" * 40 + '"}',  # 40 characters, 80 bytes of UTF-8
+        '{"a": "' + "\ud800" * 30 + '"}',
+        {"a": [[[[[[]]]]]] * 20},
+    ],
+)
+def test_arguments_over_max_argument_bytes_are_refused_before_decoding(arguments: Any) -> None:
+    call = ToolCall("big", "add", arguments)
+    limits = Limits(max_argument_bytes=64)
+    for dispatcher in (Dispatcher(TOOLS, limits=limits), Dispatcher(TOOLS, limits=limits, on_event=lambda e: None)):
+        result = dispatcher.dispatch(call)
+        check(result, call)
+        assert result.error is not None and result.error.code == "arguments_too_large"
+    (batched,) = Dispatcher(TOOLS, limits=Limits(max_argument_bytes=64)).dispatch_many([call])
+    assert batched.error is not None and batched.error.code == "arguments_too_large"
+
+
+def test_arguments_at_the_limit_pass() -> None:
+    text = '{"a": 1, "b": 2}'
+    result = Dispatcher(TOOLS, limits=Limits(max_argument_bytes=len(text))).dispatch(ToolCall("c", "add", text))
+    assert result.output == 3
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "key"),
+    [
+        ("add", '{"a": 1, "a": 2}', "a"),
+        ("add", b'{"a": 1, "b": 2, "a": 1}', "a"),
+        ("add", '{"a": 1, "\\u0061": 2}', "a"),  # the same key, spelled with an escape
+        ("mapping", '{"data": {"k": "x:y", "k": "z"}}', "k"),
+        ("mapping", '{"data": {"outer": [{"k": 1, "k": 1}]}}', "k"),
+        ("mapping", '{"data": {"u": "https://a", "u": "https://b"}}', "u"),
+        ("mapping", '{"data": {"t": "\\u003a", "t": "\\u003a"}}', "t"),  # colons only as escapes
+        ("mapping", '{"data": {}, "data": {"k": 1}}', "data"),
+    ],
+)
+def test_repeated_keys_are_refused(name: str, arguments: str | bytes, key: str) -> None:
+    result = failed_with("malformed_arguments", ToolCall("dup", name, arguments))
+    assert result.error is not None and f"key {key!r} appears more than once" in result.error.message
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        '{"data": {"url": "https://example.com:8080/a:b", "at": "12:30:00"}}',
+        '{"data": {"a": {"b": {"c": [{"d": 1}, {"d": 2}]}}, "e": {"d": 3}}}',
+        '{"data": {"k\\u003a": "\\u003a", "k": ":"}}',
+        '{"data": {"x": "\\\\u003a", "y": ":"}}',
+        b'{"data": {"\xc3\xa9:": "\xe2\x80\x94:"}}',
+    ],
+)
+def test_no_repeated_key_is_seen_where_there_is_none(arguments: str | bytes) -> None:
+    assert succeeded(ToolCall("c", "mapping", arguments)) == json.loads(arguments)["data"]
+
+
+@st.composite
+def objects_with_a_repeated_key(draw: st.DrawFn) -> tuple[str, str]:
+    pairs = draw(st.lists(st.tuples(st.text(max_size=6), json_values), min_size=1, max_size=5))
+    key = draw(st.sampled_from([k for k, _ in pairs]))
+    pairs.insert(draw(st.integers(0, len(pairs))), (key, draw(json_values)))
+    text = "{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in pairs) + "}"
+    return '{"data": ' + text + "}", key
+
+
+@SETTINGS
+@given(objects_with_a_repeated_key())
+def test_any_repeated_key_is_refused(case: tuple[str, str]) -> None:
+    arguments, _ = case
+    for result in run_everywhere(ToolCall("dup", "mapping", arguments)).values():
+        assert result.error is not None and result.error.code == "malformed_arguments"
+        assert "appears more than once" in result.error.message
+
+
+def test_injected_parameters_cannot_be_smuggled_in() -> None:
+    for arguments in ('{"q": "x", "key": "mine"}', '{"q": "x", "api_key": "mine"}', {"q": "x", "key": "mine"}):
+        result = failed_with("invalid_arguments", ToolCall("c", "keyed", arguments))
+        assert result.error is not None and result.error.details is not None
+    failed_with("invalid_arguments", ToolCall("c", "stoppable", '{"n": 1, "token": {"cancelled": true}}'))
+    assert succeeded(ToolCall("c", "keyed", '{"q": "x"}')) == "x:[redacted]"
+
+
+@pytest.mark.parametrize("key", ["__class__", "__init__", "__dict__", "__proto__", "constructor", "__getattr__"])
+def test_dunder_keys_are_unexpected_arguments_or_plain_data(key: str) -> None:
+    result = failed_with("invalid_arguments", ToolCall("c", "add", {"a": 1, key: "x"}))
+    assert result.error is not None and result.error.details is not None
+    assert result.error.details["pointer"] == f"/{key}"
+    failed_with("invalid_arguments", ToolCall("c", "point", json.dumps({"p": {"x": 1, key: "str"}})))
+    assert succeeded(ToolCall("c", "mapping", json.dumps({"data": {key: "str"}}))) == {key: "str"}
+    assert succeeded(ToolCall("c", "point", '{"p": {"x": 1}}')) == ["Point", 1, 0]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "\u0430dd",  # Cyrillic a
+        "\uff41\uff44\uff44",  # fullwidth
+        "\U0001d41a\U0001d41d\U0001d41d",  # mathematical bold
+        "add\u200b",  # zero-width space
+        "\u202eadd",  # right-to-left override
+        "a\u0308dd",  # combining diaeresis
+        "ADD",
+        "Add",
+        "add ",
+        "add\x00",
+    ],
+)
+def test_look_alike_names_are_unknown_tools(name: str) -> None:
+    result = failed_with("unknown_tool", ToolCall("c", name, '{"a": 1}'))
+    assert result.error is not None and "Available tools: add, " in result.error.message
+    assert repr(name) in result.error.message  # quoted with repr: invisible characters show
+
+
+def test_a_lone_surrogate_as_a_name_is_escaped_in_the_message() -> None:
+    result = dispatch(ToolCall("c", "\ud800add", "{}"), TOOLS)
+    assert result.error is not None and result.error.code == "unknown_tool"
+    assert "\\ud800add" in msgspec.json.encode(result.error.message).decode()
+
+
+def test_a_tool_name_of_ten_thousand_characters() -> None:
+    name = "x" * 5_000 + "add" + "y" * 4_997
+    result = failed_with("unknown_tool", ToolCall("c", name, "{}"))
+    assert result.error is not None and name not in result.error.message
+    assert len(result.error.message) < 200 + 200
+    with pytest.raises(ToolNotFound) as raised:
+        Dispatcher(TOOLS, unknown_tool="fail").dispatch(ToolCall("c", name, "{}"))
+    assert len(str(raised.value)) < 400
+    refused = Dispatcher(TOOLS).dispatch(ToolCall("c", name, "{}"), allowed=["add"])
+    assert refused.error is not None and len(refused.error.message) < 400
+
+
+# -- faults ------------------------------------------------------------------------------------
+
+
+class Custom(BaseException):
+    """A BaseException that is neither an interrupt nor an exit."""
+
+
+def raising(exc: BaseException, *, is_async: bool = False, **options: Any) -> Any:
+    name = f"raise_{type(exc).__name__.lower()}"
+    if is_async:
+
+        @tool(name=name, **options)
+        async def fails_async() -> None:
+            raise exc
+
+        return fails_async
+
+    @tool(name=name, **options)
+    def fails() -> None:
+        raise exc
+
+    return fails
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+@pytest.mark.parametrize("options", [{}, {"timeout": 5.0}])
+@pytest.mark.parametrize(
+    "exc", [ValueError(INTERNAL), KeyError(INTERNAL), RuntimeError(INTERNAL), GeneratorExit(INTERNAL), Custom(INTERNAL)]
+)
+def test_a_tool_that_raises_fails_alone_and_leaks_nothing(
+    exc: BaseException, is_async: bool, options: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    broken = raising(exc, is_async=is_async, **options)
+    result = failed_with("tool_error", ToolCall("c", broken.name), [add, broken])
+    assert result.error is not None and result.error.details is not None
+    assert result.error.details["error_id"] in result.error.message
+    assert INTERNAL in caplog.text  # the detail goes to the log instead
+
+
+def test_a_tool_error_message_reaches_the_model_with_secrets_redacted() -> None:
+    @tool
+    def refuse(*, key: Annotated[str, Injected("api_key", secret=True)]) -> None:
+        raise ToolError(f"quota exceeded for {key}", code="quota")
+
+    result = failed_with("quota", ToolCall("c", "refuse"), [add, refuse])
+    assert result.error is not None and result.error.message == "quota exceeded for [redacted]"
+
+
+@pytest.mark.parametrize("exc_type", [KeyboardInterrupt, SystemExit])
+@pytest.mark.parametrize("is_async", [False, True])
+def test_keyboard_interrupt_and_system_exit_propagate(exc_type: type[BaseException], is_async: bool) -> None:
+    broken = raising(exc_type("stop"), is_async=is_async)
+    call = ToolCall("c", broken.name)
+    box = Toolbox([add, broken])
+    runs: list[Callable[[], Any]] = [
+        lambda: dispatch(call, box),
+        lambda: asyncio.run(adispatch(call, box)),
+        lambda: Dispatcher(box).dispatch(call),
+        lambda: Dispatcher(box, on_event=lambda event: None).dispatch(call),
+        lambda: Dispatcher(box).dispatch_many([call]),
+        lambda: Dispatcher(box).dispatch_many([COMPANION, call, COMPANION]),
+    ]
+    for run in runs:
+        with pytest.raises(exc_type):
+            run()
+    wait_for_threads()
+
+
+def test_a_cancelled_error_raised_by_a_tool_is_cancellation() -> None:
+    broken = raising(asyncio.CancelledError(), is_async=True)
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(adispatch(ToolCall("c", broken.name), [broken]))
+
+
+class Release:
+    """Lets hanging tools finish when a test is over, so no thread outlives it."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+
+    def __enter__(self) -> threading.Event:
+        return self.event
+
+    def __exit__(self, *exc: object) -> None:
+        self.event.set()
+        wait_for_threads()
+
+
+def wait_for_threads(timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not [t for t in threading.enumerate() if t.name.startswith("tinytools")]:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"threads left running: {threading.enumerate()}")
+
+
+@pytest.mark.parametrize("idempotent", [False, True])
+def test_a_tool_that_hangs_past_its_timeout(idempotent: bool) -> None:
+    with Release() as release:
+        options = {"timeout": 0.05, "idempotent": idempotent, "retries": 1 if idempotent else 0}
+
+        @tool(**options)
+        def hang() -> str:
+            release.wait(10)
+            return INTERNAL
+
+        @tool(**options)
+        async def ahang() -> str:
+            await asyncio.sleep(10)
+            return INTERNAL
+
+        for hanging in (hang, ahang):
+            call = ToolCall("c", hanging.name)
+            for path, result in only_code(call, [add, hanging]).items():
+                assert result.error is not None and result.error.code == "timeout", path
+                assert result.status == ("failed" if idempotent else "outcome_unknown"), path
+
+
+class Opaque:
+    def __repr__(self) -> str:
+        raise RuntimeError(INTERNAL)
+
+
+class Holder(enum.Enum):
+    ITEM = object()
+
+
+def deep_list(depth: int) -> list[Any]:
+    root: list[Any] = []
+    inner = root
+    for _ in range(depth):
+        inner.append([])
+        inner = inner[0]
+    return root
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        object,
+        Opaque,
+        lambda: {(1, 2): "tuple key"},
+        lambda: {"k": {object()}},
+        lambda: Holder.ITEM,
+        lambda: (i for i in range(3)),
+        lambda: 10**5000,
+        lambda: "\ud800",
+        lambda: deep_list(100_000),
+    ],
+)
+def test_outputs_that_cannot_be_encoded_fail_cleanly(make: Callable[[], Any]) -> None:
+    @tool
+    def produce() -> Any:
+        return make()
+
+    result = failed_with("invalid_output", ToolCall("c", "produce"), [add, produce])
+    assert result.error is not None and "cannot be encoded as JSON" in result.error.message
+
+
+def test_deep_outputs_that_cannot_be_scrubbed_are_withheld() -> None:
+    @tool
+    def produce(*, key: Annotated[str, Injected("api_key", secret=True)]) -> Any:
+        return [deep_list(900), key]
+
+    results = run_everywhere(ToolCall("c", "produce"), [add, produce])
+    assert codes(results) <= {"redaction_failed", "invalid_output"}
+    assert all(result.status != "succeeded" for result in results.values())
+
+
+def test_huge_outputs_go_to_the_store_or_fail_never_truncated() -> None:
+    huge = "é" * 3_000_000
+
+    @tool
+    def produce() -> str:
+        return huge
+
+    stored = Dispatcher([produce], max_inline_output_bytes=1000, artifacts=MemoryArtifactStore())
+    result = stored.dispatch(ToolCall("c", "produce"))
+    check(result, ToolCall("c", "produce"))
+    (ref,) = result.artifacts
+    assert ref.size == len(msgspec.json.encode(huge))
+    assert stored.artifacts is not None and msgspec.json.decode(stored.artifacts.get(ref.key)) == huge
+    assert len(result.text().encode()) < 1000 + 300
+    refused = Dispatcher([produce], max_inline_output_bytes=1000).dispatch(ToolCall("c", "produce"))
+    assert refused.error is not None and refused.error.code == "output_too_large"
+    assert Dispatcher([produce]).dispatch(ToolCall("c", "produce")).output == huge  # no budget, no cut
+
+
+def test_a_tool_that_mutates_its_arguments_changes_nothing_outside() -> None:
+    seen: list[list[str]] = []
+
+    @tool
+    def grab(items: list[str], extra: dict[str, list[str]]) -> int:
+        seen.append(list(items))
+        items.append("mutated")
+        extra["k"].append("mutated")
+        extra["new"] = []
+        return len(items)
+
+    shared = {"items": ["a"], "extra": {"k": ["b"]}}
+    before = json.dumps(shared)
+    calls = [ToolCall(f"c{i}", "grab", shared) for i in range(4)]
+    results = Dispatcher([grab], max_concurrency=4).dispatch_many(calls)
+    assert [r.output for r in results] == [2, 2, 2, 2]
+    dispatch(calls[0], [grab])
+    asyncio.run(adispatch(calls[0], [grab]))
+    assert json.dumps(shared) == before
+    assert seen == [["a"]] * 6
+
+
+@pytest.mark.parametrize("as_text", [True, False])
+def test_a_retry_sees_the_arguments_as_sent(as_text: bool) -> None:
+    seen: list[list[str]] = []
+
+    @tool(idempotent=True, retries=2)
+    def flaky(items: list[str]) -> list[str]:
+        seen.append(list(items))
+        items.append("mutated")
+        if len(seen) < 3:
+            raise RetryableError("again")
+        return items
+
+    arguments = '{"items": ["a"]}' if as_text else {"items": ["a"]}
+    result = Dispatcher([flaky]).dispatch(ToolCall("c", "flaky", arguments))
+    assert result.output == ["a", "mutated"]
+    assert seen == [["a"], ["a"], ["a"]]
+
+
+class Raises:
+    def __init__(self, where: str, is_async: bool) -> None:
+        self.where = where
+        self.is_async = is_async
+
+    def fail(self) -> Any:
+        if not self.is_async:
+            raise RuntimeError(INTERNAL)
+
+        async def later() -> None:
+            raise RuntimeError(INTERNAL)
+
+        return later()
+
+    def before_tool(self, call: ToolCall, tool: Any) -> Any:
+        return self.fail() if self.where == "before" and call.id != "companion" else None
+
+    def after_tool(self, call: ToolCall, tool: Any, result: ToolResult) -> Any:
+        return self.fail() if self.where == "after" and call.id != "companion" else None
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+@pytest.mark.parametrize("is_async", [False, True])
+def test_middleware_that_raises_fails_that_call_alone(where: str, is_async: bool) -> None:
+    call = ToolCall("c", "add", '{"a": 1}')
+    results = run_everywhere(call, middleware=[Raises(where, is_async)])
+    for path, result in results.items():
+        if path in ("dispatch", "adispatch"):
+            continue  # no middleware on these paths
+        assert result.error is not None and result.error.code == "middleware_error"
+
+
+@pytest.mark.parametrize("kind", ["sync", "async", "full queue"])
+def test_event_sinks_that_raise_change_no_result(kind: str, caplog: pytest.LogCaptureFixture) -> None:
+    def sync_sink(event: ToolEvent) -> None:
+        raise RuntimeError(INTERNAL)
+
+    async def async_sink(event: ToolEvent) -> None:
+        raise RuntimeError(INTERNAL)
+
+    async def main() -> list[ToolResult]:
+        sink: Any = {"sync": sync_sink, "async": async_sink, "full queue": asyncio.Queue(maxsize=1)}[kind]
+        dispatcher = Dispatcher([add, raising(ValueError(INTERNAL))], on_event=sink)
+        calls = [ToolCall(f"c{i}", "add", {"a": i}) for i in range(5)] + [ToolCall("x", "raise_valueerror")]
+        return await dispatcher.adispatch_many(calls)
+
+    results = asyncio.run(main())
+    assert [r.output for r in results[:5]] == [0, 1, 2, 3, 4]
+    assert results[5].error is not None and results[5].error.code == "tool_error"
+    for result in results:
+        check(result, ToolCall(result.call_id, result.name))
+    assert "event sink failed" in caplog.text
+
+
+def test_a_redaction_hook_that_raises_withholds_that_result_alone() -> None:
+    def hook(text: str) -> str:
+        if "42" in text:
+            raise RuntimeError(INTERNAL)
+        return text
+
+    calls = [ToolCall("a", "tags", {"items": ["x42"]}), ToolCall("b", "tags", {"items": ["ok"]})]
+    for results in (
+        Dispatcher(TOOLS, redact=hook).dispatch_many(calls),
+        [Dispatcher(TOOLS, redact=hook).dispatch(c) for c in calls],
+    ):
+        assert results[0].status == "outcome_unknown" and results[0].error is not None
+        assert results[0].error.code == "redaction_failed" and "42" not in results[0].to_json().decode()
+        assert results[1].output == ["ok"]
+
+
+def test_no_thread_or_task_is_left_after_faults() -> None:
+    async def main() -> set[asyncio.Task[Any]]:
+        @tool(timeout=0.05)
+        async def slow() -> None:
+            await asyncio.sleep(10)
+
+        broken = raising(ValueError(INTERNAL), is_async=True)
+        dispatcher = Dispatcher([add, slow, broken], max_concurrency=4)
+        calls = [ToolCall("a", "slow"), ToolCall("b", broken.name), ToolCall("c", "add", {"a": 1})]
+        results = await dispatcher.adispatch_many(calls)
+        assert [r.error.code if r.error else None for r in results] == ["timeout", "tool_error", None]
+        await asyncio.sleep(0)
+        return {task for task in asyncio.all_tasks() if task is not asyncio.current_task()}
+
+    assert asyncio.run(main()) == set()
+    wait_for_threads()

@@ -1,0 +1,141 @@
+"""Reading a call's arguments strictly: JSON text decoded, decoded objects copied, ambiguity refused.
+
+Arguments come from a model, so anything two readers could take differently is refused with an
+`ArgumentsError` whose ``keyword`` is ``"json"`` (the dispatcher answers ``malformed_arguments``):
+text that is not JSON (invalid UTF-8, lone surrogates, ``NaN``, ``Infinity``), nesting too deep
+to read, and an object that names the same key twice. msgspec keeps the last value of a repeated
+key and some parsers keep the first, so a guard that read the text with another parser could
+approve one value while the tool received the other.
+
+The duplicate check costs one count of ``:`` on most valid calls: every key is followed by
+exactly one ``:`` outside strings, so when the text has no more colons than the decoded object has
+keys, no key can repeat. Only text with nested objects or colons inside strings takes a slower path.
+
+An already decoded ``dict`` is copied, lists and dicts all the way down, so a tool that changes
+its arguments changes neither the caller's object, nor another call sharing it, nor a retry's;
+a non-finite float in it is refused as it would be in text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from tinytools.errors import ArgumentsError, shorten
+from tinytools.results import ToolCall
+
+__all__ = ["decoded_arguments", "detached"]
+
+TOO_DEEP = "the arguments are nested too deeply"
+_decode = msgspec.json.decode
+_encode = msgspec.json.encode
+_ATOMS = frozenset({str, int, bool, type(None)})  # immutable, and always JSON
+
+
+def decoded_arguments(call: ToolCall) -> Any:
+    """A call's arguments as decoded JSON; never ``{}`` in place of text that is not JSON.
+
+    A ``dict`` is returned as a copy (see `detached`).
+
+    Raises:
+        ArgumentsError: With ``keyword == "json"`` when the text cannot be decoded, repeats a
+            key in one object, or nests too deeply.
+    """
+    arguments = call.arguments
+    if arguments.__class__ is dict:
+        return detached(arguments)
+    if call.invalid is not None:
+        raise ArgumentsError(call.invalid, keyword="json")
+    try:
+        decoded = _decode(arguments)
+    except (ValueError, TypeError) as exc:  # DecodeError, and a lone surrogate's UnicodeEncodeError
+        raise ArgumentsError(str(exc), keyword="json") from None
+    except RecursionError:
+        raise ArgumentsError(TOO_DEEP, keyword="json") from None
+    if decoded.__class__ is dict:
+        kind = arguments.__class__
+        colons = arguments.count(":") if kind is str else arguments.count(b":") if kind is bytes else -1
+        if colons != len(decoded):
+            _refuse_repeated_keys(arguments, decoded)
+    return decoded
+
+
+def detached(arguments: dict[str, Any]) -> dict[str, Any]:
+    """Decoded arguments whose lists and dicts are new, all the way down.
+
+    Arguments holding no list or dict come back as they are: the tool is called with
+    ``**arguments``, so it gets a dict of its own anyway.
+
+    Raises:
+        ArgumentsError: With ``keyword == "json"`` for a NaN or infinite float, or nesting too
+            deep to copy.
+    """
+    copy = None
+    try:
+        for key, value in arguments.items():
+            kind = value.__class__
+            if kind is list or kind is dict:
+                if copy is None:
+                    copy = arguments.copy()
+                copy[key] = _copy(value)
+            elif kind is float and value - value != 0:  # NaN or an infinity
+                raise ArgumentsError(f"{value} is not a JSON number", keyword="json")
+    except RecursionError:
+        raise ArgumentsError(TOO_DEEP, keyword="json") from None
+    return arguments if copy is None else copy
+
+
+def _copy(value: Any) -> Any:
+    kind = value.__class__
+    if kind is dict:
+        return {key: item if item.__class__ in _ATOMS else _copy(item) for key, item in value.items()}
+    if kind is list:
+        return [item if item.__class__ in _ATOMS else _copy(item) for item in value]
+    if kind is float and value - value != 0:  # NaN or an infinity
+        raise ArgumentsError(f"{value} is not a JSON number", keyword="json")
+    return value
+
+
+def _refuse_repeated_keys(text: str | bytes, decoded: dict[str, Any]) -> None:
+    if not _counts_match(text, decoded):
+        _parse_refusing_repeats(text)
+
+
+def _counts_match(text: str | bytes, decoded: dict[str, Any]) -> bool:
+    r"""Whether the text has exactly as many colons as the decoded value written out again.
+
+    Re-encoded, the value has one colon per key plus the colons inside its strings. Without
+    ``\u`` escapes every colon of a decoded string is a colon of the text too, so a text with
+    no more colons than that has none left over for a repeated key.
+    """
+    if isinstance(text, str):
+        colons, escaped = text.count(":"), "\\u" in text
+    else:
+        data = bytes(text)
+        colons, escaped = data.count(b":"), b"\\u" in data
+    return not escaped and colons == _encode(decoded).count(b":")
+
+
+class _Repeated(Exception):
+    def __init__(self, key: str):
+        self.key = key
+
+
+def _parse_refusing_repeats(text: str | bytes) -> None:
+    import json
+
+    def pairs(items: list[tuple[str, Any]]) -> None:
+        seen = set()
+        for key, _ in items:
+            if key in seen:
+                raise _Repeated(key)
+            seen.add(key)
+
+    try:
+        json.loads(text, object_pairs_hook=pairs)
+    except _Repeated as exc:
+        reason = f"the key {shorten(exc.key)!r} appears more than once in one object; send each key once"
+        raise ArgumentsError(reason, keyword="json") from None
+    except (ValueError, RecursionError):  # msgspec read it, json did not: refuse what parsers disagree on
+        raise ArgumentsError("the arguments could not be read unambiguously", keyword="json") from None
