@@ -76,9 +76,7 @@ def main() -> None:
     one = best_ns(lambda: dispatch(call, box))
     through = best_ns(lambda: dispatcher.dispatch(call))
     print(f"{'case':<58} {'time':>10} {'ratio':>7}")
-    print(
-        f"{'asyncio.gather + semaphore, 1,000 x 10 ms sleeps, 64 at once':<58} {floor * 1e3:>7.1f} ms {1:>6.2f}x"
-    )
+    print(f"{'asyncio.gather + semaphore, 1,000 x 10 ms sleeps, 64 at once':<58} {floor * 1e3:>7.1f} ms {1:>6.2f}x")
     print(f"{'Dispatcher.adispatch_many, same calls':<58} {ours * 1e3:>7.1f} ms {ours / floor:>6.2f}x")
     print(f"{'module-level dispatch, one call':<58} {one:>7,.0f} ns {1:>6.2f}x")
     print(

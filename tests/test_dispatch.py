@@ -11,9 +11,7 @@ from tinytools import Param, Toolbox, ToolCall, ToolError, ToolResult, adispatch
 
 
 @tool
-def get_weather(
-    city: str, unit: Literal["c", "f"] = "c", days: Annotated[int, Param(ge=1, le=14)] = 1
-) -> dict:
+def get_weather(city: str, unit: Literal["c", "f"] = "c", days: Annotated[int, Param(ge=1, le=14)] = 1) -> dict:
     """Look up the weather."""
     return {"city": city, "unit": unit, "days": days}
 
@@ -79,9 +77,7 @@ def test_unknown_tool_echo_is_bounded() -> None:
     assert len(result.error.message) < 400
 
 
-@pytest.mark.parametrize(
-    "arguments", ['{"city": "Paris"', "not json", "", b"\xff\xfe", '{"city": "Paris"} trailing']
-)
+@pytest.mark.parametrize("arguments", ['{"city": "Paris"', "not json", "", b"\xff\xfe", '{"city": "Paris"} trailing'])
 def test_malformed_arguments_are_never_replaced(arguments: Any) -> None:
     calls: list[Any] = []
 

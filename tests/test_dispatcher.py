@@ -194,9 +194,7 @@ def test_argument_size_is_checked_before_decoding() -> None:
     assert dispatcher.dispatch(ToolCall("c", "add", '{"a": 1, "b": 1}')).output == 2
     multibyte = '{"a": 1, "b": 1, "s": "' + "é" * 30 + '"}'  # 30 chars, 60 bytes
     assert (
-        Dispatcher([add], limits=Limits(max_argument_bytes=70))
-        .dispatch(ToolCall("c", "add", multibyte))
-        .error.code
+        Dispatcher([add], limits=Limits(max_argument_bytes=70)).dispatch(ToolCall("c", "add", multibyte)).error.code
         == "arguments_too_large"
     )  # type: ignore[union-attr]
 
@@ -397,9 +395,7 @@ def test_event_sinks_async_queue_and_raising() -> None:
     async def async_sink(event: ToolEvent) -> None:
         received.append(event)
 
-    assert (
-        Dispatcher([add], on_event=async_sink).dispatch(ToolCall("c", "add", '{"a": 1, "b": 1}')).output == 2
-    )
+    assert Dispatcher([add], on_event=async_sink).dispatch(ToolCall("c", "add", '{"a": 1, "b": 1}')).output == 2
     assert kinds(received) == ["ToolStarted", "ToolCompleted"]
 
     def broken(event: ToolEvent) -> None:

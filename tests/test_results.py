@@ -38,12 +38,8 @@ SHAPES = [
         content=[TextContent("summary"), JsonContent({"k": 1}), ImageContent(REF)],
         artifacts=[REF],
     ),
-    ToolResult(
-        call_id="4", name="t", status="failed", error=StructuredError("tool_error", "no", {"error_id": "x"})
-    ),
-    ToolResult(
-        call_id="5", name="t", status="outcome_unknown", error=StructuredError("timeout", "may have acted")
-    ),
+    ToolResult(call_id="4", name="t", status="failed", error=StructuredError("tool_error", "no", {"error_id": "x"})),
+    ToolResult(call_id="5", name="t", status="outcome_unknown", error=StructuredError("timeout", "may have acted")),
 ]
 
 

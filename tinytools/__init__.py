@@ -14,6 +14,7 @@ from tinytools.errors import (
     ToolDefinitionError,
     ToolError,
     ToolNotFound,
+    TransferError,
 )
 from tinytools.events import (
     InvalidToolArgs,
@@ -41,6 +42,7 @@ from tinytools.results import (
 from tinytools.schema import Param
 from tinytools.tool import Injected, Tool, tool
 from tinytools.toolbox import Toolbox
+from tinytools.toolformat import ToolFormat
 from tinytools.validation import InputSchema
 
 __all__ = [
@@ -79,6 +81,7 @@ __all__ = [
     "ToolError",
     "ToolEvent",
     "ToolFailed",
+    "ToolFormat",
     "ToolNotFound",
     "ToolOutput",
     "ToolOutputChunk",
@@ -87,6 +90,7 @@ __all__ = [
     "ToolResult",
     "ToolStarted",
     "Toolbox",
+    "TransferError",
     "UnknownToolCall",
     "adispatch",
     "adispatch_many",

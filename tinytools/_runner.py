@@ -3,7 +3,8 @@
 This is the general path, written once as async code; the sync API drives it on an event loop
 of its own when a call needs it. A sync tool runs inline unless it has a timeout or runs
 beside others in a batch; then it runs in a daemon thread, so a tool that never returns can
-neither block the loop nor keep the interpreter from exiting.
+neither block the loop nor keep the interpreter from exiting. A tool the dispatcher routes to
+an executor (`tinytools.executors`) always runs there.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any
 
-from tinytools._outcomes import failed, finish, logger, tool_failure
+from tinytools._outcomes import failed, finish, logger, propagates, tool_failure
 from tinytools.context import INVOCATION_KEY, PROGRESS_KEY, STORES_KEY, Progress
-from tinytools.errors import ArgumentsError, RetryableError
+from tinytools.errors import ArgumentsError, RetryableError, TransferError
 from tinytools.events import EventSink, ToolCompleted, ToolDenied, ToolEvent, ToolFailed, ToolStarted, deliver
+from tinytools.executors import ExecutorError
 from tinytools.limits import TOKEN_KEY, CancellationToken, in_daemon_thread
 from tinytools.policy import denied_result
 from tinytools.results import ToolCall, ToolResult
@@ -42,6 +44,7 @@ class Runner:
         self.before = [m.before_tool for m in middleware if hasattr(m, "before_tool")]
         self.after = [m.after_tool for m in middleware if hasattr(m, "after_tool")]
         self.slots = threading.BoundedSemaphore(dispatcher.max_concurrency)
+        self.routes = dispatcher.routes
 
     async def emit(self, event: ToolEvent) -> None:
         """Deliver an event when there is a sink."""
@@ -111,7 +114,7 @@ class Runner:
             await self.emit(self.dispatcher.invalid_event(call, tool, exc, start))
             return await self.complete(call, self.dispatcher.bad_arguments(call, tool, exc, start), start)
         try:
-            result = await self.attempts(call, tool, kwargs, start, offload, runtime)
+            result = await self.attempts(call, tool, kwargs, start, offload, runtime, inject)
         finally:
             if runtime is not None:
                 await runtime.close()
@@ -134,19 +137,25 @@ class Runner:
         start: int,
         offload: bool,
         runtime: Runtime | None = None,
+        inject: Mapping[str, Any] | None = None,
     ) -> ToolResult:
-        """Run the tool, retrying an idempotent one on timeouts and `RetryableError`."""
+        """Run the tool, retrying an idempotent one on timeouts and `RetryableError`.
+
+        Each retry binds the arguments afresh: changes an attempt made to them are not seen.
+        """
         tries = 1 + (tool.retries if tool.idempotent else 0)
         for attempt in range(1, tries + 1):
-            if runtime is not None and attempt > 1:
-                kwargs = runtime.for_attempt(kwargs, attempt)
+            if attempt > 1:
+                kwargs = self.dispatcher.bind(tool, call, inject)
+                if runtime is not None:
+                    kwargs = runtime.for_attempt(kwargs, attempt)
             if self.sink is not None:
                 await self.emit(
                     ToolStarted(call.id, tool.name, perf_counter_ns() - start, call_arguments(call), attempt)
                 )
             last = attempt == tries
             try:
-                output = await self.call_once(tool, kwargs, offload)
+                output = await self.call_once(tool, kwargs, offload, call)
             except (TimeoutError, asyncio.TimeoutError) as exc:
                 if runtime is not None and runtime.token is not None:
                     runtime.token.cancel("timeout")  # a cooperative tool still running can stop
@@ -159,6 +168,13 @@ class Runner:
                     await asyncio.sleep(BACKOFF_SECONDS * 2 ** (attempt - 1))
                     continue
                 return await self.failure(call, tool, tool_failure(call, tool.name, exc, start), exc, start)
+            except TransferError:  # the application's configuration, like a missing injected value
+                raise
+            except ExecutorError as exc:  # a worker died or the executor refused the call
+                if not last:
+                    await asyncio.sleep(BACKOFF_SECONDS * 2 ** (attempt - 1))
+                    continue
+                return await self.failure(call, tool, exc.result(call, tool, start), exc, start)
             except asyncio.CancelledError:
                 if not self.dispatcher.token.cancelled:
                     raise
@@ -169,7 +185,9 @@ class Runner:
                 result = failed(call, tool.name, "cancelled", message, start)
                 result.status = status  # type: ignore[assignment]
                 return result
-            except Exception as exc:
+            except BaseException as exc:
+                if propagates(exc):
+                    raise
                 return await self.failure(call, tool, tool_failure(call, tool.name, exc, start), exc, start)
             result = finish(call, tool, output, start, self.dispatcher.artifacts)
             if result.error is not None:
@@ -185,10 +203,18 @@ class Runner:
             await self.emit(ToolFailed(call.id, tool.name, perf_counter_ns() - start, result.error, exc))
         return result
 
-    async def call_once(self, tool: Tool[..., Any], kwargs: dict[str, Any], offload: bool) -> Any:
-        """Call the tool once, under its timeout; cancellation of the run cancels it."""
+    async def call_once(
+        self, tool: Tool[..., Any], kwargs: dict[str, Any], offload: bool, call: ToolCall | None = None
+    ) -> Any:
+        """Call the tool once, under its timeout; cancellation of the run cancels it.
+
+        A tool routed to an executor goes there whatever ``offload`` says.
+        """
+        route = self.routes.get(tool.name) if self.routes else None
         if tool.is_async:
-            work: Awaitable[Any] = tool.call(**kwargs)
+            work: Awaitable[Any] = _contained(tool.call(**kwargs), tool.name)
+        elif route is not None:
+            work = route.run(call or ToolCall("", tool.name), kwargs)
         elif tool.timeout is None and not offload:
             return tool.call(**kwargs)
         else:
@@ -208,7 +234,10 @@ class Runner:
 
         def bounded() -> Any:
             with self.slots:
-                return tool.call(**kwargs)
+                try:
+                    return tool.call(**kwargs)
+                except GeneratorExit as exc:
+                    raise _contained_exit(tool.name, exc) from exc
 
         return asyncio.wrap_future(in_daemon_thread(bounded))
 
@@ -329,9 +358,26 @@ def call_arguments(call: ToolCall) -> dict[str, Any]:
 
     try:
         decoded = msgspec.json.decode(arguments)
-    except (msgspec.DecodeError, TypeError):
+    except (ValueError, TypeError, RecursionError):  # DecodeError is a ValueError
         return {}
     return decoded if isinstance(decoded, dict) else {}
+
+
+async def _contained(work: Awaitable[Any], name: str) -> Any:
+    """Await a tool's coroutine in its own task, keeping a GeneratorExit it raises inside it."""
+    try:
+        return await work
+    except GeneratorExit as exc:
+        raise _contained_exit(name, exc) from exc
+
+
+def _contained_exit(name: str, exc: GeneratorExit) -> RuntimeError:
+    """A tool's GeneratorExit as an ordinary failure.
+
+    Thrown into the task awaiting the tool, a GeneratorExit would close every coroutine on the
+    way up instead of failing this one call.
+    """
+    return RuntimeError(f"tool {name!r} raised GeneratorExit: {exc}")
 
 
 async def _settle(value: Any) -> Any:

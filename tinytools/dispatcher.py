@@ -13,13 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from time import perf_counter, perf_counter_ns
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from tinytools._outcomes import (
     argument_failure,
     failed,
     finish,
     fit_budget,
+    propagates,
     redact,
     tool_failure,
     unknown_tool,
@@ -35,6 +36,9 @@ from tinytools.results import ToolCall, ToolResult
 from tinytools.strict import render_strict
 from tinytools.tool import Tool
 from tinytools.toolbox import Toolbox
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 __all__ = [
     "Dispatcher",
@@ -81,6 +85,13 @@ class Dispatcher:
             provider was shown), and treat ``null`` for an optional argument as omitted.
         context: The run's trusted identity, given to tools that take an `Invocation`.
         stores: Named application stores, given to tools that take `Stores`.
+        executor: A `concurrent.futures.Executor` that runs every sync tool not marked
+            ``@tool(executor="inline")`` (a process pool, a Dask client's executor), or a mapping
+            of names to executors: ``"default"`` for tools that name none, the others for
+            ``@tool(executor="name")``. See `tinytools.executors`.
+
+    Raises:
+        ToolDefinitionError: A tool cannot go to the executor it would run on.
     """
 
     def __init__(
@@ -99,6 +110,7 @@ class Dispatcher:
         strict: bool = False,
         context: RunContext | None = None,
         stores: Mapping[str, Any] | None = None,
+        executor: Executor | Mapping[str, Executor] | None = None,
     ):
         self.toolbox = toolbox if isinstance(toolbox, Toolbox) else Toolbox(toolbox)
         self.unknown_tool = _check_unknown_policy(unknown_tool)
@@ -125,7 +137,10 @@ class Dispatcher:
         self.approves = any(p.approval is not None and p.approval.approver is not None for p in self._policies)
         """Whether an approver is configured (tools that need approval are denied otherwise)."""
         from tinytools._runner import Runner  # asyncio loads with the first dispatcher, not at import
+        from tinytools.executors import plan_routes
 
+        self.routes = plan_routes(self.toolbox, executor)
+        """Tool name -> where its calls go, for tools that leave this process."""
         self._runner = Runner(self, middleware, on_event)
         self._plain = not middleware and on_event is None
         self._unlimited = self.limits == Limits()
@@ -194,12 +209,15 @@ class Dispatcher:
             kwargs = self.bind(tool, call, inject)
         except ArgumentsError as exc:
             return self.scrub(self.bad_arguments(call, tool, exc, start))
+        route = self.routes.get(tool.name) if self.routes else None
         try:
-            output = tool.call(**kwargs)
+            output = tool.call(**kwargs) if route is None else route.call(call, kwargs)
             if tool.is_async:
                 output = run_coroutine(output)
-        except Exception as exc:
-            result = tool_failure(call, tool.name, exc, start)
+        except BaseException as exc:
+            if propagates(exc):
+                raise
+            result = tool_failure(call, tool.name, exc, start) if route is None else route.failure(call, exc, start)
         else:
             result = finish(call, tool, output, start, self.artifacts)
         if self._post or tool.secret_keys:
@@ -235,6 +253,8 @@ class Dispatcher:
 
     def bind(self, tool: Tool[..., Any], call: ToolCall, inject: Mapping[str, Any] | None) -> dict[str, Any]:
         """Decode, validate (strictly, in strict mode), convert and inject a call's arguments."""
+        if tool.remote_keys and tool.name in self.routes:  # made by the worker, not sent from here
+            inject = self.routes[tool.name].overlay(inject)
         if self._strict is None:
             return tool.bind(call, inject)
         return tool.bind_strict(call, inject, self._strict[tool.name])
@@ -379,7 +399,9 @@ def _argument_bytes(arguments: Any, limit: int) -> int:
     try:
         return len(msgspec.json.encode(arguments))
     except (TypeError, ValueError, OverflowError):
-        return 0
+        return 0  # not JSON: decoding refuses it
+    except RecursionError:
+        return limit + 1  # nested too deeply to measure: refused as too large
 
 
 def dispatch_many(

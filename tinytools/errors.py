@@ -10,6 +10,7 @@ model something.
     ├── ToolDefinitionError (ValueError)      a tool, toolbox or schema cannot be defined
     │   └── SchemaError                       a JSON Schema cannot be enforced exactly
     ├── InjectionError (LookupError)          the application did not supply an injected value
+    ├── TransferError (TypeError)             a value cannot travel to the executor a tool runs on
     ├── ResultError (ValueError)              a ToolResult that breaks its own rules
     ├── CallError                             a tool call the model got wrong
     │   ├── ArgumentsError (ValueError)       arguments failed to decode or validate
@@ -33,6 +34,7 @@ __all__ = [
     "ToolDefinitionError",
     "ToolError",
     "ToolNotFound",
+    "TransferError",
 ]
 
 ECHO_LIMIT = 200
@@ -114,6 +116,38 @@ class InjectionError(TinyToolsError, LookupError):
         return (
             f"tool {self.tool!r}, parameter {self.parameter!r}: no injected value; "
             f"pass inject={{{self.key!r}: ...}} to dispatch"
+        )
+
+
+class TransferError(TinyToolsError, TypeError):
+    """A call's value cannot be pickled for the executor its tool runs on: the application's to fix.
+
+    Attributes:
+        tool: The tool being called.
+        parameter: The parameter whose value cannot travel ("" when none alone is to blame).
+        executor: The executor's name (``default``, ``process`` or the application's).
+        reason: Why pickling failed.
+        injected: Whether the parameter is injected (not sent by the model).
+    """
+
+    def __init__(self, *, tool: str, parameter: str, executor: str, reason: str, injected: bool):
+        self.tool = tool
+        self.parameter = parameter
+        self.executor = executor
+        self.reason = reason
+        self.injected = injected
+        super().__init__(tool, parameter, executor, reason)
+
+    def __str__(self) -> str:
+        what = "the injected value" if self.injected else "the value"
+        fix = (
+            "mark it Injected(..., remote=True) and register its factory with @provide(...), or keep"
+            if self.injected
+            else "make its type picklable, or keep"
+        )
+        return (
+            f"tool {self.tool!r}, parameter {self.parameter!r}: {what} cannot be sent to executor "
+            f"{self.executor!r} ({self.reason}); {fix} the tool in this process with @tool(executor='inline')"
         )
 
 

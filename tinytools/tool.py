@@ -17,7 +17,9 @@ import msgspec
 import typing_extensions
 from typing_extensions import ParamSpec
 
+from tinytools._arguments import decoded_arguments, detached
 from tinytools._convert import ConversionError, Converter, unchanged
+from tinytools._providers import factory_for, provided
 from tinytools.context import (
     INVOCATION_KEY,
     PROGRESS_KEY,
@@ -33,6 +35,7 @@ from tinytools.limits import TOKEN_KEY, CancellationToken
 from tinytools.policy import ToolPolicy
 from tinytools.results import ToolCall
 from tinytools.schema import SchemaBuilder, split_annotated, with_default
+from tinytools.toolformat import ToolFormat
 from tinytools.validation import InputSchema
 
 __all__ = ["INJECTABLE_TYPES", "Injected", "Tool", "decoded_arguments", "make_tool", "tool"]
@@ -53,8 +56,8 @@ INJECTABLE_TYPES: dict[type, str] = {
 """Types a parameter receives by injection without an `Injected` marker, and their source."""
 
 _EMPTY = inspect.Parameter.empty
+_SCALARS = {"string", "integer", "boolean", "null"}
 _RUNTIME_KEYS = {"token": TOKEN_KEY, "invocation": INVOCATION_KEY, "progress": PROGRESS_KEY, "stores": STORES_KEY}
-_decode = msgspec.json.decode
 _encode = msgspec.json.encode
 
 
@@ -63,31 +66,42 @@ class Injected:
 
     ``Annotated[Session, Injected]`` is looked up by the parameter's name in ``inject=``;
     ``Annotated[str, Injected("api_key", secret=True)]`` by the key ``"api_key"``.
+    ``Injected("db", remote=True)`` is made where the tool runs, by the factory registered with
+    ``@provide("db")`` (`tinytools.executors`), when ``inject=`` does not hold it or the tool
+    runs on an executor in another process.
     """
 
-    __slots__ = ("key", "secret")
+    __slots__ = ("key", "remote", "secret")
 
-    def __init__(self, key: str | None = None, *, secret: bool = False):
+    def __init__(self, key: str | None = None, *, secret: bool = False, remote: bool = False):
+        if secret and remote:
+            raise ToolDefinitionError(
+                "Injected(secret=True, remote=True): the dispatcher cannot redact a value made in a worker; "
+                "pass the secret through inject= instead"
+            )
         self.key = key
         """The key in ``inject=``; None means the parameter's own name."""
         self.secret = secret
         """Whether the value must be kept out of model-facing text."""
+        self.remote = remote
+        """Whether the value is made where the tool runs, by its `provide` factory."""
 
     def __repr__(self) -> str:
-        return f"Injected({self.key!r}, secret={self.secret})"
+        return f"Injected({self.key!r}, secret={self.secret}, remote={self.remote})"
 
 
 class Injection:
     """How one hidden parameter gets its value, decided once per tool."""
 
-    __slots__ = ("default", "key", "parameter", "secret", "source")
+    __slots__ = ("default", "key", "parameter", "remote", "secret", "source")
 
-    def __init__(self, parameter: str, key: str, source: str, default: Any, secret: bool):
+    def __init__(self, parameter: str, key: str, source: str, default: Any, secret: bool, remote: bool = False):
         self.parameter = parameter
         self.key = key
         self.source = source
         self.default = default
         self.secret = secret
+        self.remote = remote
 
 
 class Tool(Generic[P, R]):
@@ -113,7 +127,9 @@ class Tool(Generic[P, R]):
         enabled: Callable[[Any], bool] | None = None,
         validate_output: bool = False,
         policy: ToolPolicy | None = None,
+        format: ToolFormat | None = None,
         keyword_call: Callable[..., Any] | None = None,
+        executor: str | None = None,
     ):
         if not isinstance(name, str) or NAME_PATTERN.fullmatch(name) is None:
             raise ToolDefinitionError(
@@ -138,6 +154,7 @@ class Tool(Generic[P, R]):
         """The runtime values it receives by type: ``token``, ``invocation``, ``progress``, ``stores``."""
         self.secret_keys = tuple(injection.key for injection in injections if injection.secret)
         """``inject`` keys whose values are redacted from everything the model sees."""
+        self._detaches = not all(map(_scalar, input_schema.properties.values()))
         if validate_output and output_schema is None:
             raise ToolDefinitionError(
                 "validate_output=True needs an output schema: annotate the return type", tool=name
@@ -161,8 +178,15 @@ class Tool(Generic[P, R]):
         """How many times an idempotent tool is retried after a timeout or `RetryableError`."""
         self.enabled = enabled
         """Says, from the application's state, whether the tool is offered this turn."""
+        self.format = format if format is not None else ToolFormat.json()
+        """How the tool is shown, and its calls read, when a model calls tools through text."""
+        self.format.check(name, self.schema.properties)
         self.call = keyword_call or fn
         """The function as the dispatcher calls it: every argument by keyword."""
+        self.executor = _check_executor(executor, name, self.is_async)
+        """Where a `Dispatcher` runs it: None (its default), ``"inline"``, ``"process"`` or a name."""
+        self.remote_keys = tuple((i.parameter, i.key) for i in injections if i.remote)
+        """(parameter, key) of each value made where the tool runs (``Injected(..., remote=True)``)."""
         self._converters = converters
         self._injections = injections
         self._fragments: dict[str, str] = {}
@@ -250,6 +274,8 @@ class Tool(Generic[P, R]):
         arguments = call.arguments
         if arguments.__class__ is not dict:
             arguments = decoded_arguments(call)
+        elif self._detaches:  # what the tool changes stays its own; NaN is refused as in text
+            arguments = detached(arguments)
         self.schema.validate(arguments)
         if self._converters:
             arguments = self._convert(arguments)
@@ -316,6 +342,9 @@ class Tool(Generic[P, R]):
             return value if value is not None else self._standalone(source, call)
         if inject is not None and injection.key in inject:
             return inject[injection.key]
+        factory = factory_for(injection.key) if injection.remote else None
+        if factory is not None:  # made here, once per process: the tool runs in this one
+            return provided(factory)
         if injection.default is not _EMPTY:
             return injection.default
         raise InjectionError(tool=self.name, parameter=injection.parameter, key=injection.key)
@@ -357,6 +386,8 @@ def tool(
     enabled: Callable[[Any], bool] | None = None,
     validate_output: bool = False,
     policy: ToolPolicy | None = None,
+    format: ToolFormat | None = None,
+    executor: str | None = None,
 ) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
 
 
@@ -366,8 +397,10 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     Options: ``name``, ``description``, ``timeout`` (seconds), ``parallel_safe`` (False makes
     the tool serial in batches), ``idempotent``, ``retries`` (idempotent tools only), and
     ``enabled`` (a function of the application's state saying whether to offer the tool),
-    ``validate_output`` (check return values against the output schema), and ``policy``
-    (a `ToolPolicy`: what the tool may do).
+    ``validate_output`` (check return values against the output schema), ``policy``
+    (a `ToolPolicy`: what the tool may do), ``format`` (a `ToolFormat` for text tool calls,
+    JSON by default), and ``executor`` (``"inline"`` to stay in the
+    dispatcher's process, ``"process"`` or the name of one of the dispatcher's executors).
 
     Raises:
         ToolDefinitionError: The signature cannot be expressed as a tool: ``*args`` or
@@ -440,20 +473,12 @@ def make_tool(
     )
 
 
-def decoded_arguments(call: ToolCall) -> Any:
-    """A call's arguments as decoded JSON; never ``{}`` in place of text that is not JSON.
-
-    Raises:
-        ArgumentsError: With ``keyword == "json"`` when the text cannot be decoded.
-    """
-    if call.arguments.__class__ is dict:
-        return call.arguments
-    if call.invalid is not None:
-        raise ArgumentsError(call.invalid, keyword="json")
-    try:
-        return _decode(call.arguments)
-    except (msgspec.DecodeError, TypeError) as exc:
-        raise ArgumentsError(str(exc), keyword="json") from None
+def _scalar(schema: Any) -> bool:
+    """Whether every value ``schema`` accepts is a string, an integer, a boolean or null."""
+    types = schema.get("type") if isinstance(schema, dict) else None
+    if isinstance(types, str):
+        types = [types]
+    return isinstance(types, list) and bool(types) and set(types) <= _SCALARS
 
 
 def _type_hints(fn: Callable[..., Any], tool_name: str, localns: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -481,14 +506,26 @@ def _check_kind(parameter: inspect.Parameter, tool_name: str) -> None:
         )
 
 
+def _check_executor(executor: Any, tool_name: str, is_async: bool) -> str | None:
+    if executor is not None and (not isinstance(executor, str) or not executor):
+        raise ToolDefinitionError(f"executor= takes the name of an executor, not {executor!r}", tool=tool_name)
+    if is_async and executor not in (None, "inline"):
+        raise ToolDefinitionError(
+            f"an async tool runs on the dispatcher's event loop; executor={executor!r} is for sync tools",
+            tool=tool_name,
+        )
+    return executor
+
+
 def _injection(parameter: inspect.Parameter, hint: Any) -> Injection | None:
     base, metadata = split_annotated(hint)
     for item in metadata:
         if item is Injected or isinstance(item, Injected):
             key = item.key if isinstance(item, Injected) and item.key else parameter.name
             secret = isinstance(item, Injected) and item.secret
+            remote = isinstance(item, Injected) and item.remote
             source = INJECTABLE_TYPES.get(base, "inject") if base in INJECTABLE_TYPES else "inject"
-            return Injection(parameter.name, key, source, parameter.default, secret)
+            return Injection(parameter.name, key, source, parameter.default, secret, remote)
     if isinstance(base, type) and base in INJECTABLE_TYPES:
         return Injection(parameter.name, parameter.name, INJECTABLE_TYPES[base], parameter.default, False)
     return None
@@ -517,7 +554,7 @@ def _keyword_caller(fn: Callable[..., Any], signature: inspect.Signature) -> Cal
 
 def _parse_generated(root: dict[str, Any], tool_name: str) -> InputSchema:
     try:
-        return InputSchema.parse(root)
+        return InputSchema.parse(root, copy=False)
     except ToolDefinitionError as exc:
         exc.tool = tool_name
         raise

@@ -22,7 +22,5 @@ async def fetch(url: str) -> bytes:
 
 assert_type(add(1, 2), int)
 assert_type(subtract(3, b=1), int)
-reveal_type(
-    subtract
-)  # N: Revealed type is "tinytools.tool.Tool[[a: builtins.int, b: builtins.int], builtins.int]"
+reveal_type(subtract)  # N: Revealed type is "tinytools.tool.Tool[[a: builtins.int, b: builtins.int], builtins.int]"
 add("x")  # E: Argument 1 to "__call__" of "Tool" has incompatible type "str"; expected "int"  [arg-type]

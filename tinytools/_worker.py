@@ -1,0 +1,212 @@
+"""What runs on the other side of an executor: resolve the tool, call it, pack the answer.
+
+A job and its answer cross the boundary as bytes pickled here, so the executor only moves
+bytes and this module knows exactly what failed to travel. The worker never raises: a tool's
+exception, a value that will not pickle back and a tool that cannot be imported all come back
+as answers, so an exception from the executor's future always means the executor itself failed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import importlib
+import pickle
+import sys
+import traceback
+from collections.abc import Callable
+from time import perf_counter
+from typing import Any
+
+from tinytools._providers import provided
+from tinytools.context import Invocation
+from tinytools.errors import RetryableError, ToolError
+from tinytools.results import ToolOutput
+
+__all__ = ["PROTOCOL", "Remote", "ToolRef", "call_tool", "pack_answer"]
+
+PROTOCOL = 5
+"""The pickle protocol of jobs and answers."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolRef:
+    """A module-level function by name: what travels instead of the function itself."""
+
+    module: str
+    """The module that defines it."""
+    qualname: str
+    """Its qualified name in that module."""
+    positional: tuple[str, ...] = ()
+    """Positional-only parameters, which the dispatcher passes by keyword."""
+
+    def resolve(self) -> Callable[..., Any]:
+        """Import the module and find the function (cached per process).
+
+        Raises:
+            ImportError: The module cannot be imported here.
+            AttributeError: The module has no such name.
+        """
+        found = _RESOLVED.get(self)
+        if found is None:
+            found = _RESOLVED[self] = self._keyword_call(_plain(self.lookup()))
+        return found
+
+    def lookup(self) -> Any:
+        """The object the name leads to (a `Tool` or a function)."""
+        target: Any = importlib.import_module(self.module)
+        for part in self.qualname.split("."):
+            target = getattr(target, part)
+        return target
+
+    def _keyword_call(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        if not self.positional:
+            return fn
+        names = self.positional
+
+        def by_keyword(**kwargs: Any) -> Any:
+            args = [kwargs.pop(name) for name in names if name in kwargs]
+            return fn(*args, **kwargs)
+
+        return by_keyword
+
+
+_RESOLVED: dict[ToolRef, Callable[..., Any]] = {}
+
+
+def _plain(target: Any) -> Callable[..., Any]:
+    from tinytools.tool import Tool
+
+    return target.fn if isinstance(target, Tool) else target
+
+
+@dataclasses.dataclass(frozen=True)
+class Remote:
+    """Stands in for a ``remote=True`` injected value; the worker makes the real one."""
+
+    key: str
+    """The inject key."""
+    factory: ToolRef
+    """The registered factory, by name."""
+
+
+def call_tool(job: bytes) -> bytes:
+    """Run one pickled job and return its pickled answer ``(call_id, kind, value)``.
+
+    Kinds: ``returned`` (the output), ``tool_error`` (message, code, retryable), ``exception``
+    (type and traceback text), ``unencodable`` (the output's type name), ``rerun`` (an earlier
+    attempt of this non-idempotent call started on a worker that died) and ``unavailable``
+    (the tool or an argument could not be loaded here; the tool did not run).
+    """
+    try:
+        call_id, ref, kwargs, guard, clock = pickle.loads(job)
+        fn = ref.resolve()
+    except Exception as exc:
+        return pack_answer("", "unavailable", f"{type(exc).__name__}: {exc}")
+    try:
+        kwargs = _localised(kwargs, clock)
+    except BaseException as exc:
+        return _raised(call_id, exc)
+    try:
+        release = _claim(guard)
+    except Exception as exc:
+        return pack_answer(call_id, "unavailable", f"cannot mark the call as started: {type(exc).__name__}: {exc}")
+    if release is None:
+        return pack_answer(call_id, "rerun", None)
+    try:
+        output = fn(**kwargs)
+    except BaseException as exc:
+        return _raised(call_id, exc)
+    finally:
+        _quietly(release)
+    return _returned(call_id, output)
+
+
+def pack_answer(call_id: str, kind: str, value: Any) -> bytes:
+    """Pickle one answer."""
+    return pickle.dumps((call_id, kind, value), protocol=PROTOCOL)
+
+
+def _localised(kwargs: dict[str, Any], clock: float) -> dict[str, Any]:
+    """Make remote values here, and move an `Invocation` deadline onto this process's clock."""
+    for name, value in kwargs.items():
+        if value.__class__ is Remote:
+            kwargs[name] = provided(value.factory.resolve())
+        elif value.__class__ is Invocation and value.deadline is not None:
+            kwargs[name] = _replace(value, deadline=value.deadline - clock + perf_counter())
+    return kwargs
+
+
+def _replace(value: Any, **changes: Any) -> Any:
+    import msgspec
+
+    if isinstance(value, msgspec.Struct):
+        return msgspec.structs.replace(value, **changes)
+    return dataclasses.replace(value, **changes)
+
+
+def _raised(call_id: str, exc: BaseException) -> bytes:
+    if isinstance(exc, ToolError):
+        return pack_answer(call_id, "tool_error", (exc.message, exc.code, isinstance(exc, RetryableError)))
+    kind = f"{type(exc).__module__}.{type(exc).__qualname__}"
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return pack_answer(call_id, "exception", (kind, text))
+
+
+def _returned(call_id: str, output: Any) -> bytes:
+    try:
+        return pack_answer(call_id, "returned", output)
+    except Exception:
+        pass
+    try:
+        return pack_answer(call_id, "returned", _builtins(output))
+    except Exception:
+        return pack_answer(call_id, "unencodable", type(output).__name__)
+
+
+def _builtins(output: Any) -> Any:
+    """The output as plain data, for a value that does not pickle (its JSON is the same)."""
+    import msgspec
+
+    if isinstance(output, ToolOutput):
+        return ToolOutput(msgspec.to_builtins(output.value), content=output.content, artifacts=output.artifacts)
+    return msgspec.to_builtins(output)
+
+
+def _claim(guard: str | None) -> Callable[[], None] | None:
+    """Mark a non-idempotent call as started on a Dask cluster; None if an earlier attempt was.
+
+    Dask runs a task again when the worker running it dies. For a tool that may have acted,
+    that is a retry nobody asked for, so the second attempt finds the mark and stands down.
+    Elsewhere (a process pool never reruns a task) there is nothing to mark.
+    """
+    if guard is None or "distributed" not in sys.modules:
+        return _nothing
+    import distributed
+
+    try:
+        distributed.get_worker()
+    except ValueError:  # not on a Dask worker
+        return _nothing
+    client: Any = distributed.get_client()
+    try:  # one round trip that tests and sets (the scheduler logs the refusal of a rerun)
+        client.publish_dataset(True, name=guard)
+    except KeyError:
+        client.unpublish_dataset(guard)
+        return None
+
+    def release() -> None:  # sent without waiting for the scheduler: the answer is ready
+        import asyncio
+
+        asyncio.run_coroutine_threadsafe(client.unpublish_dataset(guard, asynchronous=True), client.loop.asyncio_loop)
+
+    return release
+
+
+def _nothing() -> None:
+    return None
+
+
+def _quietly(release: Callable[[], None]) -> None:
+    with contextlib.suppress(Exception):  # the mark outlives the call; the answer matters more
+        release()
