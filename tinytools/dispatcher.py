@@ -206,7 +206,10 @@ class Dispatcher:
                 self._runner.invoke_bound(call, tool, inject, start, offload=False, step_id=self.step(step_id))
             )
         try:
-            kwargs = self.bind(tool, call, inject)
+            if self._strict is None:
+                kwargs = tool.bind(call, inject)
+            else:
+                kwargs = tool.bind_strict(call, inject, self._strict[tool.name])
         except ArgumentsError as exc:
             return self.scrub(self.bad_arguments(call, tool, exc, start))
         route = self.routes.get(tool.name) if self.routes else None
