@@ -145,7 +145,9 @@ class Dispatcher:
         self._plain = not middleware and on_event is None
         self._unlimited = self.limits == Limits()
         self._post = max_inline_output_bytes is not None or redact is not None
-        self._is_cancelled = self.token._event.is_set
+        self._open = self._unlimited
+        """No limit to check per call (and not cancelled): a known tool goes straight to its call."""
+        self.token.on_cancel(self._close)
         self._lookup = self.toolbox._tools.get  # aliases and misses go through admit
 
     def visible_tools(self, names: Iterable[str] | None = None, *, state: Any = None) -> list[Tool[..., Any]]:
@@ -164,6 +166,9 @@ class Dispatcher:
         if tool.needs_approval and not self.approves:
             return "require_approval", "it needs approval and no approver is configured"
         return None
+
+    def _close(self) -> None:
+        self._open = False  # from now on every call goes through admit(), which refuses it
 
     def cancel(self) -> None:
         """Cancel the run: calls not yet started get ``cancelled``; running ones are told."""
@@ -190,7 +195,7 @@ class Dispatcher:
                 self._runner.run(call, inject, allowed, start, offload=False, step_id=self.step(step_id))
             )
         tool = None
-        if self._unlimited and not self._is_cancelled():
+        if self._open:
             tool = self._lookup(call.name)
             if tool is not None and (allowed is None or tool.name in allowed):
                 self.calls += 1
