@@ -211,10 +211,10 @@ class Dispatcher:
                 self._runner.invoke_bound(call, tool, inject, start, offload=False, step_id=self.step(step_id))
             )
         try:
-            if self._strict is None:
+            if self._strict is None and not tool.remote_keys:
                 kwargs = tool.bind(call, inject)
             else:
-                kwargs = tool.bind_strict(call, inject, self._strict[tool.name])
+                kwargs = self.bind(tool, call, inject)
         except ArgumentsError as exc:
             return self.scrub(self.bad_arguments(call, tool, exc, start))
         route = self.routes.get(tool.name) if self.routes else None
