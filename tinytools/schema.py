@@ -28,7 +28,7 @@ from tinytools import _convert
 from tinytools._convert import Converter
 from tinytools.errors import ToolDefinitionError
 
-__all__ = ["Param", "SchemaBuilder", "split_annotated"]
+__all__ = ["Param", "SchemaBuilder", "json_type", "split_annotated"]
 
 _NONE_TYPE = type(None)
 _ANNOTATED = (typing.Annotated, typing_extensions.Annotated)
@@ -463,26 +463,30 @@ def _literal(values: tuple[Any, ...]) -> tuple[dict[str, Any], Converter | None]
             flat.extend(typing_extensions.get_args(value))
         else:
             flat.append(value.value if isinstance(value, enum.Enum) else value)
-    schema: dict[str, Any] = {"enum": flat}
-    kinds = {_json_type(value) for value in flat}
-    if len(kinds) == 1 and None not in kinds:
-        schema = {"type": kinds.pop(), "enum": flat}
+    schema = _enum_schema(flat)
     needs_int = any(type(value) is int for value in flat)
     return schema, _convert.to_int if needs_int else None
 
 
 def _enum(cls: type[enum.Enum]) -> tuple[dict[str, Any], Converter | None]:
-    values = [member.value for member in cls]
-    schema: dict[str, Any] = {"enum": values}
-    kinds = {_json_type(value) for value in values}
-    if len(kinds) == 1 and None not in kinds:
-        schema = {"type": kinds.pop(), "enum": values}
+    schema = _enum_schema([member.value for member in cls])
     if cls.__doc__ and cls.__doc__ != enum.Enum.__doc__ and not cls.__doc__.startswith("An enumeration"):
         schema["description"] = cls.__doc__.strip()
     return schema, _convert.enum_member(cls)
 
 
-def _json_type(value: Any) -> str | None:
+def _enum_schema(values: list[Any]) -> dict[str, Any]:
+    """``enum``, with the values' ``type`` when they all share one (providers like to see it)."""
+    kinds = {json_type(value) for value in values}
+    if len(kinds) == 1 and kinds <= {"boolean", "integer", "number", "string"}:
+        return {"type": kinds.pop(), "enum": values}
+    return {"enum": values}
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a decoded value (anything not scalar or a list is an object)."""
+    if value is None:
+        return "null"
     if isinstance(value, bool):
         return "boolean"
     if isinstance(value, int):
@@ -491,7 +495,7 @@ def _json_type(value: Any) -> str | None:
         return "number"
     if isinstance(value, str):
         return "string"
-    return None
+    return "array" if isinstance(value, list) else "object"
 
 
 def _exact_types(schema: dict[str, Any]) -> tuple[type, ...]:

@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 
 from tinytools.errors import shorten
+from tinytools.schema import json_type
 from tinytools.tool import Tool
 from tinytools.toolformat import ToolFormat
 
@@ -74,21 +75,6 @@ def call_id(offset: int, index: int, content: str) -> str:
 def json_text(value: Any) -> str:
     """Compact JSON text of a value."""
     return _encode(value).decode()
-
-
-def json_type(value: Any) -> str:
-    """The JSON type name of a decoded value."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
 
 
 def accepts(types: frozenset[str], value: Any) -> bool:
