@@ -14,7 +14,8 @@ import asyncio
 import gc
 import statistics
 import time
-import timeit
+
+from _timing import time_sync
 
 from tinytools import Dispatcher, Toolbox, ToolCall, dispatch, tool
 
@@ -56,10 +57,8 @@ def seconds(make, repeat: int = 5) -> float:
 
 
 def best_ns(fn, repeat: int = 7) -> float:
-    gc.collect()
-    timer = timeit.Timer(fn)
-    number, _ = timer.autorange()
-    return min(timer.repeat(repeat=repeat, number=number)) / number * 1e9
+    """Best of ``repeat`` autoranged timeit runs, in ns per call."""
+    return time_sync(fn, repeat=repeat).best
 
 
 @tool

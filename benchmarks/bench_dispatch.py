@@ -11,15 +11,10 @@ fresh process against importing its four dependencies alone.
 
 from __future__ import annotations
 
-import gc
-import os
-import statistics
-import subprocess
-import sys
-import timeit
 from typing import Annotated, Literal
 
 import msgspec
+from _timing import time_import, time_sync
 
 from tinytools import Param, Toolbox, ToolCall, dispatch, tool
 
@@ -57,10 +52,7 @@ CASES = {
 
 def best_ns(fn, repeat: int = 7) -> float:
     """Best of ``repeat`` autoranged timeit runs, in ns per call."""
-    gc.collect()
-    timer = timeit.Timer(fn)
-    number, _ = timer.autorange()
-    return min(timer.repeat(repeat=repeat, number=number)) / number * 1e9
+    return time_sync(fn, repeat=repeat).best
 
 
 def bench_calls() -> list[tuple[str, float, float]]:
@@ -117,23 +109,7 @@ def bench_definition() -> list[tuple[str, float, float]]:
 
 def import_ms(statement: str, runs: int = 15) -> float:
     """Median import time in fresh processes, with bytecode cached as after a pip install."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    times = []
-    for run in range(runs + 1):
-        out = subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                f"import time; t = time.perf_counter(); {statement}; print(time.perf_counter() - t)",
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
-            env=env,
-        )
-        if run:  # the first run writes the bytecode cache
-            times.append(float(out.stdout) * 1e3)
-    return statistics.median(times)
+    return time_import(statement, runs=runs).median
 
 
 def bench_import() -> list[tuple[str, float, float]]:

@@ -14,13 +14,12 @@ optional object) to cover the other shapes `@tool` generates.
 
 from __future__ import annotations
 
-import gc
-import timeit
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 import fastjsonschema
+from _timing import time_sync
 
 from tinytools import InputSchema, Param, tool
 from tinytools.errors import ArgumentsError
@@ -77,12 +76,9 @@ NESTED: dict[str, dict[str, Any]] = {
 }
 
 
-def best_ns(fn: Callable[[], object], repeat: int = 7) -> float:
+def best_ns(fn, repeat: int = 7) -> float:
     """Best of ``repeat`` autoranged timeit runs, in ns per call."""
-    gc.collect()
-    timer = timeit.Timer(fn)
-    number, _ = timer.autorange()
-    return min(timer.repeat(repeat=repeat, number=number)) / number * 1e9
+    return time_sync(fn, repeat=repeat).best
 
 
 def caught(check: Callable[[Any], object], data: Any) -> Callable[[], object]:

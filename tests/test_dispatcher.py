@@ -97,13 +97,21 @@ def test_alias_cannot_shadow_a_tool() -> None:
 
 
 def test_not_allowed_this_turn() -> None:
-    dispatcher, events = make(add, echo_tool())
-    ran: list[str] = []
-    result = dispatcher.dispatch(ToolCall("c", "add", '{"a": 1, "b": 1}'), allowed=["echo"])
+    ran: list[int] = []
+
+    @tool
+    def counted(a: int) -> int:
+        ran.append(a)
+        return a
+
+    dispatcher, events = make(counted, echo_tool())
+    result = dispatcher.dispatch(ToolCall("c", "counted", '{"a": 1}'), allowed=["echo"])
     assert result.error is not None and result.error.code == "tool_not_allowed"
     assert ran == []
     assert isinstance(events[0], ToolDenied) and events[0].rule == "tool_not_allowed"
     assert dispatcher.dispatch(ToolCall("d", "echo", '{"text": "hi"}'), allowed=["echo"]).output == "hi"
+    assert dispatcher.dispatch(ToolCall("e", "counted", '{"a": 2}'), allowed=["counted"]).output == 2
+    assert ran == [2]
 
 
 def test_select_by_state_and_names() -> None:

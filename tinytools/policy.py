@@ -321,9 +321,9 @@ class PolicyMiddleware:
     async def _approve(self, call: ToolCall, tool: Tool[..., Any], rule: Rule) -> ToolResult | ToolCall | None:
         import asyncio
 
+        from tinytools._arguments import decoded_arguments
         from tinytools._outcomes import logger
         from tinytools.limits import in_daemon_thread
-        from tinytools.tool import decoded_arguments
 
         try:
             arguments = decoded_arguments(call)

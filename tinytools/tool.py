@@ -38,7 +38,7 @@ from tinytools.schema import SchemaBuilder, split_annotated, with_default
 from tinytools.toolformat import ToolFormat
 from tinytools.validation import InputSchema
 
-__all__ = ["INJECTABLE_TYPES", "Injected", "Tool", "decoded_arguments", "make_tool", "tool"]
+__all__ = ["INJECTABLE_TYPES", "Injected", "Tool", "make_tool", "tool"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
