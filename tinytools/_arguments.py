@@ -25,7 +25,7 @@ import msgspec
 from tinytools.errors import ArgumentsError, shorten
 from tinytools.results import ToolCall
 
-__all__ = ["decoded_arguments", "detached"]
+__all__ = ["decoded_arguments", "detached", "refuse_repeated_keys"]
 
 TOO_DEEP = "the arguments are nested too deeply"
 _decode = msgspec.json.decode
@@ -57,7 +57,7 @@ def decoded_arguments(call: ToolCall) -> Any:
         kind = arguments.__class__
         colons = arguments.count(":") if kind is str else arguments.count(b":") if kind is bytes else -1
         if colons != len(decoded):
-            _refuse_repeated_keys(arguments, decoded)
+            refuse_repeated_keys(arguments, decoded)
     return decoded
 
 
@@ -97,7 +97,8 @@ def _copy(value: Any) -> Any:
     return value
 
 
-def _refuse_repeated_keys(text: str | bytes, decoded: dict[str, Any]) -> None:
+def refuse_repeated_keys(text: str | bytes, decoded: dict[str, Any]) -> None:
+    """Raise `ArgumentsError` when ``text``, which decoded to ``decoded``, names a key twice in one object."""
     if not _counts_match(text, decoded):
         _parse_refusing_repeats(text)
 

@@ -48,11 +48,13 @@ def dispatch(
 
         return Dispatcher(toolbox).dispatch(call, inject=inject)
     try:
-        kwargs = tool.bind(call, inject)
+        args = tool.positional(call)
+        if args is None:
+            kwargs = tool.bind(call, inject)
     except ArgumentsError as exc:
         return argument_failure(call, tool, exc, start)
     try:
-        output = tool.call(**kwargs)
+        output = tool.call(**kwargs) if args is None else tool.fn(*args)
         if tool.is_async:
             output = run_coroutine(output)
     except BaseException as exc:
@@ -88,11 +90,13 @@ async def adispatch(
 
         return await Dispatcher(toolbox).adispatch(call, inject=inject)
     try:
-        kwargs = tool.bind(call, inject)
+        args = tool.positional(call)
+        if args is None:
+            kwargs = tool.bind(call, inject)
     except ArgumentsError as exc:
         return argument_failure(call, tool, exc, start)
     try:
-        output = tool.call(**kwargs)
+        output = tool.call(**kwargs) if args is None else tool.fn(*args)
         if tool.is_async:
             output = await output
     except BaseException as exc:

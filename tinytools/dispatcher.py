@@ -210,16 +210,22 @@ class Dispatcher:
             return run_coroutine(  # type: ignore[no-any-return]
                 self._runner.invoke_bound(call, tool, inject, start, offload=False, step_id=self.step(step_id))
             )
+        route = self.routes.get(tool.name) if self.routes else None
         try:
-            if self._strict is None and not tool.remote_keys:
+            args = tool.positional(call) if self._strict is None and route is None else None
+            if args is not None:
+                pass
+            elif self._strict is None and not tool.remote_keys:
                 kwargs = tool.bind(call, inject)
             else:
                 kwargs = self.bind(tool, call, inject)
         except ArgumentsError as exc:
             return self.scrub(self.bad_arguments(call, tool, exc, start))
-        route = self.routes.get(tool.name) if self.routes else None
         try:
-            output = tool.call(**kwargs) if route is None else route.call(call, kwargs)
+            if args is not None:
+                output = tool.fn(*args)
+            else:
+                output = tool.call(**kwargs) if route is None else route.call(call, kwargs)
             if tool.is_async:
                 output = run_coroutine(output)
         except BaseException as exc:
