@@ -33,3 +33,20 @@ def test_import_loads_no_optional_package() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_import_leaves_what_a_first_use_needs_for_that_use() -> None:
+    """The validator's code generator, the docstring reader, strict mode and asyncio load when used."""
+    code = (
+        "import sys, tinytools\n"
+        "later = ('fastjsonschema', 'docstring_parser', 'tinytools.strict', 'tinytools._codegen', 'asyncio')\n"
+        "print(','.join(m for m in later if m in sys.modules))\n"
+        "@tinytools.tool\n"
+        "def f(x: int) -> int:\n"
+        "    '''Double.\n\n    Args:\n        x: A number.\n    '''\n"
+        "    return 2 * x\n"
+        "assert tinytools.dispatch(tinytools.ToolCall('c', 'f', '{\"x\": \"no\"}'), [f]).status == 'failed'\n"
+        "print(','.join(m for m in ('fastjsonschema', 'docstring_parser') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["", "fastjsonschema,docstring_parser"]

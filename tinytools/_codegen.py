@@ -26,13 +26,24 @@ from contextlib import contextmanager
 from operator import indexOf
 from typing import Any, cast
 
-from fastjsonschema import JsonSchemaDefinitionException
+from fastjsonschema import JsonSchemaDefinitionException, JsonSchemaValueException
 from fastjsonschema.draft04 import JSON_TYPE_TO_PYTHON_TYPE
 from fastjsonschema.draft07 import CodeGeneratorDraft07
 from fastjsonschema.ref_resolver import RefResolver
 
-from tinytools._schema_errors import ErrorMap, Failure, Site, Token
+from tinytools._schema_errors import ErrorMap, Site, Token
 from tinytools.errors import ArgumentsError, SchemaError
+
+
+class Failure(JsonSchemaValueException):
+    """Raised by generated code; ``args`` is ``(site, value, prefix, *dynamic)``.
+
+    A subclass, so the generated ``anyOf``/``not``/``if`` trials still catch it, but with
+    `BaseException`'s constructor: raising it builds no message and no schema copy.
+    """
+
+    __init__ = BaseException.__init__
+
 
 __all__ = ["compile_document"]
 

@@ -18,11 +18,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from fastjsonschema import JsonSchemaValueException
-
 from tinytools.errors import ECHO_LIMIT, ArgumentsError, shorten
 
-__all__ = ["ErrorMap", "Failure", "Site", "Token", "echo", "escape"]
+__all__ = ["ErrorMap", "Site", "Token", "echo", "escape"]
 
 Token = str | int
 Explain = Callable[[Any], tuple[str, Token | None]]
@@ -70,16 +68,6 @@ def echo(value: Any) -> str:
     if not text.isascii():  # a lone surrogate would make the message impossible to encode
         text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text if len(text) <= ECHO_LIMIT else shorten(text)
-
-
-class Failure(JsonSchemaValueException):
-    """Raised by generated code; ``args`` is ``(site, value, prefix, *dynamic)``.
-
-    A subclass, so the generated ``anyOf``/``not``/``if`` trials still catch it, but with
-    `BaseException`'s constructor: raising it builds no message and no schema copy.
-    """
-
-    __init__ = BaseException.__init__
 
 
 class Site:

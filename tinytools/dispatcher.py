@@ -33,12 +33,13 @@ from tinytools.events import EventSink, InvalidToolArgs, ToolDenied, ToolEvent, 
 from tinytools.limits import CancellationToken, Limits
 from tinytools.policy import PolicyMiddleware
 from tinytools.results import ToolCall, ToolResult
-from tinytools.strict import render_strict
 from tinytools.tool import Tool
 from tinytools.toolbox import Toolbox
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
+
+    from tinytools.strict import StrictSchema
 
 __all__ = [
     "Dispatcher",
@@ -128,7 +129,11 @@ class Dispatcher:
         self.context = context or RunContext()
         self.stores = Stores(stores)
         self.strict = strict
-        self._strict = {tool.name: render_strict(tool) for tool in self.toolbox} if strict else None
+        self._strict: dict[str, StrictSchema] | None = None
+        if strict:
+            from tinytools.strict import render_strict  # only strict mode needs it
+
+            self._strict = {tool.name: render_strict(tool) for tool in self.toolbox}
         self._steps = 0
         self.max_inline_output_bytes = max_inline_output_bytes
         self.artifacts = artifacts

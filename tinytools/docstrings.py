@@ -10,8 +10,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import docstring_parser
-
 __all__ = ["Docstring", "parse_docstring"]
 
 
@@ -32,6 +30,8 @@ def parse_docstring(fn: Callable[..., Any]) -> Docstring:
     text = inspect.getdoc(fn)
     if not text:
         return Docstring()
+    import docstring_parser  # loaded by the first tool with a docstring, not by `import tinytools`
+
     parsed = docstring_parser.parse(text)
     parts = [part.strip() for part in (parsed.short_description, parsed.long_description) if part]
     parameters = {param.arg_name: " ".join(param.description.split()) for param in parsed.params if param.description}

@@ -18,14 +18,11 @@ in-place applicators are refused. Patterns follow ECMA-262 with the ``u`` flag (
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import unquote
 
-from tinytools._codegen import compile_document
 from tinytools._ecma_regex import translate_pattern
 from tinytools._schema_errors import echo as _echo
 from tinytools._schema_errors import escape as _escape
@@ -259,6 +256,8 @@ class _Translation:
 
     def ref(self, ref: str, pointer: str) -> dict[str, Any]:
         """Record a local reference; `document` points it at the translated target."""
+        from urllib.parse import unquote
+
         target = unquote(ref[1:]) if ref.startswith("#") else "?"
         if target[:1] not in ("", "/"):
             raise _fail(f"$ref {ref!r} is not a local '#/...' JSON pointer", f"{pointer}/$ref")
@@ -286,6 +285,8 @@ def compile_validator(schema: Mapping[str, Any] | bool) -> Callable[[object], No
     Raises:
         SchemaError: The schema uses something the validator could not enforce exactly.
     """
+    from tinytools._codegen import compile_document  # with fastjsonschema: loaded on first compile
+
     copy = _json_copy(schema, "")
     return compile_document(_Translation().document(copy), copy)
 
@@ -318,6 +319,8 @@ class InputSchema:
                 ``pointer`` locates it in the schema.
         """
         if isinstance(raw, (str, bytes)):
+            import json
+
             try:
                 raw, copy = json.loads(raw, parse_constant=_refuse), False
             except (ValueError, RecursionError) as exc:
@@ -352,6 +355,8 @@ class InputSchema:
             ArgumentsError: The arguments do not match the schema (``tool`` is left None).
             SchemaError: Compiling failed; `parse` checks make this unexpected.
         """
+        from tinytools._codegen import compile_document  # with fastjsonschema: loaded on first compile
+
         check = compile_document(_Translation().document(self.schema), self.schema)
         self.__dict__["validate"] = check  # later calls go straight to the compiled check
         check(arguments)
