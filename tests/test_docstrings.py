@@ -1,6 +1,11 @@
 from __future__ import annotations
 
+import inspect
+
+import docstring_parser
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tinytools.docstrings import parse_docstring
 
@@ -80,3 +85,56 @@ def test_docstring_reaches_the_schema() -> None:
         "description": "How many results at most.",
         "default": 5,
     }
+
+
+WORDS = st.text("abcdefgh ", min_size=1, max_size=12).map(str.strip).filter(bool)
+NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True)
+
+
+def _render(style: str, summary: str, body: str, params: list[tuple[str, str]], returns: str) -> str:
+    lines = [summary, ""] + ([body, ""] if body else [])
+    if style == "google":
+        lines += ["Args:"] + [f"    {name}: {text}" for name, text in params]
+        lines += ["", "Returns:", f"    {returns}"] if returns else []
+    elif style == "numpy":
+        lines += ["Parameters", "----------"] + [f"{name} : int\n    {text}" for name, text in params]
+        lines += ["", "Returns", "-------", "int", f"    {returns}"] if returns else []
+    elif style == "rest":
+        lines += [f":param {name}: {text}" for name, text in params] + ([f":returns: {returns}"] if returns else [])
+    else:
+        lines += [f"@param {name}: {text}" for name, text in params] + ([f"@return: {returns}"] if returns else [])
+    return "\n".join(lines)
+
+
+def _guessed(text: str) -> tuple[str, dict[str, str], str | None]:
+    """What docstring-parser reads when it tries every style itself."""
+    parsed = docstring_parser.parse(text)
+    parts = [part.strip() for part in (parsed.short_description, parsed.long_description) if part]
+    params = {p.arg_name: " ".join(p.description.split()) for p in parsed.params if p.description}
+    returns = parsed.returns.description if parsed.returns and parsed.returns.description else None
+    return "\n\n".join(parts), params, returns
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    styles=st.lists(st.sampled_from(["google", "numpy", "rest", "epydoc"]), min_size=1, max_size=2),
+    summary=WORDS,
+    body=st.one_of(
+        st.just(""),
+        WORDS,
+        st.just("Example: use it"),
+        st.sampled_from(["a --- b", "Args", "@ home", ":)", "Note:", "x : int", "-", "Todo:\n    x"]),
+    ),
+    params=st.lists(st.tuples(NAMES, WORDS), max_size=3, unique_by=lambda p: p[0]),
+    returns=st.one_of(st.just(""), WORDS),
+)
+def test_reading_one_style_gives_what_trying_every_style_gives(
+    styles: list[str], summary: str, body: str, params: list[tuple[str, str]], returns: str
+) -> None:
+    text = "\n\n".join(_render(style, summary, body, params, returns) for style in styles)
+
+    def fn() -> None: ...
+
+    fn.__doc__ = text
+    parsed = parse_docstring(fn)
+    assert (parsed.description, parsed.parameters, parsed.returns) == _guessed(inspect.cleandoc(text))

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 import json
 import math
 from pathlib import Path
@@ -20,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from tinytools import Injected, Param, Toolbox, ToolCall, dispatch, tool
+from tinytools import Injected, Param, Tool, Toolbox, ToolCall, dispatch, tool
 from tinytools._typed import positional_reader, typed_decoder
 from tinytools.errors import ArgumentsError, SchemaError
 from tinytools.validation import compile_validator
@@ -465,3 +466,63 @@ def test_an_invalid_call_is_reported_exactly_as_before() -> None:
     assert result.error.details == {"pointer": "/limit", "keyword": "maximum", "parameter": "limit"}
     with pytest.raises(ArgumentsError):
         search.bind(ToolCall("c1", "search", '{"query": "a", "limit": 1000, "ratio": 1, "mode": "fast"}'))
+
+
+def test_a_wrapped_function_is_called_the_general_way() -> None:
+    """A decorator may look at its keywords: the fast way must not bypass it by calling by position."""
+
+    def guard(fn: Any) -> Any:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if str(kwargs.get("path", "")).startswith("/etc"):
+                raise PermissionError("not there")
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    @tool
+    @guard
+    def read(path: str) -> str:
+        """Read."""
+        return path
+
+    assert positional_reader(read) is None
+    result = dispatch(ToolCall("c1", "read", '{"path": "/etc/shadow"}'), [read])
+    assert result.status == "failed"
+
+
+def test_an_optional_argument_without_a_default_is_not_filled_with_a_placeholder() -> None:
+    schema = closed({"a": {"type": "integer"}, "b": {"type": "integer"}}, ["a"])
+
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    made = Tool.from_schema("add", "Add.", schema, add)
+    assert positional_reader(made) is None
+    text, decoded = (
+        dispatch(ToolCall("c1", "add", '{"a": 1}'), [made]),
+        dispatch(ToolCall("c1", "add", {"a": 1}), [made]),
+    )
+    assert text.status == decoded.status == "failed" and text.error is not None
+    assert decoded.error is not None and text.error.code == decoded.error.code == "tool_error"
+
+
+def test_an_enum_member_beyond_64_bits_takes_the_general_way() -> None:
+    @tool
+    def pick(x: Literal[0, 2**64]) -> int:
+        """Pick."""
+        return x
+
+    assert dispatch(ToolCall("c1", "pick", '{"x": 18446744073709551616}'), [pick]).output == 2**64
+    assert dispatch(ToolCall("c1", "pick", '{"x": 1}'), [pick]).status == "failed"
+
+
+def test_building_the_reader_leaves_the_schema_as_shown() -> None:
+    @tool
+    def scale(x: float | int) -> float:
+        """Scale."""
+        return x * 2
+
+    shown = json.dumps(scale.input_schema)
+    assert dispatch(ToolCall("c1", "scale", '{"x": 2}'), [scale]).output == 4
+    assert json.dumps(scale.input_schema) == shown

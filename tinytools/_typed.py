@@ -24,6 +24,7 @@ from __future__ import annotations
 import inspect
 import math
 import re
+import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
@@ -91,7 +92,7 @@ def typed_decoder(schema: dict[str, Any], names: list[str]) -> msgspec.json.Deco
         if struct.__struct_fields__ != tuple(names):
             return None
         return msgspec.json.Decoder(struct)
-    except (_NotPlain, TypeError, ValueError, OverflowError, re.error, RecursionError):
+    except Exception:  # not plain, or beyond what msgspec can hold (an enum member past 64 bits): the general way
         return None
 
 
@@ -106,7 +107,7 @@ def _annotation(node: Any, depth: int) -> Any:
     if "enum" in keys or "const" in keys:
         return _choice(node, keys)
     types = node.get("type")
-    names = [types] if isinstance(types, str) else types
+    names = [types] if isinstance(types, str) else list(types) if isinstance(types, list) else None
     if not isinstance(names, list) or not names or len(set(names)) != len(names) or not set(names) <= _KEYWORDS.keys():
         raise _NotPlain
     if "integer" in names and "number" in names:
@@ -225,19 +226,28 @@ def _float_bounds(node: dict[str, Any]) -> dict[str, float]:
 def positional_reader(tool: Tool[..., Any]) -> Reader | None:
     """The fast reader for ``tool``, or None when it has no fast way in.
 
-    A tool has one when its schema is plain, it takes no injected values, and every parameter
-    of its function is model-visible and can be passed by position, in the schema's order.
+    A tool has one when its schema is plain, it takes no injected values, its function is a
+    plain one (not a wrapper, which may read its keywords), and every parameter is
+    model-visible, can be passed by position, in the schema's order, and has a default unless
+    the schema requires it.
     """
-    if tool._injections:
+    fn = tool.fn
+    plain = fn.__func__ if isinstance(fn, types.MethodType) else fn
+    if tool._injections or type(plain) is not types.FunctionType or hasattr(plain, "__wrapped__"):
+        return None
+    if "__signature__" in plain.__dict__:
         return None
     try:
-        parameters = list(inspect.signature(tool.fn).parameters.values())
+        parameters = list(inspect.signature(fn, follow_wrapped=False).parameters.values())
     except (TypeError, ValueError):
         return None
     names = [parameter.name for parameter in parameters]
     kinds = {inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD}
     if not all(parameter.kind in kinds for parameter in parameters):
         return None
+    required = set(tool.schema.required)
+    if any(p.default is inspect.Parameter.empty and p.name not in required for p in parameters):
+        return None  # the general way reports the missing argument; the fast way would pass `empty`
     decoder = typed_decoder(tool.schema.schema, names)
     if decoder is None:
         return None

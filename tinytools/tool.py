@@ -296,7 +296,10 @@ class Tool(Generic[P, R]):
         """
         from tinytools._typed import positional_reader
 
-        reader = positional_reader(self) or _general
+        try:
+            reader = positional_reader(self) or _general
+        except Exception:  # the fast way is an optimisation: whatever stops it, the general way stands
+            reader = _general
         self.__dict__["positional"] = reader
         return reader(call)
 

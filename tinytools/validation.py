@@ -58,6 +58,12 @@ _ANNOTATIONS = {
     "definitions",
 }  # fmt: skip
 _IN_PLACE = {"allOf", "anyOf", "oneOf", "if", "then", "else", "dependentSchemas", "$ref"}
+_IN_PLACE_OR_NOT = _IN_PLACE | {"not"}
+_REWRITTEN = frozenset(
+    {"unevaluatedProperties", "unevaluatedItems", "minContains", "maxContains", "contains", "prefixItems", "items"}
+    | {"dependentRequired", "dependentSchemas", "pattern", "patternProperties", "required", "additionalProperties"}
+    | {"$ref"}
+)  # a node with none of these translates to itself
 _REFUSED = {
     "$id": "$id is not supported; refer to subschemas with local '#/...' pointers",
     "$anchor": "$anchor is not supported; refer to subschemas with local '#/...' pointers",
@@ -198,23 +204,29 @@ class _Translation:
         out: dict[str, Any] = {}
         self.in_place[pointer] = []
         for keyword, value in node.items():
-            where, kind = f"{pointer}/{_escape(keyword)}", _KIND.get(keyword, "")
+            kind = _KIND.get(keyword, "")
             if not kind:
-                raise _fail(_REFUSED.get(keyword, f"unknown keyword {keyword!r}"), where)
-            if not _VALID.get(kind, lambda v: True)(value):
-                raise _fail(f"invalid value for {keyword!r}: {_echo(value)}", where)
+                raise _fail(_REFUSED.get(keyword, f"unknown keyword {keyword!r}"), f"{pointer}/{_escape(keyword)}")
+            check = _VALID.get(kind)
+            if check is not None and not check(value):
+                raise _fail(f"invalid value for {keyword!r}: {_echo(value)}", f"{pointer}/{_escape(keyword)}")
             if kind.startswith("schema"):
+                where = f"{pointer}/{_escape(keyword)}"
                 value, children = self.subschemas(kind, value, where, depth, level)
-                self.in_place[pointer] += children if keyword in _IN_PLACE | {"not"} else []
+                if keyword in _IN_PLACE_OR_NOT:
+                    self.in_place[pointer] += children
             if keyword not in _ANNOTATIONS:
                 out[keyword] = int(value) if kind == "count" else value
         if "$schema" in node and (pointer or node["$schema"].rstrip("#") != _DIALECT):
             reason = "only the 2020-12 dialect is supported, declared at the root"
             raise _fail(reason, f"{pointer}/$schema")
-        return self.rewrite(out, pointer)
+        return out if out.keys().isdisjoint(_REWRITTEN) else self.rewrite(out, pointer)
 
     def rewrite(self, out: dict[str, Any], pointer: str) -> Any:
-        """Turn checked 2020-12 keywords into draft-07 ones with the same meaning."""
+        """Turn checked 2020-12 keywords into draft-07 ones with the same meaning.
+
+        Only nodes with a keyword of `_REWRITTEN` come here: the others pass as they are.
+        """
         for keyword, same in _UNEVALUATED:
             if keyword in out and (_IN_PLACE & out.keys() or (same == "items" and "contains" in out)):
                 reason = f"{keyword} beside in-place applicators or contains cannot be enforced"
