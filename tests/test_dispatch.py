@@ -223,3 +223,32 @@ def test_result_text() -> None:
 
 def test_a_plain_list_of_tools_works() -> None:
     assert dispatch(ToolCall("1", "get_weather", '{"city": "Rome"}'), [get_weather]).status == "succeeded"
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    ['{"city": "Oslo", "days": 99}', '{"city": 1}', '{"city": "Oslo", "city": "Rome"}', "{", {"city": 2}],
+    ids=["invalid", "wrong type", "repeated key", "malformed", "decoded invalid"],
+)
+@pytest.mark.parametrize("way", ["dispatch", "Dispatcher with a sink"])
+def test_a_bad_call_leaves_no_garbage_cycles(arguments: Any, way: str) -> None:
+    """Errors are built and passed along without reference cycles, so bad calls never wait for the GC."""
+    import gc
+
+    from tinytools import Dispatcher
+
+    toolbox = Toolbox([get_weather])
+    run = (
+        (lambda call: dispatch(call, toolbox))
+        if way == "dispatch"
+        else Dispatcher(toolbox, on_event=lambda event: None).dispatch  # the general path: bind raises
+    )
+    run(ToolCall("c0", "get_weather", arguments))  # builds the reader, compiles, starts the loop machinery
+    gc.collect()
+    gc.disable()
+    try:
+        for i in range(50):
+            assert run(ToolCall(f"c{i}", "get_weather", arguments)).status == "failed"
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

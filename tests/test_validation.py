@@ -129,13 +129,16 @@ def test_smallest_input_schema() -> None:
 
 def test_compiles_on_first_validate_only() -> None:
     schema = InputSchema.parse(WEATHER)
-    assert "validate" not in vars(schema)
+    assert "check" not in vars(schema)
     schema.validate({"city": "Paris"})
-    compiled = vars(schema)["validate"]
+    compiled = vars(schema)["check"]
     schema.validate({"city": "Rome"})
-    assert vars(schema)["validate"] is compiled
+    assert vars(schema)["check"] is compiled
     with pytest.raises(ArgumentsError):
         schema.validate({"city": 1})
+    problem = schema.check({"city": 1})  # the same error, returned rather than raised
+    assert isinstance(problem, ArgumentsError) and problem.pointer == "/city"
+    assert schema.check({"city": "Oslo"}) is None
 
 
 REFUSED: list[tuple[Any, str, str]] = [

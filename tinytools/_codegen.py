@@ -122,9 +122,9 @@ class _Generator(CodeGeneratorDraft07):
                 self.generate_func_code_block(definition, "data", "data", clear_variables=True)
                 self.l("pass")
             with self.l("except _Failure as exc:"):
-                self.l("raise _error(exc.args) from None")
+                self.l("return _error(exc.args)")
             with self.l("except RecursionError:"):
-                self.l("raise _too_deep() from None")
+                self.l("return _too_deep()")
         return None
 
     def generate_func_code_block(
@@ -360,8 +360,11 @@ class _Resolver(RefResolver):
         return None
 
 
-def compile_document(document: dict[str, Any], schema: Any) -> Callable[[object], None]:
-    """Compile a translated document into a checker that raises `ArgumentsError`.
+def compile_document(document: dict[str, Any], schema: Any) -> Callable[[object], ArgumentsError | None]:
+    """Compile a translated document into a check that returns None, or the `ArgumentsError`.
+
+    The error is returned rather than raised: a bad call's result is built from it, and the
+    raise would be its dearest step.
 
     ``schema`` is the original the document was translated from: an error's ``schema`` field
     is the fragment of its ``properties`` for the argument at fault.
@@ -375,7 +378,7 @@ def compile_document(document: dict[str, Any], schema: Any) -> Callable[[object]
         exec(code, state)
     except (JsonSchemaDefinitionException, SyntaxError, RecursionError, ValueError, re.error) as exc:
         raise SchemaError(f"schema could not be compiled: {exc}") from None
-    return cast(Callable[[object], None], state[resolver.get_scope_name()])
+    return cast(Callable[[object], "ArgumentsError | None"], state[resolver.get_scope_name()])
 
 
 def _too_deep() -> ArgumentsError:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from tinytools.errors import ECHO_LIMIT, ArgumentsError, ToolError, shorten
+from tinytools.errors import ArgumentsError, ToolError, shorten
 from tinytools.results import (
     ArtifactRef,
     Content,
@@ -252,14 +252,18 @@ def argument_failure(call: ToolCall, tool: Tool[..., Any], error: ArgumentsError
         message = f"Invalid arguments: {error}."
         details = {"pointer": error.pointer, "keyword": error.keyword}
     else:
-        # the same text as str(error), built directly: this is the hot path of a bad call
-        quoted = repr(parameter) if len(parameter) <= ECHO_LIMIT else repr(shorten(parameter))
-        message = f"Invalid arguments: tool {tool.name!r}, argument {quoted} at {error.pointer or '/'}: {error.reason}."
-        fragment = tool.fragment(parameter)
-        if fragment is not None:
-            message = f"{message} Schema of {quoted}: {fragment}"
+        # the same text as str(error) and the argument's schema, from parts kept per argument:
+        # this is the hot path of a bad call
+        head, tail = tool.framing(parameter)
+        message = head + (error.pointer or "/") + ": " + error.reason + tail
         details = {"pointer": error.pointer, "keyword": error.keyword, "parameter": parameter}
-    return failed(call, tool.name, "invalid_arguments", message, start, details)
+    return ToolResult(
+        call_id=call.id,
+        name=tool.name,
+        status="failed",
+        error=StructuredError("invalid_arguments", message, details),
+        elapsed=perf_counter_ns() - start,
+    )
 
 
 def propagates(exc: BaseException) -> bool:

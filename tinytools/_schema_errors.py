@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tinytools.errors import ECHO_LIMIT, ArgumentsError, shorten
+from tinytools.errors import ECHO_LIMIT, ArgumentsError, schema_failure, shorten
 
 __all__ = ["ErrorMap", "Site", "Token", "echo", "escape"]
 
@@ -188,7 +188,7 @@ class ErrorMap:
             wording, pointer, parameter, fragment = site.fixed or site.fix(self.properties)
             if type(wording) is str:  # the common case: all but the echoed value is known
                 reason = wording + echo(args[1])
-                return ArgumentsError(reason, pointer=pointer, keyword=site.rule, parameter=parameter, schema=fragment)
+                return schema_failure(reason, pointer, site.rule, parameter, fragment)
         else:
             tokens = self.tokens(args)
             wording = site.wording(bool(tokens))
@@ -207,4 +207,4 @@ class ErrorMap:
         if keyword == "dependencies":
             keyword = "dependentRequired" if inner is None else "dependentSchemas"
         fragment = self.properties.get(parameter) if parameter is not None else None
-        return ArgumentsError(reason, pointer=pointer, keyword=keyword, parameter=parameter, schema=fragment)
+        return schema_failure(reason, pointer, keyword, parameter, fragment)

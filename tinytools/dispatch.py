@@ -50,7 +50,10 @@ def dispatch(
     try:
         args = tool.positional(call)
         if args is None:
-            kwargs = tool.bind(call, inject)
+            bound = tool.try_bind(call, inject)
+            if isinstance(bound, ArgumentsError):
+                return argument_failure(call, tool, bound, start)
+            kwargs = bound
     except ArgumentsError as exc:
         return argument_failure(call, tool, exc, start)
     try:
@@ -92,7 +95,10 @@ async def adispatch(
     try:
         args = tool.positional(call)
         if args is None:
-            kwargs = tool.bind(call, inject)
+            bound = tool.try_bind(call, inject)
+            if isinstance(bound, ArgumentsError):
+                return argument_failure(call, tool, bound, start)
+            kwargs = bound
     except ArgumentsError as exc:
         return argument_failure(call, tool, exc, start)
     try:

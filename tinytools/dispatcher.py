@@ -221,7 +221,10 @@ class Dispatcher:
             if args is not None:
                 pass
             elif self._strict is None and not tool.remote_keys:
-                kwargs = tool.bind(call, inject)
+                bound = tool.try_bind(call, inject)
+                if isinstance(bound, ArgumentsError):
+                    return self.scrub(self.bad_arguments(call, tool, bound, start))
+                kwargs = bound
             else:
                 kwargs = self.bind(tool, call, inject)
         except ArgumentsError as exc:

@@ -174,6 +174,13 @@ class ArgumentsError(CallError, ValueError):
         schema: The schema fragment of the argument at fault, when there is one.
     """
 
+    tool: str | None
+    parameter: str | None
+    pointer: str
+    keyword: str
+    reason: str
+    schema: Any
+
     def __init__(
         self,
         reason: str,
@@ -184,13 +191,16 @@ class ArgumentsError(CallError, ValueError):
         tool: str | None = None,
         schema: Any = None,
     ):
-        self.tool = tool
-        self.parameter = parameter
-        self.pointer = pointer
-        self.keyword = keyword
-        self.reason = reason
-        self.schema = schema
-        super().__init__(reason)
+        # One dict assignment, and no super().__init__ (BaseException.__new__ already set args to
+        # (reason,)): an invalid call builds one of these, so this is on its hot path.
+        self.__dict__ = {
+            "tool": tool,
+            "parameter": parameter,
+            "pointer": pointer,
+            "keyword": keyword,
+            "reason": reason,
+            "schema": schema,
+        }
 
     def __str__(self) -> str:
         where = []
@@ -201,6 +211,23 @@ class ArgumentsError(CallError, ValueError):
         elif self.pointer:
             where.append(f"at {self.pointer}")
         return f"{', '.join(where)}: {self.reason}" if where else self.reason
+
+
+def schema_failure(reason: str, pointer: str, keyword: str, parameter: str | None, schema: Any) -> ArgumentsError:
+    """`ArgumentsError(reason, pointer=..., ...)`, made without the keyword call (an invalid call's hot path)."""
+    error = _new_exception(ArgumentsError, reason)
+    error.__dict__ = {
+        "tool": None,
+        "parameter": parameter,
+        "pointer": pointer,
+        "keyword": keyword,
+        "reason": reason,
+        "schema": schema,
+    }
+    return error
+
+
+_new_exception = ArgumentsError.__new__
 
 
 class ToolNotFound(CallError, LookupError):

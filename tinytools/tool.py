@@ -30,7 +30,7 @@ from tinytools.context import (
     Stores,
 )
 from tinytools.docstrings import parse_docstring
-from tinytools.errors import ArgumentsError, InjectionError, ToolDefinitionError, shorten
+from tinytools.errors import ECHO_LIMIT, ArgumentsError, InjectionError, ToolDefinitionError, shorten
 from tinytools.limits import TOKEN_KEY, CancellationToken
 from tinytools.policy import ToolPolicy
 from tinytools.results import ToolCall
@@ -190,6 +190,7 @@ class Tool(Generic[P, R]):
         self._converters = converters
         self._injections = injections
         self._fragments: dict[str, str] = {}
+        self._framings: dict[str, tuple[str, str]] = {}
         self.__wrapped__ = fn
         self.__doc__ = fn.__doc__
 
@@ -233,6 +234,23 @@ class Tool(Generic[P, R]):
             cached = self._fragments[parameter] = shorten(_encode(schema).decode(), 400)
         return cached
 
+    def framing(self, parameter: str) -> tuple[str, str]:
+        """The text around an invalid-argument message for ``parameter``.
+
+        What comes before its pointer, and what follows the reason (its schema); kept for the
+        tool's own arguments.
+        """
+        cached = self._framings.get(parameter)
+        if cached is not None:
+            return cached
+        quoted = repr(parameter) if len(parameter) <= ECHO_LIMIT else repr(shorten(parameter))
+        fragment = self.fragment(parameter)
+        tail = "." if fragment is None else f". Schema of {quoted}: {fragment}"
+        framing = f"Invalid arguments: tool {self.name!r}, argument {quoted} at ", tail
+        if parameter in self.schema.properties:  # not a key the model made up: their number is unbounded
+            self._framings[parameter] = framing
+        return framing
+
     def definition(self) -> dict[str, Any]:
         """The neutral declaration: ``{"name", "description", "input_schema"}``."""
         return {
@@ -271,12 +289,31 @@ class Tool(Generic[P, R]):
                 schema, or cannot become their declared types.
             InjectionError: An injected value is missing.
         """
+        bound: dict[str, Any] | ArgumentsError | None = self.try_bind(call, inject)
+        if not isinstance(bound, ArgumentsError):
+            return bound  # type: ignore[return-value]
+        try:
+            raise bound
+        finally:  # the traceback holds this frame: a local naming the error would make a cycle
+            bound = None
+
+    def try_bind(self, call: ToolCall, inject: Mapping[str, Any] | None = None) -> dict[str, Any] | ArgumentsError:
+        """`bind`, except that arguments failing the schema come back as the `ArgumentsError`.
+
+        The dispatchers' way: raising the error would cost more than the rest of a bad call.
+
+        Raises:
+            ArgumentsError: The arguments are not JSON, or cannot become their declared types.
+            InjectionError: An injected value is missing.
+        """
         arguments = call.arguments
         if arguments.__class__ is not dict:
             arguments = decoded_arguments(call)
         elif self._detaches:  # what the tool changes stays its own; NaN is refused as in text
             arguments = detached(arguments)
-        self.schema.validate(arguments)
+        problem = self.schema.check(arguments)
+        if problem is not None:
+            return problem
         if self._converters:
             arguments = self._convert(arguments)
         if self._injections:

@@ -26,7 +26,7 @@ from typing import Any
 from tinytools._ecma_regex import translate_pattern
 from tinytools._schema_errors import echo as _echo
 from tinytools._schema_errors import escape as _escape
-from tinytools.errors import SchemaError, shorten
+from tinytools.errors import ArgumentsError, SchemaError, shorten
 
 __all__ = ["InputSchema", "compile_validator"]
 
@@ -300,7 +300,7 @@ def compile_validator(schema: Mapping[str, Any] | bool) -> Callable[[object], No
     from tinytools._codegen import compile_document  # with fastjsonschema: loaded on first compile
 
     copy = _json_copy(schema, "")
-    return compile_document(_Translation().document(copy), copy)
+    return _raising(compile_document(_Translation().document(copy), copy))
 
 
 class InputSchema:
@@ -361,20 +361,47 @@ class InputSchema:
         return tuple(self.schema.get("required", ()))
 
     def validate(self, arguments: object) -> None:
-        """Check decoded arguments; the first call compiles, then replaces this method.
+        """Check decoded arguments.
 
         Raises:
             ArgumentsError: The arguments do not match the schema (``tool`` is left None).
             SchemaError: Compiling failed; `parse` checks make this unexpected.
         """
+        problem = self.check(arguments)
+        if problem is not None:
+            try:
+                raise problem
+            finally:  # no cycle through this frame's local
+                problem = None
+
+    def check(self, arguments: object) -> ArgumentsError | None:
+        """Check decoded arguments: None when they match, else the `ArgumentsError` (not raised).
+
+        The first call compiles, then replaces this method with the compiled check.
+
+        Raises:
+            SchemaError: Compiling failed; `parse` checks make this unexpected.
+        """
         from tinytools._codegen import compile_document  # with fastjsonschema: loaded on first compile
 
         check = compile_document(_Translation().document(self.schema), self.schema)
-        self.__dict__["validate"] = check  # later calls go straight to the compiled check
-        check(arguments)
+        self.__dict__["check"] = check  # later calls go straight to the compiled check
+        return check(arguments)
 
     def __repr__(self) -> str:
         return f"InputSchema(properties={list(self.properties)}, required={list(self.required)})"
+
+
+def _raising(check: Callable[[object], ArgumentsError | None]) -> Callable[[object], None]:
+    def validate(value: object) -> None:
+        problem = check(value)
+        if problem is not None:
+            try:
+                raise problem
+            finally:  # no cycle through this frame's local
+                problem = None
+
+    return validate
 
 
 def _refuse(constant: str) -> None:
