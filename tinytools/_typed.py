@@ -29,7 +29,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 import msgspec
-import msgspec.inspect
 
 from tinytools._arguments import refuse_repeated_keys
 from tinytools._convert import ConversionError
@@ -71,6 +70,12 @@ def typed_decoder(schema: dict[str, Any], names: list[str]) -> msgspec.json.Deco
     None when the schema is not plain (see the module's docstring) or its properties are not
     exactly ``names`` in that order. An omitted optional argument decodes as ``msgspec.UNSET``.
     """
+    typed = _typed(schema, names)
+    return None if typed is None else typed[0]
+
+
+def _typed(schema: dict[str, Any], names: list[str]) -> tuple[msgspec.json.Decoder[Any], list[set[type]]] | None:
+    """`typed_decoder`, and the classes each argument's decoded value may have (``object``: any)."""
     properties = schema.get("properties", {})
     if (
         schema.keys() - _ROOT
@@ -81,9 +86,11 @@ def typed_decoder(schema: dict[str, Any], names: list[str]) -> msgspec.json.Deco
         return None
     required = set(schema.get("required", ()))
     fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
+    classes = []
     try:
         for name, node in properties.items():
             annotation = _annotation(node, 0)
+            classes.append(_classes(node))
             if name in required:
                 fields.append((name, annotation))
             else:
@@ -91,7 +98,7 @@ def typed_decoder(schema: dict[str, Any], names: list[str]) -> msgspec.json.Deco
         struct = msgspec.defstruct("Arguments", fields, kw_only=True, forbid_unknown_fields=True)
         if struct.__struct_fields__ != tuple(names):
             return None
-        return msgspec.json.Decoder(struct)
+        return msgspec.json.Decoder(struct), classes
     except Exception:  # not plain, or beyond what msgspec can hold (an enum member past 64 bits): the general way
         return None
 
@@ -248,11 +255,11 @@ def positional_reader(tool: Tool[..., Any]) -> Reader | None:
     required = set(tool.schema.required)
     if any(p.default is inspect.Parameter.empty and p.name not in required for p in parameters):
         return None  # the general way reports the missing argument; the fast way would pass `empty`
-    decoder = typed_decoder(tool.schema.schema, names)
-    if decoder is None:
+    typed = _typed(tool.schema.schema, names)
+    if typed is None:
         return None
+    decoder, classes = typed
     index = {name: i for i, name in enumerate(names)}
-    classes = _classes(decoder)
     converters = tuple(
         (index[name], name, convert, keep)
         for name, convert, keep in tool._converters
@@ -262,36 +269,25 @@ def positional_reader(tool: Tool[..., Any]) -> Reader | None:
     return _reader(tool, decoder, len(names), defaults, converters)
 
 
-def _classes(decoder: msgspec.json.Decoder[Any]) -> list[frozenset[type]]:
-    """The classes each field's decoded value may have (``object`` when anything goes)."""
-    info = msgspec.inspect.type_info(decoder.type)
-    out = []
-    for field in info.fields:  # type: ignore[attr-defined]
-        kinds: set[type] = set()
-        # UNSET, the mark of an omitted argument, is left out of the type: the reader never converts it
-        options = field.type.types if isinstance(field.type, msgspec.inspect.UnionType) else (field.type,)
-        for option in options:
-            kind = _CLASSES.get(type(option))
-            kinds.update((kind,) if kind is not None else _literal_classes(option))
-        out.append(frozenset(kinds))
-    return out
-
-
-def _literal_classes(option: Any) -> set[type]:
-    if isinstance(option, msgspec.inspect.LiteralType):
-        return {value.__class__ for value in option.values}
-    return {object}  # Any
-
-
-_CLASSES: dict[type, type] = {
-    msgspec.inspect.StrType: str,
-    msgspec.inspect.IntType: int,
-    msgspec.inspect.FloatType: float,
-    msgspec.inspect.BoolType: bool,
-    msgspec.inspect.NoneType: type(None),
-    msgspec.inspect.ListType: list,
-    msgspec.inspect.DictType: dict,
+_TYPE_CLASSES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+    "array": (list,),
+    "object": (dict,),
 }
+
+
+def _classes(node: Any) -> set[type]:
+    """The classes a value read for a plain ``node`` may have (``object`` when anything goes)."""
+    if node is True or not node.keys() - _ANNOTATIONS:
+        return {object}
+    if "enum" in node or "const" in node:
+        return {member.__class__ for member in (node["enum"] if "enum" in node else [node["const"]])}
+    types = node["type"]
+    return {kind for name in ([types] if isinstance(types, str) else types) for kind in _TYPE_CLASSES[name]}
 
 
 def _reader(
