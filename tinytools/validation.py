@@ -59,6 +59,7 @@ _ANNOTATIONS = {
 }  # fmt: skip
 _IN_PLACE = {"allOf", "anyOf", "oneOf", "if", "then", "else", "dependentSchemas", "$ref"}
 _IN_PLACE_OR_NOT = _IN_PLACE | {"not"}
+_SUBSCHEMA_KINDS = frozenset({"schema", "schemas", "schema_map"})
 _REWRITTEN = frozenset(
     {"unevaluatedProperties", "unevaluatedItems", "minContains", "maxContains", "contains", "prefixItems", "items"}
     | {"dependentRequired", "dependentSchemas", "pattern", "patternProperties", "required", "additionalProperties"}
@@ -131,10 +132,21 @@ def _plain(value: Any, depth: int = 0) -> bool:
     if depth > MAX_SCHEMA_DEPTH:
         return False
     if kind is dict:
-        return all(key.__class__ is str and _plain(item, depth + 1) for key, item in value.items())
+        for key, item in value.items():  # a loop, not all() over a generator: every tool definition runs this
+            if key.__class__ is not str:
+                return False
+            if item.__class__ not in _PLAIN_ATOMS and not _plain(item, depth + 1):
+                return False
+        return True
     if kind is list:
-        return all(_plain(item, depth + 1) for item in value)
-    return kind in (str, int, bool) or value is None or (kind is float and math.isfinite(value))
+        for item in value:  # noqa: SIM110 - a loop is faster than all() over a generator here
+            if item.__class__ not in _PLAIN_ATOMS and not _plain(item, depth + 1):
+                return False
+        return True
+    return kind in _PLAIN_ATOMS or (kind is float and math.isfinite(value))
+
+
+_PLAIN_ATOMS = frozenset({str, int, bool, type(None)})
 
 
 def _portable(pattern: str, pointer: str) -> str:
@@ -207,10 +219,14 @@ class _Translation:
             kind = _KIND.get(keyword, "")
             if not kind:
                 raise _fail(_REFUSED.get(keyword, f"unknown keyword {keyword!r}"), f"{pointer}/{_escape(keyword)}")
-            check = _VALID.get(kind)
-            if check is not None and not check(value):
-                raise _fail(f"invalid value for {keyword!r}: {_echo(value)}", f"{pointer}/{_escape(keyword)}")
-            if kind.startswith("schema"):
+            if kind == "string" and value.__class__ is str:  # the commonest keywords: description, title
+                if keyword in _ANNOTATIONS:
+                    continue
+            else:
+                check = _VALID.get(kind)
+                if check is not None and not check(value):
+                    raise _fail(f"invalid value for {keyword!r}: {_echo(value)}", f"{pointer}/{_escape(keyword)}")
+            if kind in _SUBSCHEMA_KINDS:
                 where = f"{pointer}/{_escape(keyword)}"
                 value, children = self.subschemas(kind, value, where, depth, level)
                 if keyword in _IN_PLACE_OR_NOT:
