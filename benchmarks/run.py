@@ -13,7 +13,7 @@ Sections (each row's ratio is to the floor row of its own section, measured in t
 - ``import``: ms to import each library in a fresh interpreter (median of 9, bytecode cached
   by an untimed first run). The floor imports tinytools' four dependencies.
 - ``define``: us to define one seven-argument tool until it is ready to serve: decorated,
-  schema exported, one valid call made (so a lazily compiled validator is compiled). The floor
+  schema exported, one valid call made (so what a valid call builds lazily is built). The floor
   reads the signature and type hints and makes the same call.
 - ``build``: ms to define 1,000 tools and export all their schemas (no calls).
 - ``memory``: bytes held per tool (tracemalloc) after defining 100 tools and calling each
