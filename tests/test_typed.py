@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from tinytools import Injected, Param, Tool, Toolbox, ToolCall, dispatch, tool
+from tinytools import Dispatcher, Injected, Param, Tool, Toolbox, ToolCall, dispatch, tool
 from tinytools._typed import positional_reader, typed_decoder
 from tinytools.errors import ArgumentsError, SchemaError
 from tinytools.validation import compile_validator
@@ -397,14 +397,21 @@ ARGUMENT_VALUES = {
 }
 
 
-@settings(max_examples=400, deadline=None)
+WAYS = {
+    "dispatch": lambda call: dispatch(call, Toolbox([search])),
+    # an event sink sends every call through the lifecycle's path, which takes the typed way as keywords
+    "Dispatcher with a sink": Dispatcher(Toolbox([search]), on_event=lambda event: None).dispatch,
+}
+
+
+@pytest.mark.parametrize("way", list(WAYS))
+@settings(max_examples=300, deadline=None)
 @given(data=st.data())
-def test_text_and_decoded_arguments_give_the_same_result(data: Any) -> None:
+def test_text_and_decoded_arguments_give_the_same_result(way: str, data: Any) -> None:
     arguments = {name: data.draw(values) for name, values in ARGUMENT_VALUES.items() if data.draw(st.integers(0, 3))}
     text = json.dumps(arguments)
-    toolbox = Toolbox([search])
-    fast = dispatch(ToolCall("c1", "search", text), toolbox)
-    general = dispatch(ToolCall("c1", "search", msgspec.json.decode(text)), toolbox)
+    fast = WAYS[way](ToolCall("c1", "search", text))
+    general = WAYS[way](ToolCall("c1", "search", msgspec.json.decode(text)))
     assert fast.status == general.status
     assert same(fast.output, general.output)
     assert fast.error == general.error
@@ -526,3 +533,13 @@ def test_building_the_reader_leaves_the_schema_as_shown() -> None:
     shown = json.dumps(scale.input_schema)
     assert dispatch(ToolCall("c1", "scale", '{"x": 2}'), [scale]).output == 4
     assert json.dumps(scale.input_schema) == shown
+
+
+def test_the_lifecycle_path_takes_the_typed_way_as_keywords() -> None:
+    dispatcher = Dispatcher(Toolbox([search]), on_event=lambda event: None)
+    text = '{"query": "a", "limit": 3, "ratio": 1, "mode": "fast"}'
+    bound = dispatcher.bind(search, ToolCall("c1", "search", text), None)
+    assert bound["tags"] is SHARED_DEFAULT and bound["ratio"].__class__ is float  # read the typed way
+    general = dispatcher.bind(search, ToolCall("c1", "search", msgspec.json.decode(text)), None)
+    assert "tags" not in general  # the general way leaves omitted arguments out
+    assert {key: bound[key] for key in general} == general

@@ -275,8 +275,13 @@ class Dispatcher:
 
     def bind(self, tool: Tool[..., Any], call: ToolCall, inject: Mapping[str, Any] | None) -> dict[str, Any]:
         """Decode, validate (strictly, in strict mode), convert and inject a call's arguments."""
-        if tool.remote_keys and tool.name in self.routes:  # made by the worker, not sent from here
-            inject = self.routes[tool.name].overlay(inject)
+        if tool.name in self.routes:  # sent to a worker: omitted arguments stay omitted
+            if tool.remote_keys:  # made by the worker, not sent from here
+                inject = self.routes[tool.name].overlay(inject)
+        elif self._strict is None:
+            args = tool.positional(call)  # the fast way in, as keywords for the lifecycle's path
+            if args is not None:
+                return tool.keywords(args)
         if self._strict is None:
             return tool.bind(call, inject)
         return tool.bind_strict(call, inject, self._strict[tool.name])

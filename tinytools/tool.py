@@ -340,6 +340,13 @@ class Tool(Generic[P, R]):
         self.__dict__["positional"] = reader
         return reader(call)
 
+    def keywords(self, args: tuple[Any, ...] | list[Any]) -> dict[str, Any]:
+        """What `positional` read, as the keyword arguments `bind` gives (``call`` takes them).
+
+        An argument the call left out is passed as the function's own default object.
+        """
+        return dict(zip(self.schema.properties, args, strict=True))
+
     def prepare(self, arguments: dict[str, Any], inject: Mapping[str, Any] | None, call: ToolCall) -> dict[str, Any]:
         """Turn validated arguments into the function's keyword arguments.
 
