@@ -255,7 +255,7 @@ def argument_failure(call: ToolCall, tool: Tool[..., Any], error: ArgumentsError
         # the same text as str(error) and the argument's schema, from parts kept per argument:
         # this is the hot path of a bad call
         head, tail = tool.framing(parameter)
-        message = head + (error.pointer or "/") + ": " + error.reason + tail
+        message = f"{head}{error.pointer or '/'}: {error.reason}{tail}"
         details = {"pointer": error.pointer, "keyword": error.keyword, "parameter": parameter}
     return ToolResult(
         call_id=call.id,
