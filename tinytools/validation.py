@@ -88,8 +88,9 @@ def _names(value: Any) -> bool:
 
 
 def _types(value: Any) -> bool:
-    names = value if isinstance(value, list) else [value]
-    return _names(names) and bool(names) and set(names) <= _TYPES
+    if value.__class__ is str:
+        return value in _TYPES
+    return isinstance(value, list) and _names(value) and bool(value) and set(value) <= _TYPES
 
 
 _VALID: dict[str, Callable[[Any], bool]] = {
@@ -177,7 +178,8 @@ class _Translation:
                 names[target] = f"r{len(names)}"
                 self.definitions[names[target]] = self.nodes[target]
             stub["$ref"] = f"#/definitions/{names[target]}"
-        self.refuse_loops()
+        if self.refs:  # without a $ref the applicators form a tree: no loop to look for
+            self.refuse_loops()
         if isinstance(root, bool):
             return {} if root else {"not": {}}
         return {**root, "definitions": self.definitions} if self.definitions else root
