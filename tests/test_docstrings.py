@@ -124,6 +124,7 @@ def _guessed(text: str) -> tuple[str, dict[str, str], str | None]:
         WORDS,
         st.just("Example: use it"),
         st.sampled_from(["a --- b", "Args", "@ home", ":)", "Note:", "x : int", "-", "Todo:\n    x"]),
+        st.sampled_from([".. deprecated:: 1.0\n    Use b.", ".. note:: x", ".. versionadded:: 2"]),
     ),
     params=st.lists(st.tuples(NAMES, WORDS), max_size=3, unique_by=lambda p: p[0]),
     returns=st.one_of(st.just(""), WORDS),

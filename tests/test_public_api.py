@@ -50,3 +50,21 @@ def test_import_leaves_what_a_first_use_needs_for_that_use() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.splitlines() == ["", "fastjsonschema,docstring_parser"]
+
+
+def test_arguments_errors_survive_pickle_and_copy() -> None:
+    import copy
+    import pickle
+
+    from tinytools.errors import schema_failure
+
+    made = [
+        tinytools.ArgumentsError("bad", pointer="/x", keyword="type", parameter="x"),
+        tinytools.ArgumentsError(reason="bad", pointer="/x"),
+        schema_failure("bad", "/x", "maximum", "x", {"type": "integer"}),
+    ]
+    for error in made:
+        for again in (pickle.loads(pickle.dumps(error)), copy.copy(error), copy.deepcopy(error)):
+            assert type(again) is tinytools.ArgumentsError and again.args == ("bad",)
+            assert (again.reason, again.pointer, again.parameter) == (error.reason, error.pointer, error.parameter)
+            assert str(again) == str(error)

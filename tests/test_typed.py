@@ -543,3 +543,19 @@ def test_the_lifecycle_path_takes_the_typed_way_as_keywords() -> None:
     general = dispatcher.bind(search, ToolCall("c1", "search", msgspec.json.decode(text)), None)
     assert "tags" not in general  # the general way leaves omitted arguments out
     assert {key: bound[key] for key in general} == general
+
+
+def test_an_applications_keyword_call_is_never_bypassed() -> None:
+    def read(path: str) -> str:
+        return path
+
+    def guarded(**kwargs: Any) -> str:
+        if kwargs["path"].startswith("/etc"):
+            raise PermissionError("not there")
+        return read(**kwargs)
+
+    schema = closed({"path": {"type": "string"}}, ["path"])
+    made = Tool.from_schema("read", "Read.", schema, read, keyword_call=guarded)
+    assert positional_reader(made) is None
+    assert dispatch(ToolCall("c1", "read", '{"path": "/etc/shadow"}'), [made]).status == "failed"
+    assert dispatch(ToolCall("c1", "read", '{"path": "/tmp/x"}'), [made]).output == "/tmp/x"

@@ -242,6 +242,21 @@ def test_parse_refuses_schemas_nested_too_deeply() -> None:
         InputSchema.parse(schema)
 
 
+@pytest.mark.parametrize("depth", range(MAX_SCHEMA_DEPTH - 4, MAX_SCHEMA_DEPTH + 3))
+def test_taking_a_schema_over_and_copying_it_agree_on_depth(depth: int) -> None:
+    def verdict(copy: bool) -> bool:
+        value: Any = 1
+        for _ in range(depth):
+            value = [value]
+        try:
+            InputSchema.parse(closed({"a": {"default": value}}), copy=copy)
+        except SchemaError:
+            return False
+        return True
+
+    assert verdict(copy=False) == verdict(copy=True)
+
+
 def test_deeply_nested_schemas_compile() -> None:
     # Python refuses more than 20 nested blocks; deep subschemas move to their own functions.
     schema: dict[str, Any] = {"type": "integer"}

@@ -8,9 +8,12 @@ here does that, then applies the tool's converters and the function's defaults.
 It rests on two promises, which `tests/test_typed.py` checks against the compiled validator
 (property tests, and the JSON Schema Test Suite): the typed decoder never accepts text the
 schema refuses, and what it accepts decodes to the same values, class and all, as untyped
-decoding does. It may refuse text the schema accepts (``1.0`` for an integer, a repeated key):
-the reader then answers None and the call takes the general way (`Tool.bind`), which gives
-every error and every accepted edge case exactly as before.
+decoding does. It may refuse text the schema accepts (``1.0`` for an integer, an integer
+beyond 64 bits for a bounded parameter): the reader then answers None and the call takes the
+general way (`Tool.bind`), which gives every schema error and every accepted edge case exactly
+as before. Two checks run in the reader itself, with the general way's own code and wording: a
+repeated key (msgspec keeps the last value; the colon count finds it) and a value that cannot
+become its declared type.
 
 Plain shapes, per ``type`` (or list of types): ``string`` with minLength, maxLength, pattern;
 ``integer`` with minimum, maximum, exclusiveMinimum, exclusiveMaximum, an integer multipleOf;
@@ -234,11 +237,14 @@ def positional_reader(tool: Tool[..., Any]) -> Reader | None:
     """The fast reader for ``tool``, or None when it has no fast way in.
 
     A tool has one when its schema is plain, it takes no injected values, its function is a
-    plain one (not a wrapper, which may read its keywords), and every parameter is
+    plain one (not a wrapper, which may read its keywords) called directly (no ``keyword_call``
+    of the application's), and every parameter is
     model-visible, can be passed by position, in the schema's order, and has a default unless
     the schema requires it.
     """
     fn = tool.fn
+    if tool.call is not fn and getattr(tool.call, "by_position", None) is not fn:
+        return None  # a keyword_call of the application's own: every call goes through it
     plain = fn.__func__ if isinstance(fn, types.MethodType) else fn
     if tool._injections or type(plain) is not types.FunctionType or hasattr(plain, "__wrapped__"):
         return None

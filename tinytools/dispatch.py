@@ -1,8 +1,11 @@
 """`dispatch` and `adispatch`: run one tool call and always return one `ToolResult`.
 
-The fast path is: look the tool up, decode the arguments (msgspec), validate them (the
-compiled schema), convert and inject, call, encode the output. Every other branch ends in a
-failed result that carries the call's id and a message the model can act on.
+The fast path is: look the tool up, read the arguments, call, encode the output. A tool with
+plain arguments has them read the typed way (`Tool.positional`: decoded and checked in one
+msgspec pass, then passed by position); any other tool, and any call that way refuses, the
+general way (`Tool.try_bind`: decode, validate against the compiled schema, convert, inject).
+Every other branch ends in a failed result that carries the call's id and a message the model
+can act on.
 """
 
 from __future__ import annotations

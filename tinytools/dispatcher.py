@@ -218,14 +218,12 @@ class Dispatcher:
         route = self.routes.get(tool.name) if self.routes else None
         try:
             args = tool.positional(call) if self._strict is None and route is None else None
-            if args is not None:
-                pass
-            elif self._strict is None and not tool.remote_keys:
+            if args is None and self._strict is None and not tool.remote_keys:
                 bound = tool.try_bind(call, inject)
                 if isinstance(bound, ArgumentsError):
                     return self.scrub(self.bad_arguments(call, tool, bound, start))
                 kwargs = bound
-            else:
+            elif args is None:
                 kwargs = self.bind(tool, call, inject)
         except ArgumentsError as exc:
             return self.scrub(self.bad_arguments(call, tool, exc, start))
@@ -274,7 +272,12 @@ class Dispatcher:
         return await self._runner.run(call, inject, allowed, start, offload=False, step_id=self.step(step_id))
 
     def bind(self, tool: Tool[..., Any], call: ToolCall, inject: Mapping[str, Any] | None) -> dict[str, Any]:
-        """Decode, validate (strictly, in strict mode), convert and inject a call's arguments."""
+        """Decode, validate (strictly, in strict mode), convert and inject a call's arguments.
+
+        A call read the typed way (see `Tool.positional`) comes back with every parameter, an
+        omitted one as the function's own default; one read the general way leaves it out.
+        Both call the function the same way.
+        """
         if tool.name in self.routes:  # sent to a worker: omitted arguments stay omitted
             if tool.remote_keys:  # made by the worker, not sent from here
                 inject = self.routes[tool.name].overlay(inject)

@@ -19,7 +19,7 @@ __all__ = ["Docstring", "parse_docstring"]
 
 _MARKS = {  # broad on purpose: a docstring with the marks of two styles is left to guessing
     "GOOGLE": re.compile(r"^[ \t]*\w[\w \t]*:[ \t]*$", re.MULTILINE),
-    "NUMPYDOC": re.compile(r"^[ \t]*-+[ \t]*$", re.MULTILINE),
+    "NUMPYDOC": re.compile(r"^[ \t]*(-+[ \t]*|\.\.[ \t]*\w+::.*)$", re.MULTILINE),  # or a `.. deprecated::`
     "REST": re.compile(r"^[ \t]*:", re.MULTILINE),
     "EPYDOC": re.compile(r"^[ \t]*@", re.MULTILINE),
 }

@@ -191,16 +191,13 @@ class ArgumentsError(CallError, ValueError):
         tool: str | None = None,
         schema: Any = None,
     ):
-        # One dict assignment, and no super().__init__ (BaseException.__new__ already set args to
-        # (reason,)): an invalid call builds one of these, so this is on its hot path.
-        self.__dict__ = {
-            "tool": tool,
-            "parameter": parameter,
-            "pointer": pointer,
-            "keyword": keyword,
-            "reason": reason,
-            "schema": schema,
-        }
+        self.tool = tool
+        self.parameter = parameter
+        self.pointer = pointer
+        self.keyword = keyword
+        self.reason = reason
+        self.schema = schema
+        super().__init__(reason)  # args == (reason,) however reason was passed: pickle and copy need it
 
     def __str__(self) -> str:
         where = []
@@ -214,7 +211,10 @@ class ArgumentsError(CallError, ValueError):
 
 
 def schema_failure(reason: str, pointer: str, keyword: str, parameter: str | None, schema: Any) -> ArgumentsError:
-    """`ArgumentsError(reason, pointer=..., ...)`, made without the keyword call (an invalid call's hot path)."""
+    """`ArgumentsError(reason, pointer=..., ...)`, made without the keyword call (an invalid call's hot path).
+
+    ``args`` is ``(reason,)``, set by ``BaseException.__new__``, as the constructor sets it.
+    """
     error = _new_exception(ArgumentsError, reason)
     error.__dict__ = {
         "tool": None,

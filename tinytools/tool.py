@@ -612,11 +612,13 @@ def _keyword_caller(fn: Callable[..., Any], signature: inspect.Signature) -> Cal
 
     call_by_keyword.__name__ = getattr(fn, "__name__", "tool")
     call_by_keyword.__doc__ = fn.__doc__
+    call_by_keyword.by_position = fn  # type: ignore[attr-defined]  # what a positional call may call instead
     if inspect.iscoroutinefunction(fn):
 
         async def acall_by_keyword(**kwargs: Any) -> Any:
             return await call_by_keyword(**kwargs)
 
+        acall_by_keyword.by_position = fn  # type: ignore[attr-defined]
         return acall_by_keyword
     return call_by_keyword
 

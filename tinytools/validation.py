@@ -132,6 +132,8 @@ def _plain(value: Any, depth: int = 0) -> bool:
     kind = value.__class__
     if depth > MAX_SCHEMA_DEPTH:
         return False
+    if (kind is dict or kind is list) and value and depth >= MAX_SCHEMA_DEPTH:
+        return False  # its items would be one level too deep
     if kind is dict:
         for key, item in value.items():  # a loop, not all() over a generator: every tool definition runs this
             if key.__class__ is not str:
