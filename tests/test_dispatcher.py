@@ -530,3 +530,31 @@ def test_asyncio_cancellation_of_a_batch_propagates_and_leaves_no_task() -> None
         return {t for t in asyncio.all_tasks() if t is not asyncio.current_task()}
 
     assert asyncio.run(main()) == set()
+
+
+def test_tools_added_after_the_dispatcher_was_built_keep_their_settings() -> None:
+    """The dispatcher's shortcut covers the tools it was built with; later ones go the long way, settings intact."""
+    release = threading.Event()
+
+    @tool(timeout=0.05)
+    def slow() -> str:
+        """Wait."""
+        release.wait(5)
+        return "late"
+
+    @tool
+    def quick() -> str:
+        """Answer."""
+        return "now"
+
+    toolbox = Toolbox([])
+    dispatcher = Dispatcher(toolbox)
+    toolbox.add(slow)
+    toolbox.add(quick)
+    try:
+        result = dispatcher.dispatch(ToolCall("c1", "slow", "{}"))
+        assert result.status == "outcome_unknown" and result.error is not None and result.error.code == "timeout"
+        assert dispatcher.dispatch(ToolCall("c2", "quick", "{}")).output == "now"
+        assert dispatcher.calls == 2
+    finally:
+        release.set()

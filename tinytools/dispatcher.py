@@ -153,7 +153,15 @@ class Dispatcher:
         self._open = self._unlimited
         """No limit to check per call (and not cancelled): a known tool goes straight to its call."""
         self.token.on_cancel(self._close)
-        self._lookup = self.toolbox._tools.get  # aliases and misses go through admit
+        self._direct = {  # tools a call reaches with nothing around it; aliases, misses and the rest go through admit
+            name: tool
+            for name, tool in self.toolbox._tools.items()
+            if tool.timeout is None
+            and not tool.retries
+            and not tool.wants
+            and not tool.needs_approval
+            and name not in self.routes
+        }
 
     def visible_tools(self, names: Iterable[str] | None = None, *, state: Any = None) -> list[Tool[..., Any]]:
         """The tools that may be advertised this turn, once selection and policies apply.
@@ -199,23 +207,20 @@ class Dispatcher:
             return run_coroutine(  # type: ignore[no-any-return]
                 self._runner.run(call, inject, allowed, start, offload=False, step_id=self.step(step_id))
             )
-        tool = None
-        if self._open:
-            tool = self._lookup(call.name)
-            if tool is not None and (allowed is None or tool.name in allowed):
-                self.calls += 1
-            else:
-                tool = None
-        if tool is None:
+        tool = self._direct.get(call.name) if self._open else None
+        if tool is not None and (allowed is None or tool.name in allowed):
+            self.calls += 1
+            route = None
+        else:
             found = self.admit(call, allowed, start)
             if isinstance(found, ToolResult):
                 return self.scrub(found)
             tool, call = found
-        if tool.timeout is not None or tool.retries or tool.wants or tool.needs_approval:
-            return run_coroutine(  # type: ignore[no-any-return]
-                self._runner.invoke_bound(call, tool, inject, start, offload=False, step_id=self.step(step_id))
-            )
-        route = self.routes.get(tool.name) if self.routes else None
+            if tool.timeout is not None or tool.retries or tool.wants or tool.needs_approval:
+                return run_coroutine(  # type: ignore[no-any-return]
+                    self._runner.invoke_bound(call, tool, inject, start, offload=False, step_id=self.step(step_id))
+                )
+            route = self.routes.get(tool.name) if self.routes else None
         try:
             args = tool.positional(call) if self._strict is None and route is None else None
             if args is None and self._strict is None and not tool.remote_keys:
