@@ -28,7 +28,7 @@ from tinytools import _convert
 from tinytools._convert import Converter
 from tinytools.errors import ToolDefinitionError
 
-__all__ = ["Param", "SchemaBuilder", "json_type", "split_annotated"]
+__all__ = ["Param", "SchemaBuilder", "json_type", "split_annotated", "type_namespace"]
 
 _NONE_TYPE = type(None)
 _ANNOTATED = (typing.Annotated, typing_extensions.Annotated)
@@ -185,6 +185,15 @@ def _simple_types(schema: dict[str, Any]) -> list[str] | None:
     return list(kind) if isinstance(kind, list) else [kind]
 
 
+def type_namespace(localns: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``localns`` as the dict `get_type_hints` wants, copied only when it is not one already.
+
+    At module level it is the module's globals: copying them for every tool would cost more
+    than the rest of reading its hints.
+    """
+    return localns if type(localns) is dict else dict(localns or {})
+
+
 class SchemaBuilder:
     """Builds schemas and converters for the types of one tool, sharing one ``$defs``.
 
@@ -198,7 +207,7 @@ class SchemaBuilder:
         self.defs: dict[str, dict[str, Any]] = {}
         self._named: dict[Any, str] = {}
         self._converters: dict[str, Converter | None] = {}
-        self._localns = dict(localns or {})
+        self._localns = type_namespace(localns)
 
     def build(self, hint: Any, parameter: str | None = None) -> tuple[dict[str, Any], Converter | None]:
         """Return the schema of ``hint`` and its converter (None when none is needed).

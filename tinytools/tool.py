@@ -34,7 +34,7 @@ from tinytools.errors import ECHO_LIMIT, ArgumentsError, InjectionError, ToolDef
 from tinytools.limits import TOKEN_KEY, CancellationToken
 from tinytools.policy import ToolPolicy
 from tinytools.results import ToolCall
-from tinytools.schema import SchemaBuilder, split_annotated, with_default
+from tinytools.schema import SchemaBuilder, split_annotated, type_namespace, with_default
 from tinytools.toolformat import ToolFormat
 from tinytools.validation import InputSchema
 
@@ -552,7 +552,7 @@ def _scalar(schema: Any) -> bool:
 
 def _type_hints(fn: Callable[..., Any], tool_name: str, localns: Mapping[str, Any] | None) -> dict[str, Any]:
     try:
-        return typing_extensions.get_type_hints(fn, localns=dict(localns or {}), include_extras=True)
+        return typing_extensions.get_type_hints(fn, localns=type_namespace(localns), include_extras=True)
     except NameError as exc:
         raise ToolDefinitionError(
             f"cannot resolve a type hint ({exc}); define the type at module level or import it",
