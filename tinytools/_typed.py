@@ -236,31 +236,13 @@ def _float_bounds(node: dict[str, Any]) -> dict[str, float]:
 def positional_reader(tool: Tool[..., Any]) -> Reader | None:
     """The fast reader for ``tool``, or None when it has no fast way in.
 
-    A tool has one when its schema is plain, it takes no injected values, its function is a
-    plain one (not a wrapper, which may read its keywords) called directly (no ``keyword_call``
-    of the application's), and every parameter is
-    model-visible, can be passed by position, in the schema's order, and has a default unless
-    the schema requires it.
+    A tool has one when its schema is plain and its function can take the schema's arguments
+    by position (see `_positional_parameters`).
     """
-    fn = tool.fn
-    if tool.call is not fn and getattr(tool.call, "by_position", None) is not fn:
-        return None  # a keyword_call of the application's own: every call goes through it
-    plain = fn.__func__ if isinstance(fn, types.MethodType) else fn
-    if tool._injections or type(plain) is not types.FunctionType or hasattr(plain, "__wrapped__"):
-        return None
-    if "__signature__" in plain.__dict__:
-        return None
-    try:
-        parameters = list(inspect.signature(fn, follow_wrapped=False).parameters.values())
-    except (TypeError, ValueError):
+    parameters = _positional_parameters(tool)
+    if parameters is None:
         return None
     names = [parameter.name for parameter in parameters]
-    kinds = {inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD}
-    if not all(parameter.kind in kinds for parameter in parameters):
-        return None
-    required = set(tool.schema.required)
-    if any(p.default is inspect.Parameter.empty and p.name not in required for p in parameters):
-        return None  # the general way reports the missing argument; the fast way would pass `empty`
     typed = _typed(tool.schema.schema, names)
     if typed is None:
         return None
@@ -273,6 +255,35 @@ def positional_reader(tool: Tool[..., Any]) -> Reader | None:
     )
     defaults = tuple(parameter.default for parameter in parameters)
     return _reader(tool, decoder, len(names), defaults, converters)
+
+
+def _positional_parameters(tool: Tool[..., Any]) -> list[inspect.Parameter] | None:
+    """The function's parameters, when a call by position means what the general way's call means.
+
+    That needs: no injected values; a plain function (not a wrapper, which may read its
+    keywords) that the tool calls directly (no ``keyword_call`` of the application's own);
+    every parameter model-visible and positional; and a default for each one the schema does
+    not require (else the general way reports it missing, and the fast way would pass `empty`).
+    """
+    fn = tool.fn
+    if tool.call is not fn and getattr(tool.call, "by_position", None) is not fn:
+        return None
+    plain = fn.__func__ if isinstance(fn, types.MethodType) else fn
+    if tool._injections or type(plain) is not types.FunctionType or hasattr(plain, "__wrapped__"):
+        return None
+    if "__signature__" in plain.__dict__:
+        return None
+    try:
+        parameters = list(inspect.signature(fn, follow_wrapped=False).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    kinds = {inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD}
+    required = set(tool.schema.required)
+    for parameter in parameters:
+        optional = parameter.name not in required
+        if parameter.kind not in kinds or (optional and parameter.default is inspect.Parameter.empty):
+            return None
+    return parameters
 
 
 _TYPE_CLASSES: dict[str, tuple[type, ...]] = {
