@@ -558,3 +558,44 @@ def test_tools_added_after_the_dispatcher_was_built_keep_their_settings() -> Non
         assert dispatcher.calls == 2
     finally:
         release.set()
+
+
+def test_sync_calls_reuse_one_event_loop_per_thread_and_leave_no_task() -> None:
+    """Sync dispatch through the lifecycle keeps a loop per thread instead of one per call."""
+    seen: list[Any] = []
+    queue: asyncio.Queue[ToolEvent] = asyncio.Queue()  # bound to the first loop that uses it
+
+    async def sink(event: ToolEvent) -> None:
+        loop = asyncio.get_running_loop()
+        seen.append(loop)
+        await queue.put(event)
+
+    started: list[asyncio.Task[Any]] = []
+
+    @tool
+    async def spawn() -> str:
+        """Leave a task behind."""
+        started.append(asyncio.ensure_future(asyncio.sleep(30)))
+        return "ok"
+
+    dispatcher = Dispatcher(Toolbox([spawn]), on_event=sink)
+    for i in range(3):
+        assert dispatcher.dispatch(ToolCall(f"c{i}", "spawn", "{}")).output == "ok"
+        assert started[-1].cancelled()  # what a call leaves behind is cancelled when it returns
+    assert len({id(loop) for loop in seen}) == 1 and queue.qsize() == len(seen)
+    assert not asyncio.all_tasks(seen[0])
+
+    other: list[Any] = []
+
+    def in_thread() -> None:
+        dispatcher.dispatch(ToolCall("t1", "spawn", "{}"))
+        other.append(seen[-1])
+
+    thread = threading.Thread(target=in_thread)
+    thread.start()
+    thread.join()
+    assert other[0] is not seen[0]  # another thread, another loop
+    import gc
+
+    gc.collect()
+    assert other[0].is_closed()  # closed once the thread that owned it ended
