@@ -16,25 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import fastjsonschema
 from _timing import time_sync
+from bench_dispatch import seven  # the same seven-argument tool as the per-call benchmark
 
-from tinytools import InputSchema, Param, tool
+from tinytools import InputSchema, tool
 from tinytools.errors import ArgumentsError
-
-
-def seven(
-    query: str,
-    language: str,
-    limit: Annotated[int, Param(ge=1, le=100)],
-    mode: Literal["fast", "thorough"],
-    page: int | None = None,
-    tags: list[str] | None = None,
-    region: str = "eu",
-) -> dict[str, Any]:
-    return {}
 
 
 @dataclass

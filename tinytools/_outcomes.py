@@ -257,13 +257,7 @@ def argument_failure(call: ToolCall, tool: Tool[..., Any], error: ArgumentsError
         head, tail = tool.framing(parameter)
         message = f"{head}{error.pointer or '/'}: {error.reason}{tail}"
         details = {"pointer": error.pointer, "keyword": error.keyword, "parameter": parameter}
-    return ToolResult(
-        call_id=call.id,
-        name=tool.name,
-        status="failed",
-        error=StructuredError("invalid_arguments", message, details),
-        elapsed=perf_counter_ns() - start,
-    )
+    return failed(call, tool.name, "invalid_arguments", message, start, details)
 
 
 def propagates(exc: BaseException) -> bool:

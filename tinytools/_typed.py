@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import inspect
 import math
-import re
 import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
@@ -59,7 +58,6 @@ _KEYWORDS: dict[str, frozenset[str]] = {
     "array": frozenset({"items", "minItems", "maxItems"}),
     "object": frozenset({"additionalProperties", "minProperties", "maxProperties"}),
 }
-_END = re.compile(r"(?<!\\)\$")  # the compiled validator reads an unescaped $ as \Z too
 _DEPTH = 16
 
 
@@ -158,7 +156,7 @@ def _branches(name: str, node: dict[str, Any], depth: int) -> list[Any]:
         if pattern is not None:
             if not isinstance(pattern, str):
                 raise _NotPlain
-            pattern = _END.sub(r"\\Z", translate_pattern(pattern))
+            pattern = translate_pattern(pattern)  # what the validator compiles: `$` already reads as \Z
         meta = msgspec.Meta(min_length=_count(node, "minLength"), max_length=_count(node, "maxLength"), pattern=pattern)
         return [Annotated[str, meta]]
     if name == "integer" or name == "number":

@@ -6,6 +6,10 @@ msgspec pass, then passed by position); any other tool, and any call that way re
 general way (`Tool.try_bind`: decode, validate against the compiled schema, convert, inject).
 Every other branch ends in a failed result that carries the call's id and a message the model
 can act on.
+
+`dispatch` and `adispatch` are written out twice, and `Dispatcher.dispatch` repeats their middle,
+on purpose: they differ only in how an async tool is awaited, and a shared helper would add a
+call frame (about 5%) to every call on the fastest path there is.
 """
 
 from __future__ import annotations

@@ -156,11 +156,7 @@ class Dispatcher:
         self._direct = {  # tools a call reaches with nothing around it; aliases, misses and the rest go through admit
             name: tool
             for name, tool in self.toolbox._tools.items()
-            if tool.timeout is None
-            and not tool.retries
-            and not tool.wants
-            and not tool.needs_approval
-            and name not in self.routes
+            if not _needs_lifecycle(tool) and name not in self.routes
         }
 
     def visible_tools(self, names: Iterable[str] | None = None, *, state: Any = None) -> list[Tool[..., Any]]:
@@ -216,7 +212,7 @@ class Dispatcher:
             if isinstance(found, ToolResult):
                 return self.scrub(found)
             tool, call = found
-            if tool.timeout is not None or tool.retries or tool.wants or tool.needs_approval:
+            if _needs_lifecycle(tool):
                 return run_coroutine(  # type: ignore[no-any-return]
                     self._runner.invoke_bound(call, tool, inject, start, offload=False, step_id=self.step(step_id))
                 )
@@ -437,6 +433,11 @@ def _argument_bytes(arguments: Any, limit: int) -> int:
         return 0  # not JSON: decoding refuses it
     except RecursionError:
         return limit + 1  # nested too deeply to measure: refused as too large
+
+
+def _needs_lifecycle(tool: Tool[..., Any]) -> bool:
+    """Whether a sync call must go through the async lifecycle: a timeout, retries, runtime values or approval."""
+    return tool.timeout is not None or bool(tool.retries) or bool(tool.wants) or tool.needs_approval
 
 
 def dispatch_many(

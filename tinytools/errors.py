@@ -21,7 +21,7 @@ model something.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = [
     "ArgumentsError",
@@ -228,6 +228,23 @@ def schema_failure(reason: str, pointer: str, keyword: str, parameter: str | Non
 
 
 _new_exception = ArgumentsError.__new__
+
+_T = TypeVar("_T")
+
+
+def unless_failed(result: _T | ArgumentsError) -> _T:
+    """``result``, or raise it when it is the `ArgumentsError` a non-raising check returned.
+
+    Pass the check's return value straight in, not a variable of the caller's: the raised
+    error's traceback holds the frames it passes, and a frame whose local names the error
+    would make a reference cycle on every bad call.
+    """
+    if not isinstance(result, ArgumentsError):
+        return result
+    try:
+        raise result
+    finally:
+        result = None  # type: ignore[assignment]  # this frame holds no cycle either
 
 
 class ToolNotFound(CallError, LookupError):

@@ -30,7 +30,7 @@ from tinytools.context import (
     Stores,
 )
 from tinytools.docstrings import parse_docstring
-from tinytools.errors import ECHO_LIMIT, ArgumentsError, InjectionError, ToolDefinitionError, shorten
+from tinytools.errors import ECHO_LIMIT, ArgumentsError, InjectionError, ToolDefinitionError, shorten, unless_failed
 from tinytools.limits import TOKEN_KEY, CancellationToken
 from tinytools.policy import ToolPolicy
 from tinytools.results import ToolCall
@@ -289,13 +289,7 @@ class Tool(Generic[P, R]):
                 schema, or cannot become their declared types.
             InjectionError: An injected value is missing.
         """
-        bound: dict[str, Any] | ArgumentsError | None = self.try_bind(call, inject)
-        if not isinstance(bound, ArgumentsError):
-            return bound  # type: ignore[return-value]
-        try:
-            raise bound
-        finally:  # the traceback holds this frame: a local naming the error would make a cycle
-            bound = None
+        return unless_failed(self.try_bind(call, inject))
 
     def try_bind(self, call: ToolCall, inject: Mapping[str, Any] | None = None) -> dict[str, Any] | ArgumentsError:
         """`bind`, except that arguments failing the schema come back as the `ArgumentsError`.

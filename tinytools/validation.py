@@ -26,7 +26,7 @@ from typing import Any
 from tinytools._ecma_regex import translate_pattern
 from tinytools._schema_errors import echo as _echo
 from tinytools._schema_errors import escape as _escape
-from tinytools.errors import ArgumentsError, SchemaError, shorten
+from tinytools.errors import ArgumentsError, SchemaError, shorten, unless_failed
 
 __all__ = ["InputSchema", "compile_validator"]
 
@@ -387,12 +387,7 @@ class InputSchema:
             ArgumentsError: The arguments do not match the schema (``tool`` is left None).
             SchemaError: Compiling failed; `parse` checks make this unexpected.
         """
-        problem = self.check(arguments)
-        if problem is not None:
-            try:
-                raise problem
-            finally:  # no cycle through this frame's local
-                problem = None
+        unless_failed(self.check(arguments))
 
     def check(self, arguments: object) -> ArgumentsError | None:
         """Check decoded arguments: None when they match, else the `ArgumentsError` (not raised).
@@ -414,12 +409,7 @@ class InputSchema:
 
 def _raising(check: Callable[[object], ArgumentsError | None]) -> Callable[[object], None]:
     def validate(value: object) -> None:
-        problem = check(value)
-        if problem is not None:
-            try:
-                raise problem
-            finally:  # no cycle through this frame's local
-                problem = None
+        unless_failed(check(value))
 
     return validate
 

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import typing
-from typing import Any, Literal
+from typing import Any
 
 import pydantic
 import pytest
 import typing_extensions
 
-from tinytools import Toolbox, ToolError, tool
+from tinytools import Toolbox, tool
+
+from .mcp_server_tools import get_weather
 
 _REQUIRED = tuple(x for x in (typing_extensions.Required, getattr(typing, "Required", None)) if x)
 
@@ -27,19 +29,6 @@ def assert_typed_dict(typed_dict: Any, value: dict[str, Any]) -> None:
 def add(a: int, b: int) -> int:
     """Add two integers."""
     return a + b
-
-
-@tool(idempotent=True)
-def get_weather(city: str, unit: Literal["c", "f"] = "c") -> dict[str, Any]:
-    """Look up the current weather.
-
-    Args:
-        city: City name.
-        unit: Temperature unit.
-    """
-    if city == "Atlantis":
-        raise ToolError("no weather station in Atlantis", code="unknown_city")
-    return {"city": city, "temperature": 21.5, "unit": unit}
 
 
 @tool
