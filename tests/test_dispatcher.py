@@ -348,11 +348,18 @@ def test_middleware_rewrites_call_and_it_is_validated_again() -> None:
     result = Dispatcher([add], middleware=[Double()]).dispatch(ToolCall("c", "add", '{"a": 1, "b": 1}'))
     assert result.error is not None and result.error.code == "invalid_arguments"
 
+    seen: list[Any] = []
+
     class Fix:
         def before_tool(self, call: ToolCall, tool: Any) -> ToolCall:
+            seen.append(call.arguments)
             return ToolCall(call.id, call.name, {"a": 40, "b": 2})
 
-    assert Dispatcher([add], middleware=[Fix()]).dispatch(ToolCall("c", "add", "{}")).output == 42
+    fixing = Dispatcher([add], middleware=[Fix()])
+    assert fixing.dispatch(ToolCall("c", "add", '{"a": 1, "b": 1}')).output == 42
+    invalid = fixing.dispatch(ToolCall("c", "add", "{}"))  # middleware sees validated calls only
+    assert invalid.error is not None and invalid.error.code == "invalid_arguments"
+    assert seen == ['{"a": 1, "b": 1}']
 
 
 def test_middleware_short_circuits_and_replaces() -> None:

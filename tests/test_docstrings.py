@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tinytools.docstrings import parse_docstring
+from tinytools.schema.docstrings import parse_docstring
 
 GOOGLE = """Find books.
 

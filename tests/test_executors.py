@@ -30,7 +30,8 @@ from tinytools import (
     TransferError,
     tool,
 )
-from tinytools.executors import _SHARED, reference
+from tinytools.executors import reference
+from tinytools.executors.pools import SHARED
 
 SENT = [
     t.where,
@@ -60,7 +61,7 @@ def processes() -> Iterator[ProcessPoolExecutor]:
     executor = pool()
     yield executor
     executor.shutdown(wait=True, cancel_futures=True)
-    _SHARED.shutdown()
+    SHARED.shutdown()
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from tinytools.errors import ArgumentsError, SchemaError
-from tinytools.validation import compile_validator
+from tinytools.schema.validation import compile_validator
 
 SUITE = Path(__file__).parents[2] / "shared" / "jsonschema-test-suite" / "draft2020-12"
 GROUPS: list[tuple[str, int, dict[str, Any]]] = (

@@ -39,7 +39,8 @@ def test_import_leaves_what_a_first_use_needs_for_that_use() -> None:
     """The validator's code generator, the docstring reader, strict mode and asyncio load when used."""
     code = (
         "import sys, tinytools\n"
-        "later = ('fastjsonschema', 'docstring_parser', 'tinytools.strict', 'tinytools._codegen', 'asyncio')\n"
+        "later = ('fastjsonschema', 'docstring_parser', 'tinytools.schema.strict', 'tinytools.schema.codegen',"
+        " 'asyncio')\n"
         "print(','.join(m for m in later if m in sys.modules))\n"
         "@tinytools.tool\n"
         "def f(x: int) -> int:\n"

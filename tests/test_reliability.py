@@ -532,7 +532,7 @@ class Release:
 def wait_for_threads(timeout: float = 5.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not [t for t in threading.enumerate() if t.name.startswith("tinytools")]:
+        if not [t for t in threading.enumerate() if t.name.startswith("tinytools:")]:  # running a tool
             return
         time.sleep(0.01)
     raise AssertionError(f"threads left running: {threading.enumerate()}")
@@ -627,7 +627,11 @@ def test_huge_outputs_go_to_the_store_or_fail_never_truncated() -> None:
     assert len(result.text().encode()) < 1000 + 300
     refused = Dispatcher([produce], max_inline_output_bytes=1000).dispatch(ToolCall("c", "produce"))
     assert refused.error is not None and refused.error.code == "output_too_large"
-    assert Dispatcher([produce]).dispatch(ToolCall("c", "produce")).output == huge  # no budget, no cut
+    by_default = Dispatcher([produce]).dispatch(ToolCall("c", "produce"))  # the default budget, no store
+    assert by_default.error is not None and by_default.error.code == "output_too_large"
+    assert "max_inline_output_bytes" in by_default.text() and len(by_default.text()) < 1000
+    unlimited = Dispatcher([produce], max_inline_output_bytes=None).dispatch(ToolCall("c", "produce"))
+    assert unlimited.output == huge  # no budget, no cut
 
 
 def test_a_tool_that_mutates_its_arguments_changes_nothing_outside() -> None:

@@ -68,12 +68,16 @@ def test_validate_refuses_malformed_results(result: ToolResult, needle: str) -> 
         result.validate()
 
 
-def test_validate_within_counts_exact_encoded_bytes() -> None:
-    result = ToolResult(call_id="1", name="t", status="succeeded", output="é" * 10)  # 20 bytes + 2 quotes
-    result.validate_within(22)
-    with pytest.raises(ResultError, match="22 bytes"):
-        result.validate_within(21)
+def test_validate_within_counts_the_exact_bytes_the_model_reads() -> None:
+    result = ToolResult(call_id="1", name="t", status="succeeded", output="é" * 10)  # the text: 20 bytes
+    result.validate_within(20)
+    with pytest.raises(ResultError, match="20 bytes"):
+        result.validate_within(19)
     assert result.output == "é" * 10  # never rewritten
+    listed = ToolResult(call_id="1", name="t", status="succeeded", output=["é"])  # the text: its JSON, 6 bytes
+    listed.validate_within(6)
+    with pytest.raises(ResultError, match="6 bytes"):
+        listed.validate_within(5)
 
 
 def test_text_prefers_error_then_content_then_output() -> None:
@@ -194,7 +198,8 @@ def test_any_budget_is_exact_inline_or_a_faithful_artifact(value: Any, budget: i
         ToolCall("c", "produce", "{}")
     )
     encoded = msgspec.json.encode(value)
-    if len(encoded) <= budget:
+    text = value if isinstance(value, str) else encoded.decode()  # what the model reads of the output
+    if len(text.encode()) <= budget:
         assert result.status == "succeeded" and result.output == value and not result.artifacts
         result.validate_within(budget)
     elif store is None:
@@ -207,4 +212,4 @@ def test_any_budget_is_exact_inline_or_a_faithful_artifact(value: Any, budget: i
         assert ref.key in note
         preview = note.split("it begins: ", 1)[1]
         assert len(preview.encode()) <= budget
-        assert encoded.startswith(preview.encode())
+        assert text.startswith(preview)

@@ -6,7 +6,7 @@ import annotated_types as at
 import pytest
 
 from tinytools import Param, ToolDefinitionError, tool
-from tinytools.schema import SchemaBuilder, split_annotated
+from tinytools.schema.hints import SchemaBuilder, split_annotated
 
 CASE_NAMES = [
     "scalars",

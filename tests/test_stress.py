@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 from tinytools import Dispatcher, Toolbox, ToolCall, ToolError, ToolEvent, ToolResult, tool
+from tinytools.run.threads import IDLE_NAME, tool_threads
 
 TOTAL_CALLS = 10_000
 MAX_CONCURRENCY = 8
@@ -276,7 +277,7 @@ def check_batch(plan: Plan, results: list[ToolResult], events: list[ToolEvent] |
 
 
 def tinytools_threads() -> list[threading.Thread]:
-    return [thread for thread in threading.enumerate() if thread.name.startswith("tinytools")]
+    return [thread for thread in threading.enumerate() if thread.name.startswith("tinytools:")]  # running a tool
 
 
 def test_ten_thousand_calls_each_answered_once_in_order_with_the_right_status() -> None:
@@ -309,8 +310,8 @@ def test_ten_thousand_calls_each_answered_once_in_order_with_the_right_status() 
     deadline = time.monotonic() + 5
     while tinytools_threads() and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert tinytools_threads() == []
-    assert set(threading.enumerate()) <= threads_before
+    assert tinytools_threads() == [] and tool_threads().busy == 0
+    assert {thread for thread in threading.enumerate() if thread.name != IDLE_NAME} <= threads_before  # idle: reused
 
 
 def test_no_task_is_left_after_batches_on_one_loop() -> None:

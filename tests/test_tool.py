@@ -3,6 +3,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import decimal
+import inspect
 import types
 import uuid
 from typing import Annotated, Any
@@ -23,17 +24,18 @@ from tinytools import (
 def received(made: Tool[..., Any], arguments: dict[str, Any], **inject: Any) -> dict[str, Any]:
     """What the function got, through the full dispatch path."""
     seen: dict[str, Any] = {}
-    original = made.call
+    original = made.fn
+    signature = inspect.signature(original)
 
-    def spy(**kwargs: Any) -> None:
-        seen.update(kwargs)
-        original(**kwargs)
+    def spy(*args: Any, **kwargs: Any) -> None:
+        seen.update(signature.bind(*args, **kwargs).arguments)
+        original(*args, **kwargs)
 
-    made.call = spy
+    made.fn = spy
     try:
         result = dispatch(ToolCall("id", made.name, arguments), [made], inject=inject)
     finally:
-        made.call = original
+        made.fn = original
     assert result.status == "succeeded", result.error
     return seen
 

@@ -1,4 +1,4 @@
-"""The fast way in (`tinytools._typed`) keeps its two promises.
+"""The fast way in (`tinytools.schema.reader`) keeps its two promises.
 
 1. The typed decoder never accepts arguments the schema refuses: checked against the official
    JSON Schema Test Suite's verdicts and, by property tests, against the compiled validator.
@@ -22,9 +22,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tinytools import Dispatcher, Injected, Param, Tool, Toolbox, ToolCall, dispatch, tool
-from tinytools._typed import positional_reader, typed_decoder
 from tinytools.errors import ArgumentsError, SchemaError
-from tinytools.validation import compile_validator
+from tinytools.run.plan import Read, typed_reader
+from tinytools.schema.reader import typed_decoder
+from tinytools.schema.validation import compile_validator
 
 SUITE = Path(__file__).parents[2] / "shared" / "jsonschema-test-suite" / "draft2020-12"
 
@@ -378,9 +379,9 @@ def search(
 
 
 def test_the_search_tool_has_a_fast_way_in() -> None:
-    assert positional_reader(search) is not None
+    assert typed_reader(search) is not None
     text = '{"query": "a", "limit": 3, "ratio": 1, "mode": "fast"}'
-    args = search.positional(ToolCall("c", "search", text))
+    args = typed_reader(search)(ToolCall("c", "search", text))  # type: ignore[misc]
     assert args is not None
     assert args[2].__class__ is float and args[3] is Mode.FAST and args[6] is SHARED_DEFAULT
 
@@ -445,7 +446,7 @@ def test_positional_only_parameters_are_passed_by_position() -> None:
         """Divide."""
         return a / b
 
-    assert positional_reader(divide) is not None
+    assert typed_reader(divide) is not None
     result = dispatch(ToolCall("c1", "divide", '{"a": 6, "b": 3}'), Toolbox([divide]))
     assert result.output == 2.0
 
@@ -461,7 +462,7 @@ def test_tools_with_injected_or_keyword_only_parameters_take_the_general_way() -
         """Who."""
         return f"{name}/{user}"
 
-    assert positional_reader(greet) is None and positional_reader(whoami) is None
+    assert typed_reader(greet) is None and typed_reader(whoami) is None
     assert dispatch(ToolCall("c1", "greet", '{"name": "a"}'), Toolbox([greet])).output == "a!"
     result = dispatch(ToolCall("c1", "whoami", '{"name": "a"}'), Toolbox([whoami]), inject={"user": "u"})
     assert result.output == "a/u"
@@ -471,8 +472,12 @@ def test_an_invalid_call_is_reported_exactly_as_before() -> None:
     result = dispatch(ToolCall("c1", "search", '{"query": "a", "limit": 1000, "ratio": 1, "mode": "fast"}'), [search])
     assert result.error is not None and result.error.code == "invalid_arguments"
     assert result.error.details == {"pointer": "/limit", "keyword": "maximum", "parameter": "limit"}
-    with pytest.raises(ArgumentsError):
-        search.bind(ToolCall("c1", "search", '{"query": "a", "limit": 1000, "ratio": 1, "mode": "fast"}'))
+    read = (
+        Dispatcher([search])
+        .plan(search)
+        .read(ToolCall("c1", "search", '{"query": "a", "limit": 1000, "ratio": 1, "mode": "fast"}'))
+    )
+    assert isinstance(read, ArgumentsError) and read.pointer == "/limit"
 
 
 def test_a_wrapped_function_is_called_the_general_way() -> None:
@@ -493,7 +498,7 @@ def test_a_wrapped_function_is_called_the_general_way() -> None:
         """Read."""
         return path
 
-    assert positional_reader(read) is None
+    assert typed_reader(read) is None
     result = dispatch(ToolCall("c1", "read", '{"path": "/etc/shadow"}'), [read])
     assert result.status == "failed"
 
@@ -505,7 +510,7 @@ def test_an_optional_argument_without_a_default_is_not_filled_with_a_placeholder
         return a + b
 
     made = Tool.from_schema("add", "Add.", schema, add)
-    assert positional_reader(made) is None
+    assert typed_reader(made) is None
     text, decoded = (
         dispatch(ToolCall("c1", "add", '{"a": 1}'), [made]),
         dispatch(ToolCall("c1", "add", {"a": 1}), [made]),
@@ -535,14 +540,19 @@ def test_building_the_reader_leaves_the_schema_as_shown() -> None:
     assert json.dumps(scale.input_schema) == shown
 
 
-def test_the_lifecycle_path_takes_the_typed_way_as_keywords() -> None:
-    dispatcher = Dispatcher(Toolbox([search]), on_event=lambda event: None)
+def test_the_pipeline_reads_the_typed_way_and_binds_the_same_values() -> None:
+    plan = Dispatcher(Toolbox([search]), on_event=lambda event: None).plan(search)
     text = '{"query": "a", "limit": 3, "ratio": 1, "mode": "fast"}'
-    bound = dispatcher.bind(search, ToolCall("c1", "search", text), None)
-    assert bound["tags"] is SHARED_DEFAULT and bound["ratio"].__class__ is float  # read the typed way
-    general = dispatcher.bind(search, ToolCall("c1", "search", msgspec.json.decode(text)), None)
-    assert "tags" not in general  # the general way leaves omitted arguments out
-    assert {key: bound[key] for key in general} == general
+    typed = plan.read(ToolCall("c1", "search", text))
+    assert isinstance(typed, Read) and typed.values is not None  # read the typed way
+    args, kwargs, _ = plan.bind(typed, None, None)
+    assert args[6] is SHARED_DEFAULT and args[2].__class__ is float and not kwargs
+    general = plan.read(ToolCall("c1", "search", msgspec.json.decode(text)))
+    assert isinstance(general, Read) and general.values is None
+    by_name, keywords, _ = plan.bind(general, None, None)
+    assert not by_name and "tags" not in keywords  # the general way leaves omitted arguments out
+    names = [slot.name for slot in search.slots or ()]
+    assert {key: args[names.index(key)] for key in keywords} == keywords
 
 
 def test_an_applications_keyword_call_is_never_bypassed() -> None:
@@ -556,6 +566,6 @@ def test_an_applications_keyword_call_is_never_bypassed() -> None:
 
     schema = closed({"path": {"type": "string"}}, ["path"])
     made = Tool.from_schema("read", "Read.", schema, read, keyword_call=guarded)
-    assert positional_reader(made) is None
+    assert typed_reader(made) is None
     assert dispatch(ToolCall("c1", "read", '{"path": "/etc/shadow"}'), [made]).status == "failed"
     assert dispatch(ToolCall("c1", "read", '{"path": "/tmp/x"}'), [made]).output == "/tmp/x"

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tinytools._ecma_regex import translate_pattern
 from tinytools.errors import ArgumentsError, SchemaError
-from tinytools.validation import MAX_SCHEMA_DEPTH, InputSchema, compile_validator
+from tinytools.schema.patterns import translate_pattern
+from tinytools.schema.validation import MAX_SCHEMA_DEPTH, InputSchema, compile_validator
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 WEATHER: dict[str, Any] = {

@@ -1,9 +1,6 @@
 """Turn plain Python functions into tools a language model can call."""
 
-from tinytools.artifacts import ArtifactStore, FileArtifactStore, MemoryArtifactStore
-from tinytools.context import Invocation, Progress, RunContext, Stores
-from tinytools.dispatch import adispatch, dispatch
-from tinytools.dispatcher import Dispatcher, Rewrite, adispatch_many, dispatch_many
+from tinytools.context import CancellationToken, CancelledCall, Invocation, Progress, RunContext, Stores
 from tinytools.errors import (
     ArgumentsError,
     InjectionError,
@@ -27,7 +24,6 @@ from tinytools.events import (
     ToolStarted,
     UnknownToolCall,
 )
-from tinytools.limits import CancellationToken, CancelledCall, Limits
 from tinytools.policy import ToolPolicy
 from tinytools.results import (
     ArtifactRef,
@@ -39,11 +35,17 @@ from tinytools.results import (
     ToolOutput,
     ToolResult,
 )
-from tinytools.schema import Param
-from tinytools.tool import Injected, Tool, tool
+from tinytools.run.admission import Rewrite
+from tinytools.run.artifacts import ArtifactStore, FileArtifactStore, MemoryArtifactStore
+from tinytools.run.dispatch import adispatch, adispatch_many, dispatch, dispatch_many
+from tinytools.run.dispatcher import Dispatcher
+from tinytools.run.limits import Limits
+from tinytools.schema.hints import Param
+from tinytools.schema.validation import InputSchema
+from tinytools.signature import Injected
+from tinytools.tool import Tool, tool
 from tinytools.toolbox import Toolbox
 from tinytools.toolformat import ToolFormat
-from tinytools.validation import InputSchema
 
 __all__ = [
     "ArgumentsError",

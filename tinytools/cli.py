@@ -21,10 +21,10 @@ from typing import Any
 
 import msgspec
 
-from tinytools.dispatcher import Dispatcher
 from tinytools.errors import SchemaError
 from tinytools.events import ToolEvent, ToolProgress
 from tinytools.results import ToolCall
+from tinytools.run.dispatcher import Dispatcher
 from tinytools.tool import Tool
 from tinytools.toolbox import Toolbox
 

@@ -2,12 +2,13 @@
 
 These values come from the application and the dispatcher, never from the model. A tool
 receives them by annotating a parameter with their type (no `Injected` marker needed):
-`Invocation`, `Progress`, `Stores` (and `CancellationToken`, `ToolCall`). None of them appears
+`Invocation`, `Progress`, `Stores`, `CancellationToken` (and `ToolCall`). None of them appears
 in a schema, so a model that sends ``run_id`` is refused like any unknown argument.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -16,12 +17,7 @@ import msgspec
 from tinytools.events import ToolEvent, ToolOutputChunk, ToolProgress
 from tinytools.results import ToolCall
 
-__all__ = ["INVOCATION_KEY", "PROGRESS_KEY", "STORES_KEY", "Invocation", "Progress", "RunContext", "Stores"]
-
-INVOCATION_KEY = "tinytools:invocation"
-PROGRESS_KEY = "tinytools:progress"
-STORES_KEY = "tinytools:stores"
-"""``inject`` keys under which the dispatcher passes these values (not valid parameter names)."""
+__all__ = ["SILENT_PROGRESS", "CancellationToken", "CancelledCall", "Invocation", "Progress", "RunContext", "Stores"]
 
 
 class RunContext(msgspec.Struct, frozen=True):
@@ -130,3 +126,90 @@ class Stores(Mapping[str, Any]):
 
     def __len__(self) -> int:
         return len(self._stores)
+
+
+class CancellationToken:
+    """A cancel signal that sync and async code can both check and wait on.
+
+    ``token.cancelled`` to poll, ``token.wait(timeout)`` to block a thread,
+    ``await token.wait_async()`` to wait in a coroutine. Children (one per call) are
+    cancelled with their parent.
+    """
+
+    def __init__(self, parent: CancellationToken | None = None):
+        self._event = threading.Event()
+        self._callbacks: list[Callable[[], Any]] = []
+        self._lock = threading.Lock()
+        self.reason: str | None = None
+        """Why it was cancelled (``"cancelled"``, ``"timeout"``), or None."""
+        self._detach: Callable[[], None] = lambda: None
+        if parent is not None:
+            self._detach = parent.on_cancel(lambda: self.cancel(parent.reason or "cancelled"))
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether cancellation was requested."""
+        return self._event.is_set()
+
+    def cancel(self, reason: str = "cancelled") -> None:
+        """Request cancellation; runs the registered callbacks once."""
+        with self._lock:
+            if self._event.is_set():
+                return
+            self.reason = reason
+            self._event.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+    def on_cancel(self, callback: Callable[[], Any]) -> Callable[[], None]:
+        """Call ``callback`` when cancelled (at once if already cancelled).
+
+        Returns:
+            A function that unregisters the callback, for work that ended first.
+        """
+        with self._lock:
+            if not self._event.is_set():
+                self._callbacks.append(callback)
+                return lambda: self._forget(callback)
+        callback()
+        return lambda: None
+
+    def _forget(self, callback: Callable[[], Any]) -> None:
+        with self._lock:
+            if callback in self._callbacks:
+                self._callbacks.remove(callback)
+
+    def detach(self) -> None:
+        """Stop following the parent token (when the call this token belongs to is over)."""
+        self._detach()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until cancelled or ``timeout`` seconds pass; returns `cancelled`."""
+        return self._event.wait(timeout)
+
+    async def wait_async(self) -> None:
+        """Wait in a coroutine until cancelled."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+
+        def settle() -> None:
+            if not future.done():
+                future.set_result(None)
+
+        def wake() -> None:
+            loop.call_soon_threadsafe(settle)
+
+        self.on_cancel(wake)
+        await future
+
+    def raise_if_cancelled(self) -> None:
+        """Raise `CancelledCall` if cancellation was requested (for cooperative tools)."""
+        if self.cancelled:
+            raise CancelledCall(self.reason or "cancelled")
+
+
+class CancelledCall(Exception):
+    """Raised by `CancellationToken.raise_if_cancelled` inside a tool that stops early."""

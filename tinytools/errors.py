@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 __all__ = [
+    "ECHO_LIMIT",
     "ArgumentsError",
     "CallError",
     "InjectionError",
@@ -35,6 +36,10 @@ __all__ = [
     "ToolError",
     "ToolNotFound",
     "TransferError",
+    "kept",
+    "schema_failure",
+    "shorten",
+    "unless_failed",
 ]
 
 ECHO_LIMIT = 200
@@ -230,6 +235,18 @@ def schema_failure(reason: str, pointer: str, keyword: str, parameter: str | Non
 _new_exception = ArgumentsError.__new__
 
 _T = TypeVar("_T")
+_E = TypeVar("_E", bound=BaseException)
+
+
+def kept(error: _E) -> _E:
+    """An exception caught to be kept (returned, stored), cut from the frames it was raised through.
+
+    A kept exception's traceback and context would hold those frames, and a frame holding the
+    exception makes a reference cycle: one per bad call, waiting for the garbage collector.
+    """
+    error.__traceback__ = None
+    error.__context__ = None
+    return error
 
 
 def unless_failed(result: _T | ArgumentsError) -> _T:

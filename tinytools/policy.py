@@ -1,31 +1,27 @@
-"""Tool safety policies and their enforcement.
+"""Tool safety policies as declared data: what a tool may do, and what the application allows.
 
 Each tool declares what it may do (`ToolPolicy`); the application decides what it allows
-(`PolicyMiddleware` built from rules); the dispatcher enforces the decision twice: when tools
-are advertised (`Dispatcher.visible_tools`) and when a call arrives, since a model can name a
-tool it was never shown. A denial is a ``policy_denied`` result naming the rule, and a
-`ToolDenied` event. A tool that needs approval never runs without an approver: fail closed.
+(`PolicyMiddleware`, built from `Rule` s). Both are data here: the dispatcher enforces them
+(`tinytools.run.approval`) twice, when tools are advertised (`Dispatcher.visible_tools`) and
+when a call arrives, since a model can name a tool it was never shown. A tool that needs
+approval never runs without an approver: fail closed.
 """
 
 from __future__ import annotations
 
 import enum
-import inspect
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 import msgspec
 
-from tinytools.errors import ArgumentsError
 from tinytools.results import ToolCall, ToolResult
-
-if TYPE_CHECKING:
-    from tinytools.tool import Tool
 
 __all__ = [
     "Access",
     "Approval",
     "ApprovalRequest",
+    "Declared",
     "PolicyMiddleware",
     "Rule",
     "Runtime",
@@ -127,6 +123,20 @@ class ToolPolicy(msgspec.Struct, frozen=True, omit_defaults=True):
         return msgspec.structs.replace(self, access=msgspec.structs.replace(self.access, **options))
 
 
+class Declared(Protocol):
+    """What rules read of a tool: its name and its policy (a `Tool` is one)."""
+
+    @property
+    def name(self) -> str:
+        """The tool's name."""
+        ...
+
+    @property
+    def policy(self) -> ToolPolicy:
+        """What it declares."""
+        ...
+
+
 class Workspace(msgspec.Struct, frozen=True):
     """What the application provides: is a sandbox present, which roots are trusted."""
 
@@ -165,8 +175,8 @@ class Approval(msgspec.Struct, frozen=True):
 class ApprovalRequest(msgspec.Struct, frozen=True):
     """What an approver sees."""
 
-    tool: Tool[..., Any]
-    """The tool to be called."""
+    tool: Any
+    """The `Tool` to be called."""
     policy: ToolPolicy
     """Its policy."""
     arguments: dict[str, Any]
@@ -183,13 +193,13 @@ class Rule(msgspec.Struct, frozen=True):
 
     name: str
     """Named in denials (``error.details["rule"]``) and events."""
-    check: Callable[[Tool[..., Any], Workspace], str | None] | None = None
+    check: Callable[[Declared, Workspace], str | None] | None = None
     """Static check of a tool: the reason to deny it, or None (also used for exposure)."""
     approver: Approver | None = None
     """For the approval rule: who decides."""
     timeout: float = 30.0
     """For the approval rule: seconds to wait for the approver."""
-    result_check: Callable[[Tool[..., Any], ToolResult], str | None] | None = None
+    result_check: Callable[[Declared, ToolResult], str | None] | None = None
     """Check of a result after the call: the reason to refuse it, or None."""
 
 
@@ -202,7 +212,7 @@ def deny_side_effects(effects: Iterable[str | SideEffect]) -> Rule:
     """Deny tools that declare any of these side effects."""
     denied = frozenset(SideEffect(effect) for effect in effects)
 
-    def check(tool: Tool[..., Any], _: Workspace) -> str | None:
+    def check(tool: Declared, _: Workspace) -> str | None:
         found = sorted(effect.value for effect in policy_of(tool).side_effects & denied)
         return f"its side effects ({', '.join(found)}) are not allowed here" if found else None
 
@@ -212,7 +222,7 @@ def deny_side_effects(effects: Iterable[str | SideEffect]) -> Rule:
 def require_sandbox() -> Rule:
     """Deny tools that need a sandbox when none is present, or roots the workspace does not trust."""
 
-    def check(tool: Tool[..., Any], workspace: Workspace) -> str | None:
+    def check(tool: Declared, workspace: Workspace) -> str | None:
         policy = policy_of(tool)
         if policy.runtime.sandbox == "required" and not workspace.sandboxed:
             return "it needs a sandbox and none is present"
@@ -232,7 +242,7 @@ def require_approval(approver: Approver | None, timeout: float = 30.0) -> Rule:
 def enforce_result_bytes() -> Rule:
     """Refuse results larger than the tool's ``max_result_bytes``."""
 
-    def check(tool: Tool[..., Any], result: ToolResult) -> str | None:
+    def check(tool: Declared, result: ToolResult) -> str | None:
         limit = policy_of(tool).runtime.max_result_bytes
         if limit is None or result.status != "succeeded":
             return None
@@ -264,7 +274,7 @@ def strict(approver: Approver | None = None) -> list[Rule]:
 _UNCLASSIFIED = "its policy is unclassified; declare one with @tool(policy=ToolPolicy...)"
 
 
-def policy_of(tool: Tool[..., Any]) -> ToolPolicy:
+def policy_of(tool: Declared) -> ToolPolicy:
     """A tool's policy (unclassified when it declared none)."""
     policy = getattr(tool, "policy", None)
     return policy if isinstance(policy, ToolPolicy) else ToolPolicy()
@@ -278,10 +288,12 @@ def _within(root: str, trusted: tuple[str, ...]) -> bool:
 
 
 class PolicyMiddleware:
-    """Middleware that enforces rules at exposure and at execution.
+    """The application's rules, given to a `Dispatcher` among its middleware.
 
     ``PolicyMiddleware(require_classification(), deny_side_effects({"shell"}),
     workspace=Workspace(sandboxed=True))``; ``PolicyMiddleware(*strict(approver))`` for all.
+    The dispatcher does not run it in list order like other middleware: its rules apply at the
+    policy stage of every call, on the final validated arguments, after every before-middleware.
     """
 
     def __init__(self, *rules: Rule | Iterable[Rule], workspace: Workspace | None = None):
@@ -296,7 +308,7 @@ class PolicyMiddleware:
         """The approval rule, if any."""
         return next((rule for rule in self.rules if rule.name == "require_approval"), None)
 
-    def denial(self, tool: Tool[..., Any]) -> tuple[str, str] | None:
+    def denial(self, tool: Declared) -> tuple[str, str] | None:
         """The first static rule that denies ``tool``: (rule, reason), or None."""
         for rule in self.rules:
             if rule.check is not None:
@@ -308,68 +320,11 @@ class PolicyMiddleware:
             return approval.name, "it needs approval and no approver is configured"
         return None
 
-    async def before_tool(self, call: ToolCall, tool: Tool[..., Any]) -> ToolResult | ToolCall | None:
-        """Deny by the static rules, then ask the approver when the policy requires it."""
-        denied = self.denial(tool)
-        if denied is not None:
-            return denied_result(call, tool, *denied)
-        approval = self.approval
-        if approval is None or not policy_of(tool).access.approval_required:
-            return None
-        return await self._approve(call, tool, approval)
-
-    async def _approve(self, call: ToolCall, tool: Tool[..., Any], rule: Rule) -> ToolResult | ToolCall | None:
-        import asyncio
-
-        from tinytools._arguments import decoded_arguments
-        from tinytools._outcomes import logger
-        from tinytools.limits import in_daemon_thread
-
-        try:
-            arguments = decoded_arguments(call)
-            tool.schema.validate(arguments)
-        except ArgumentsError:
-            return None  # the dispatcher answers invalid arguments; nothing to approve
-        request = ApprovalRequest(tool, policy_of(tool), arguments, call)
-        approver = rule.approver
-        assert approver is not None  # denial() refuses approval-required tools without one
-        try:
-            if inspect.iscoroutinefunction(approver) or inspect.iscoroutinefunction(
-                getattr(approver, "__call__", None)  # noqa: B004
-            ):
-                answer = await asyncio.wait_for(approver(request), rule.timeout)  # type: ignore[arg-type]
-            else:  # a sync approver may block: wait for it in a daemon thread, bounded
-                answer = await asyncio.wait_for(asyncio.wrap_future(in_daemon_thread(approver, request)), rule.timeout)
-        except (TimeoutError, asyncio.TimeoutError):
-            return denied_result(call, tool, rule.name, "the approver did not answer in time")
-        except Exception:
-            logger().exception("approver failed for tool %r", tool.name)
-            return denied_result(call, tool, rule.name, "the approver failed")
-        if not isinstance(answer, Approval) or answer.decision == "deny":
-            reason = answer.reason if isinstance(answer, Approval) and answer.reason else "the approver said no"
-            return denied_result(call, tool, rule.name, reason)
-        if answer.decision == "edit":
-            return ToolCall(call.id, call.name, answer.arguments or {})
-        return None
-
-    async def after_tool(self, call: ToolCall, tool: Tool[..., Any], result: ToolResult) -> ToolResult | None:
-        """Apply the result rules."""
+    def result_denial(self, tool: Declared, result: ToolResult) -> tuple[str, str] | None:
+        """The first result rule that refuses ``result``: (rule, reason), or None."""
         for rule in self.rules:
             if rule.result_check is not None:
                 reason = rule.result_check(tool, result)
                 if reason is not None:
-                    return denied_result(call, tool, rule.name, reason)
+                    return rule.name, reason
         return None
-
-
-def denied_result(call: ToolCall, tool: Tool[..., Any], rule: str, reason: str) -> ToolResult:
-    """The ``policy_denied`` result for a call a rule refused."""
-    from tinytools.results import StructuredError
-
-    message = f"The call to {tool.name!r} was denied by policy ({rule}): {reason}."
-    return ToolResult(
-        call_id=call.id,
-        name=tool.name,
-        status="failed",
-        error=StructuredError("policy_denied", message, {"rule": rule}),
-    )

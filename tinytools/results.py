@@ -175,19 +175,19 @@ class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True):
             raise ResultError("the result has no call id")
 
     def validate_within(self, max_inline_output_bytes: int) -> None:
-        """Check the result, and that its inline output encodes to at most that many bytes.
+        """Check the result, and that the text the model reads is at most that many UTF-8 bytes.
 
-        Nothing is truncated or rewritten; an output over the budget is an error.
+        Nothing is truncated or rewritten; a text over the budget is an error.
 
         Raises:
-            ResultError: The result is malformed or its output is too large.
+            ResultError: The result is malformed or its text is too large.
         """
         from tinytools.errors import ResultError
 
         self.validate()
-        size = len(_encode(self.output))
+        size = len(self.text().encode("utf-8", "surrogatepass"))
         if size > max_inline_output_bytes:
-            raise ResultError(f"the inline output is {size} bytes; the budget is {max_inline_output_bytes}")
+            raise ResultError(f"the model-facing text is {size} bytes; the budget is {max_inline_output_bytes}")
 
     def to_json(self) -> bytes:
         """Encode the whole result as JSON."""

@@ -30,6 +30,7 @@ class Toolbox:
         self._tools: dict[str, Tool[..., Any]] = {}
         self._folded: dict[str, str] = {}
         self._aliases: dict[str, str] = {}
+        self._dispatcher: Any = None  # the default Dispatcher of tinytools.run.dispatch, made on first use
         for item in tools:
             self.add(item)
         for alias, name in (aliases or {}).items():
@@ -45,6 +46,7 @@ class Toolbox:
         added = item if isinstance(item, Tool) else make_tool(item)
         self._claim(added.name, added.name)
         self._tools[added.name] = added
+        self._dispatcher = None
         return added
 
     def alias(self, alias: str, name: str) -> None:
@@ -61,6 +63,7 @@ class Toolbox:
             )
         self._claim(alias, name)
         self._aliases[alias] = name
+        self._dispatcher = None
 
     def _claim(self, name: str, owner: str) -> None:
         folded = name.casefold()

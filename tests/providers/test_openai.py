@@ -9,7 +9,6 @@ import pytest
 
 from tinytools import Dispatcher, SchemaError, Toolbox, ToolCall, tool
 from tinytools.providers import openai, openai_responses
-from tinytools.strict import render_strict, restore_defaults
 
 from .conftest import assert_typed_dict, get_weather
 
@@ -91,8 +90,8 @@ def test_a_strict_model_sends_null_for_the_default_and_the_call_gets_the_default
     strict = Dispatcher([get_weather], strict=True)
     assert strict.dispatch(call).output == {"city": "Oslo", "temperature": 21.5, "unit": "c"}
     arguments = json.loads(call.arguments)
-    render_strict(get_weather).validate(arguments)  # what the strict provider was shown accepts it
-    assert restore_defaults(arguments, get_weather) == {"city": "Oslo"}
+    get_weather.strict().validate(arguments)  # what the strict provider was shown accepts it
+    assert get_weather.strict().restore(arguments) == {"city": "Oslo"}
     # without strict=True the canonical schema is enforced as is: null is not a unit
     canonical = Dispatcher([get_weather]).dispatch(call)
     assert canonical.error is not None and canonical.error.code == "invalid_arguments"

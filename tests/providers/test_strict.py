@@ -1,4 +1,4 @@
-"""The strict-mode rendering (tinytools.strict) and the mapping of null back to defaults."""
+"""The strict-mode rendering (tinytools.schema.strict) and the mapping of null back to defaults."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from typing import Annotated, Any, Literal
 import pytest
 
 from tinytools import ArgumentsError, Param, SchemaError, Tool, Toolbox, ToolCall, dispatch, tool
-from tinytools.strict import render_strict, restore_defaults, strict_defaults, strict_schema
 
 
 @dataclasses.dataclass
@@ -75,7 +74,7 @@ ADDRESS = {
 
 
 def test_renders_every_property_required_optional_ones_nullable_and_objects_closed() -> None:
-    assert strict_schema(book) == {
+    assert book.strict().schema == {
         "type": "object",
         "properties": {
             "city": {"type": "string", "description": "City name"},
@@ -124,7 +123,7 @@ def test_renders_every_property_required_optional_ones_nullable_and_objects_clos
 
 
 def test_defaults_name_what_each_null_stands_for() -> None:
-    assert strict_defaults(book) == {
+    assert book.strict().defaults == {
         "unit": "c",
         "nights": 1,
         "billing": Address("1 Main St"),
@@ -145,8 +144,8 @@ NULLS = {
 
 
 def test_restore_drops_the_nulls_that_stand_for_defaults_at_any_depth() -> None:
-    render_strict(book).validate(NULLS)
-    restored = restore_defaults(NULLS, book)
+    book.strict().validate(NULLS)
+    restored = book.strict().restore(NULLS)
     assert restored == {
         "city": "Paris",
         "note": None,  # str | None: null is a value of its own
@@ -158,7 +157,7 @@ def test_restore_drops_the_nulls_that_stand_for_defaults_at_any_depth() -> None:
 
 
 def test_restored_arguments_dispatch_with_the_functions_defaults() -> None:
-    result = dispatch(ToolCall("c1", "book", restore_defaults(NULLS, book)), Toolbox([book]))
+    result = dispatch(ToolCall("c1", "book", book.strict().restore(NULLS)), Toolbox([book]))
     assert result.status == "succeeded", result.error
     output = json.loads(result.text())
     assert output["unit"] == "c" and output["nights"] == 1
@@ -170,15 +169,15 @@ def test_restored_arguments_dispatch_with_the_functions_defaults() -> None:
 
 def test_restore_leaves_values_that_are_not_null_and_returns_the_same_dict_when_nothing_changes() -> None:
     arguments = {**NULLS, "unit": "f", "address": None, "billing": None, "tree": None}
-    restored = restore_defaults(arguments, book)
+    restored = book.strict().restore(arguments)
     assert restored["unit"] == "f" and "billing" not in restored
     unchanged = {"city": "Paris", "unit": "f", "nights": 2, "note": "x", "address": None}
     unchanged |= {"billing": {"street": "s", "zip": "1", "country": "DE"}, "day": "2031-02-03", "tree": None}
-    assert restore_defaults(unchanged, book) is unchanged
+    assert book.strict().restore(unchanged) is unchanged
 
 
 def test_the_strict_rendering_is_enforced_as_shown() -> None:
-    strict = render_strict(book)
+    strict = book.strict()
     with pytest.raises(ArgumentsError) as caught:
         strict.validate({"city": "Paris"})  # strict mode requires every property
     assert caught.value.keyword == "required"
@@ -196,14 +195,14 @@ def test_restore_follows_the_branch_of_a_union_that_matches() -> None:
     def place(where: Point | str) -> str:
         return str(where)
 
-    strict = render_strict(place)
+    strict = place.strict()
     assert strict.schema["properties"]["where"] == {"anyOf": [{"$ref": "#/$defs/Point"}, {"type": "string"}]}
     assert strict.restore({"where": {"x": 1, "label": None}}) == {"where": {"x": 1}}
     assert strict.restore({"where": "home"}) == {"where": "home"}
 
 
 def test_the_rendering_is_cached_per_tool() -> None:
-    assert render_strict(book) is render_strict(book)
+    assert book.strict() is book.strict()
 
 
 def test_formats_strict_mode_does_not_know_move_into_the_description() -> None:
@@ -216,7 +215,7 @@ def test_formats_strict_mode_does_not_know_move_into_the_description() -> None:
         """
         return str(amount)
 
-    assert strict_schema(pay)["properties"]["amount"] == {
+    assert pay.strict().schema["properties"]["amount"] == {
         "type": "string",
         "description": "How much. Format: decimal.",
     }
@@ -246,7 +245,7 @@ def _with(schema: dict[str, Any]) -> Tool[..., Any]:
 )
 def test_refuses_what_strict_mode_cannot_express(schema: dict[str, Any], pointer: str, words: str) -> None:
     with pytest.raises(SchemaError) as caught:
-        strict_schema(_with(schema))
+        _with(schema).strict()
     error = caught.value
     assert (error.tool, error.parameter, error.pointer) == ("t", "x", pointer)
     assert words in error.reason and "export without strict=True" in error.reason
@@ -254,7 +253,7 @@ def test_refuses_what_strict_mode_cannot_express(schema: dict[str, Any], pointer
 
 def test_an_open_object_with_properties_is_closed() -> None:
     tool_ = _with({"type": "object", "properties": {"a": {"type": "integer"}}})
-    assert strict_schema(tool_)["properties"]["x"] == {
+    assert tool_.strict().schema["properties"]["x"] == {
         "type": "object",
         "properties": {"a": {"type": ["integer", "null"], "description": "Optional: null means the default."}},
         "required": ["a"],
@@ -263,10 +262,10 @@ def test_an_open_object_with_properties_is_closed() -> None:
 
 
 def test_strict_imports_only_lower_layers() -> None:
-    source = Path(__file__).parents[2] / "tinytools" / "strict.py"
+    source = Path(__file__).parents[2] / "tinytools" / "schema" / "strict.py"
     imported = {
         node.module
         for node in ast.walk(ast.parse(source.read_text()))
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("tinytools")
     }
-    assert imported <= {"tinytools.errors", "tinytools.schema", "tinytools.validation", "tinytools.tool"}
+    assert imported <= {"tinytools.errors", "tinytools.schema.validation"}

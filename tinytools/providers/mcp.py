@@ -23,15 +23,15 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
-from tinytools.dispatcher import Dispatcher
 from tinytools.errors import SchemaError
 from tinytools.events import ToolEvent, ToolProgress
 from tinytools.policy import SideEffect
 from tinytools.providers._common import arguments, field, require, result_text, sequence
 from tinytools.results import StructuredError, ToolCall, ToolResult
+from tinytools.run.dispatcher import Dispatcher
+from tinytools.schema.validation import compile_validator
 from tinytools.tool import Tool
 from tinytools.toolbox import Toolbox
-from tinytools.validation import compile_validator
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server

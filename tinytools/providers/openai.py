@@ -12,7 +12,7 @@
     messages += adapter.write_results([dispatch(call, toolbox) for call in calls])
 
 ``export_tools(toolbox, strict=True)`` shows the strict rendering of each schema (see
-`tinytools.strict`); pair it with a dispatcher in strict mode, which enforces that rendering and
+`tinytools.schema.strict`); pair it with a dispatcher in strict mode, which enforces that rendering and
 maps the ``null`` of an omitted optional argument back to its default. OpenAI-compatible
 servers (Ollama, vLLM, llama.cpp) use the same shapes; when one sends arguments that are
 already an object, or text that is not JSON, the call still reads, and dispatch answers bad
@@ -26,7 +26,6 @@ from typing import Any
 
 from tinytools.providers._common import arguments, field, result_text, sequence
 from tinytools.results import ToolCall, ToolResult
-from tinytools.strict import strict_schema
 from tinytools.tool import Tool
 
 __all__ = ["declaration", "export_tools", "read_calls", "write_results"]
@@ -41,7 +40,7 @@ def declaration(tool: Tool[..., Any], *, strict: bool = False) -> dict[str, Any]
     definition: dict[str, Any] = {
         "name": tool.name,
         "description": tool.description,
-        "parameters": strict_schema(tool) if strict else tool.input_schema,
+        "parameters": tool.strict().schema if strict else tool.input_schema,
     }
     if strict:
         definition["strict"] = True

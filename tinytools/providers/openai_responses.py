@@ -10,7 +10,7 @@
     items += adapter.write_results([dispatch(call, toolbox) for call in calls])
 
 A function tool here always carries a ``strict`` key (the API requires one). With
-``strict=True`` it shows the strict rendering of the schema (see `tinytools.strict`); pair it
+``strict=True`` it shows the strict rendering of the schema (see `tinytools.schema.strict`); pair it
 with a dispatcher in strict mode.
 """
 
@@ -21,7 +21,6 @@ from typing import Any
 
 from tinytools.providers._common import arguments, field, result_text, sequence
 from tinytools.results import ToolCall, ToolResult
-from tinytools.strict import strict_schema
 from tinytools.tool import Tool
 
 __all__ = ["export_tools", "read_calls", "write_results"]
@@ -44,7 +43,7 @@ def export_tools(tools: Iterable[Tool[..., Any]], *, strict: bool = False) -> li
             "type": "function",
             "name": tool.name,
             "description": tool.description,
-            "parameters": strict_schema(tool) if strict else tool.input_schema,
+            "parameters": tool.strict().schema if strict else tool.input_schema,
             "strict": strict,
         }
         for tool in tools

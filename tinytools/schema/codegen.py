@@ -31,8 +31,8 @@ from fastjsonschema.draft04 import JSON_TYPE_TO_PYTHON_TYPE
 from fastjsonschema.draft07 import CodeGeneratorDraft07
 from fastjsonschema.ref_resolver import RefResolver
 
-from tinytools._schema_errors import ErrorMap, Site, Token
 from tinytools.errors import ArgumentsError, SchemaError
+from tinytools.schema.messages import ErrorMap, Site, Token
 
 
 class Failure(JsonSchemaValueException):

@@ -24,21 +24,19 @@ maxProperties; ``enum`` or ``const`` of strings, integers and null; and the anno
 
 from __future__ import annotations
 
-import inspect
 import math
-import types
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 import msgspec
 
-from tinytools._arguments import refuse_repeated_keys
-from tinytools._convert import ConversionError
-from tinytools._ecma_regex import translate_pattern
+from tinytools.errors import ArgumentsError
+from tinytools.schema.arguments import refuse_repeated_keys
+from tinytools.schema.convert import ConversionError
+from tinytools.schema.patterns import translate_pattern
 
 if TYPE_CHECKING:
     from tinytools.results import ToolCall
-    from tinytools.tool import Tool
 
 __all__ = ["Reader", "positional_reader", "typed_decoder"]
 
@@ -231,57 +229,33 @@ def _float_bounds(node: dict[str, Any]) -> dict[str, float]:
     return bounds
 
 
-def positional_reader(tool: Tool[..., Any]) -> Reader | None:
-    """The fast reader for ``tool``, or None when it has no fast way in.
+def positional_reader(
+    schema: dict[str, Any],
+    names: Sequence[str],
+    defaults: Sequence[Any],
+    converters: Sequence[tuple[str, Callable[[Any], Any], frozenset[type]]],
+    fail: Callable[[str, ConversionError], ArgumentsError],
+) -> Reader | None:
+    """The fast reader of calls to a function taking ``names`` by position, or None.
 
-    A tool has one when its schema is plain and its function can take the schema's arguments
-    by position (see `_positional_parameters`).
+    Args:
+        schema: The canonical input schema; None comes back unless it is plain.
+        names: The function's parameters, in order: exactly the schema's properties.
+        defaults: Each parameter's own default object, passed when a call leaves it out.
+        converters: (name, converter, classes it keeps as they are) of the arguments to convert.
+        fail: Builds the error for a value that cannot become its type.
     """
-    parameters = _positional_parameters(tool)
-    if parameters is None:
-        return None
-    names = [parameter.name for parameter in parameters]
-    typed = _typed(tool.schema.schema, names)
+    typed = _typed(schema, list(names))
     if typed is None:
         return None
     decoder, classes = typed
     index = {name: i for i, name in enumerate(names)}
-    converters = tuple(
+    converting = tuple(
         (index[name], name, convert, keep)
-        for name, convert, keep in tool._converters
+        for name, convert, keep in converters
         if not classes[index[name]] <= keep  # a converter that would never change a value is left out
     )
-    defaults = tuple(parameter.default for parameter in parameters)
-    return _reader(tool, decoder, len(names), defaults, converters)
-
-
-def _positional_parameters(tool: Tool[..., Any]) -> list[inspect.Parameter] | None:
-    """The function's parameters, when a call by position means what the general way's call means.
-
-    That needs: no injected values; a plain function (not a wrapper, which may read its
-    keywords) that the tool calls directly (no ``keyword_call`` of the application's own);
-    every parameter model-visible and positional; and a default for each one the schema does
-    not require (else the general way reports it missing, and the fast way would pass `empty`).
-    """
-    fn = tool.fn
-    if tool.call is not fn and getattr(tool.call, "by_position", None) is not fn:
-        return None
-    plain = fn.__func__ if isinstance(fn, types.MethodType) else fn
-    if tool._injections or type(plain) is not types.FunctionType or hasattr(plain, "__wrapped__"):
-        return None
-    if "__signature__" in plain.__dict__:
-        return None
-    try:
-        parameters = list(inspect.signature(fn, follow_wrapped=False).parameters.values())
-    except (TypeError, ValueError):
-        return None
-    kinds = {inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD}
-    required = set(tool.schema.required)
-    for parameter in parameters:
-        optional = parameter.name not in required
-        if parameter.kind not in kinds or (optional and parameter.default is inspect.Parameter.empty):
-            return None
-    return parameters
+    return _reader(decoder, len(names), tuple(defaults), converting, fail)
 
 
 _TYPE_CLASSES: dict[str, tuple[type, ...]] = {
@@ -306,11 +280,11 @@ def _classes(node: Any) -> set[type]:
 
 
 def _reader(
-    tool: Tool[..., Any],
     decoder: msgspec.json.Decoder[Any],
     size: int,
     defaults: tuple[Any, ...],
     converters: tuple[tuple[int, str, Callable[[Any], Any], frozenset[type]], ...],
+    fail: Callable[[str, ConversionError], ArgumentsError],
 ) -> Reader:
     decode = decoder.decode
     astuple = msgspec.structs.astuple
@@ -337,7 +311,7 @@ def _reader(
                     try:
                         values[i] = convert(value)
                     except ConversionError as exc:
-                        raise tool._conversion_error(name, exc) from None
+                        raise fail(name, exc) from None
         if missing:  # an omitted argument gets the function's own default object, as if left out
             values = [default if value is _UNSET else value for value, default in zip(values, defaults, strict=True)]
         return values  # type: ignore[no-any-return]

@@ -137,6 +137,8 @@ def _parse_refusing_repeats(text: str | bytes) -> None:
         json.loads(text, object_pairs_hook=pairs)
     except _Repeated as exc:
         reason = f"the key {shorten(exc.key)!r} appears more than once in one object; send each key once"
-        raise ArgumentsError(reason, keyword="json") from None
     except (ValueError, RecursionError):  # msgspec read it, json did not: refuse what parsers disagree on
-        raise ArgumentsError("the arguments could not be read unambiguously", keyword="json") from None
+        reason = "the arguments could not be read unambiguously"
+    else:
+        return
+    raise ArgumentsError(reason, keyword="json")  # raised outside the handler: it carries no parser frames

@@ -8,25 +8,24 @@ worker, a lost scheduler, a shut-down pool) is known to be the executor's, never
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import contextlib
 import os
 import pickle
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
-from tinytools._outcomes import failed, logger, tool_failure
-from tinytools._worker import PROTOCOL, Remote, ToolRef, call_tool
 from tinytools.errors import RetryableError, ToolError, TransferError
-from tinytools.results import ToolCall, ToolResult
+from tinytools.executors.pools import SharedPool, reap
+from tinytools.executors.worker import PROTOCOL, Remote, ToolRef, call_tool
+from tinytools.results import ToolCall
 from tinytools.tool import Tool
 
 if TYPE_CHECKING:
-    from tinytools.executors import _SharedPool
+    import asyncio
 
-__all__ = ["ExecutorError", "RemoteToolError", "Route", "reap"]
+__all__ = ["ExecutorError", "RemoteToolError", "Route"]
 
 
 class ExecutorError(Exception):
@@ -44,26 +43,6 @@ class ExecutorError(Exception):
         self.may_have_acted = may_have_acted
         super().__init__(f"{code}: {reason}")
 
-    def result(self, call: ToolCall, tool: Tool[..., Any], start: int) -> ToolResult:
-        """The call's result: ``outcome_unknown`` when a non-idempotent tool may have acted."""
-        error_id = os.urandom(6).hex()
-        logger().error("executor failed tool %r (error id %s): %s", tool.name, error_id, self.reason)
-        unknown = self.may_have_acted and not tool.idempotent
-        if self.code == "executor_unavailable":
-            message = f"Tool {tool.name!r} could not be sent to its executor; the call was not made."
-        else:
-            lost = self.code == "worker_lost"
-            message = (
-                f"The worker running tool {tool.name!r} was lost before it answered"
-                if lost
-                else f"Tool {tool.name!r} could not be run by its executor (error id {error_id})"
-            )
-            message += "; the tool may have acted, so it was not retried." if unknown else "."
-        result = failed(call, tool.name, self.code, message, start, {"error_id": error_id})
-        if unknown:
-            result.status = "outcome_unknown"
-        return result
-
 
 class RemoteToolError(Exception):
     """An exception a tool raised in a worker: its type and traceback, as text, for the log."""
@@ -76,7 +55,7 @@ class Route:
         self,
         tool: Tool[..., Any],
         name: str,
-        executor: concurrent.futures.Executor | _SharedPool,
+        executor: concurrent.futures.Executor | SharedPool,
         ref: ToolRef | None,
         remote: dict[str, Remote],
     ):
@@ -90,14 +69,10 @@ class Route:
         """Parameter -> stand-in for each ``remote=True`` injected value."""
         self.guard = not tool.idempotent
         """Whether a Dask rerun after a worker died must stand down."""
+        self.positional = tuple(slot.name for slot in tool.slots or () if slot.positional_only)
+        """The names of the arguments passed by position, for errors."""
 
-    def overlay(self, inject: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
-        """``inject`` with remote values replaced by stand-ins the worker resolves."""
-        if not self.remote:
-            return inject
-        return {**(inject or {}), **{remote.key: remote for remote in self.remote.values()}}
-
-    async def run(self, call: ToolCall, kwargs: dict[str, Any]) -> Any:
+    async def run(self, call: ToolCall, args: list[Any], kwargs: dict[str, Any]) -> Any:
         """Send one call and wait for its answer; the output, or the exception to handle.
 
         Raises:
@@ -107,39 +82,9 @@ class Route:
             RemoteToolError: The tool raised anything else.
         """
         if self.ref is None:
-            return await _bridge(self._submit(self.tool.call, **kwargs), remote=False, on_broken=self.reap)
-        job = self.pack(call, kwargs)
+            return await _bridge(self._submit(self.tool.fn, *args, **kwargs), remote=False, on_broken=self.reap)
+        job = self.pack(call, args, kwargs)
         return self.unpack(call, await _bridge(self._submit(call_tool, job), remote=True, on_broken=self.reap))
-
-    def call(self, call: ToolCall, kwargs: dict[str, Any]) -> Any:
-        """`run` for synchronous code with no timeout: submit, then block on the answer.
-
-        Raises:
-            The same as `run`.
-        """
-        if self.ref is None:
-            return self._submit(self.tool.call, **kwargs).result()
-        future = self._submit(call_tool, self.pack(call, kwargs))
-        try:
-            answer = future.result()
-        except concurrent.futures.CancelledError:
-            raise ExecutorError("worker_lost", "the executor cancelled the call", may_have_acted=True) from None
-        except BaseException as exc:
-            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-                raise
-            if isinstance(exc, concurrent.futures.BrokenExecutor):
-                self.reap()
-            code = "worker_lost" if _is_lost(exc) else "executor_error"
-            raise ExecutorError(code, f"{type(exc).__name__}: {exc}", may_have_acted=True) from exc
-        return self.unpack(call, answer)
-
-    def failure(self, call: ToolCall, exc: BaseException, start: int) -> ToolResult:
-        """The result for an exception from `call` (a `TransferError` is raised again)."""
-        if isinstance(exc, TransferError):
-            raise exc
-        if isinstance(exc, ExecutorError):
-            return exc.result(call, self.tool, start)
-        return tool_failure(call, self.tool.name, exc, start)
 
     def _submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
         try:
@@ -168,17 +113,18 @@ class Route:
         for pool in broken_pools() if broken_pools is not None else [self.executor]:
             reap(pool)
 
-    def pack(self, call: ToolCall, kwargs: dict[str, Any]) -> bytes:
+    def pack(self, call: ToolCall, args: list[Any], kwargs: dict[str, Any]) -> bytes:
         """Pickle the job, naming the parameter whose value cannot travel."""
         guard = f"tinytools-started-{os.urandom(12).hex()}" if self.guard else None
         try:
-            return pickle.dumps((call.id, self.ref, kwargs, guard, perf_counter()), protocol=PROTOCOL)
+            return pickle.dumps((call.id, self.ref, args, kwargs, guard, perf_counter()), protocol=PROTOCOL)
         except Exception as exc:
-            raise self._transfer_error(kwargs, exc) from exc
+            raise self._transfer_error(args, kwargs, exc) from exc
 
-    def _transfer_error(self, kwargs: dict[str, Any], error: Exception) -> TransferError:
+    def _transfer_error(self, args: list[Any], kwargs: dict[str, Any], error: Exception) -> TransferError:
         parameter = ""
-        for name, value in kwargs.items():
+        named = dict(zip(self.positional, args, strict=False)) | kwargs
+        for name, value in named.items():
             problem = _pickle_problem(value)
             if problem is not None:
                 parameter, error = name, problem
@@ -212,17 +158,6 @@ class Route:
         raise ExecutorError("executor_error", f"answer for call {call_id!r}, not {call.id!r}", may_have_acted=True)
 
 
-def reap(pool: object) -> None:
-    """Kill the worker processes left in a process pool, if it is broken (see `Route.reap`)."""
-    if not isinstance(pool, concurrent.futures.ProcessPoolExecutor) or not getattr(pool, "_broken", False):
-        return
-    processes = getattr(pool, "_processes", None) or {}
-    with contextlib.suppress(RuntimeError):  # changed size while read: the manager is cleaning up
-        for process in list(processes.values()):
-            with contextlib.suppress(Exception):
-                process.kill()
-
-
 def _pickle_problem(value: Any) -> Exception | None:
     try:
         pickle.dumps(value, protocol=PROTOCOL)
@@ -238,6 +173,8 @@ async def _bridge(future: concurrent.futures.Future[Any], *, remote: bool, on_br
     raises): a dead worker, a lost scheduler, a future the executor cancelled. They become
     `ExecutorError`. From a thread pool an `Exception` is the tool's own.
     """
+    import asyncio  # imported on first use: it alone costs more than importing tinytools
+
     loop = asyncio.get_running_loop()
     waiter: asyncio.Future[Any] = loop.create_future()
 

@@ -13,7 +13,9 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["ConversionError", "Converter", "unchanged"]
+from tinytools.errors import ArgumentsError
+
+__all__ = ["ConversionError", "Converter", "conversion_failure", "unchanged"]
 
 Converter = Callable[[Any], Any]
 
@@ -30,6 +32,13 @@ class ConversionError(Exception):
         self.reason = reason
         self.path: list[str | int] = []
         super().__init__(reason)
+
+
+def conversion_failure(parameter: str, exc: ConversionError, schema: Any) -> ArgumentsError:
+    """The `ArgumentsError` for a value of ``parameter`` that could not become its type."""
+    path = [parameter, *exc.path]
+    pointer = "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
+    return ArgumentsError(exc.reason, pointer=pointer, keyword="format", parameter=parameter, schema=schema)
 
 
 def unchanged(convert: Converter) -> frozenset[type]:

@@ -4,7 +4,7 @@ This module owns the failure protocol between the generated validator and tinyto
 place in the generated code that can fail is a `Site`, recorded while generating: the keyword,
 the (translated) schema node, and the path from the function's input to the checked value,
 where ``None`` stands for an index or key known only at run time. A failing check raises
-`tinytools._codegen.Failure` (it lives with the generator, so this module needs no
+`tinytools.schema.codegen.Failure` (it lives with the generator, so this module needs no
 fastjsonschema) with ``args = (site, value, prefix, *dynamic)``: ``dynamic`` fills the ``None``
 slots, and ``prefix`` is ``None`` in the root function or, inside a ``$ref`` function, the
 call's own ``(site, prefix, *dynamic)``, a chain back to the root. `ErrorMap` reads that
@@ -109,6 +109,7 @@ class Site:
         return wording
 
     def fallback(self, value: Any) -> tuple[str, Token | None]:
+        """The wording when nothing more precise is known."""
         return f"failed {self.rule!r}; got {echo(value)}", None
 
 

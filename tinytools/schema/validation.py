@@ -11,9 +11,9 @@ original text, which is what providers are shown.
 ``format`` and ``content*`` are annotations in 2020-12 and are not asserted. ``$id``, anchors,
 dynamic and remote references, ``min/maxContains`` beyond 0/1 and ``unevaluated*`` next to
 in-place applicators are refused. Patterns follow ECMA-262 with the ``u`` flag (see
-`tinytools._ecma_regex`); constructs whose meaning differs are refused. Code generation lives in
-`tinytools._codegen`, and the mapping of failures to `ArgumentsError` in
-`tinytools._schema_errors`.
+`tinytools.schema.patterns`); constructs whose meaning differs are refused. Code generation lives in
+`tinytools.schema.codegen`, and the mapping of failures to `ArgumentsError` in
+`tinytools.schema.messages`.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from tinytools._ecma_regex import translate_pattern
-from tinytools._schema_errors import echo as _echo
-from tinytools._schema_errors import escape as _escape
 from tinytools.errors import ArgumentsError, SchemaError, shorten, unless_failed
+from tinytools.schema.messages import echo as _echo
+from tinytools.schema.messages import escape as _escape
+from tinytools.schema.patterns import translate_pattern
 
 __all__ = ["InputSchema", "compile_validator"]
 
@@ -317,7 +317,7 @@ def compile_validator(schema: Mapping[str, Any] | bool) -> Callable[[object], No
     Raises:
         SchemaError: The schema uses something the validator could not enforce exactly.
     """
-    from tinytools._codegen import compile_document  # with fastjsonschema: loaded on first compile
+    from tinytools.schema.codegen import compile_document  # with fastjsonschema: loaded on first compile
 
     copy = _json_copy(schema, "")
     return _raising(compile_document(_Translation().document(copy), copy))
@@ -397,7 +397,7 @@ class InputSchema:
         Raises:
             SchemaError: Compiling failed; `parse` checks make this unexpected.
         """
-        from tinytools._codegen import compile_document  # with fastjsonschema: loaded on first compile
+        from tinytools.schema.codegen import compile_document  # with fastjsonschema: loaded on first compile
 
         check = compile_document(_Translation().document(self.schema), self.schema)
         self.__dict__["check"] = check  # later calls go straight to the compiled check

@@ -18,10 +18,11 @@ from collections.abc import Callable
 from time import perf_counter
 from typing import Any
 
-from tinytools._providers import provided
 from tinytools.context import Invocation
 from tinytools.errors import RetryableError, ToolError
+from tinytools.executors.factories import provided
 from tinytools.results import ToolOutput
+from tinytools.tool import Tool
 
 __all__ = ["PROTOCOL", "Remote", "ToolRef", "call_tool", "pack_answer"]
 
@@ -37,8 +38,6 @@ class ToolRef:
     """The module that defines it."""
     qualname: str
     """Its qualified name in that module."""
-    positional: tuple[str, ...] = ()
-    """Positional-only parameters, which the dispatcher passes by keyword."""
 
     def resolve(self) -> Callable[..., Any]:
         """Import the module and find the function (cached per process).
@@ -49,7 +48,7 @@ class ToolRef:
         """
         found = _RESOLVED.get(self)
         if found is None:
-            found = _RESOLVED[self] = self._keyword_call(_plain(self.lookup()))
+            found = _RESOLVED[self] = _plain(self.lookup())
         return found
 
     def lookup(self) -> Any:
@@ -59,24 +58,11 @@ class ToolRef:
             target = getattr(target, part)
         return target
 
-    def _keyword_call(self, fn: Callable[..., Any]) -> Callable[..., Any]:
-        if not self.positional:
-            return fn
-        names = self.positional
-
-        def by_keyword(**kwargs: Any) -> Any:
-            args = [kwargs.pop(name) for name in names if name in kwargs]
-            return fn(*args, **kwargs)
-
-        return by_keyword
-
 
 _RESOLVED: dict[ToolRef, Callable[..., Any]] = {}
 
 
 def _plain(target: Any) -> Callable[..., Any]:
-    from tinytools.tool import Tool
-
     return target.fn if isinstance(target, Tool) else target
 
 
@@ -99,12 +85,13 @@ def call_tool(job: bytes) -> bytes:
     (the tool or an argument could not be loaded here; the tool did not run).
     """
     try:
-        call_id, ref, kwargs, guard, clock = pickle.loads(job)
+        call_id, ref, args, kwargs, guard, clock = pickle.loads(job)
         fn = ref.resolve()
     except Exception as exc:
         return pack_answer("", "unavailable", f"{type(exc).__name__}: {exc}")
     try:
-        kwargs = _localised(kwargs, clock)
+        args = [_localised(value, clock) for value in args]
+        kwargs = {name: _localised(value, clock) for name, value in kwargs.items()}
     except BaseException as exc:
         return _raised(call_id, exc)
     try:
@@ -114,7 +101,7 @@ def call_tool(job: bytes) -> bytes:
     if release is None:
         return pack_answer(call_id, "rerun", None)
     try:
-        output = fn(**kwargs)
+        output = fn(*args, **kwargs)
     except BaseException as exc:
         return _raised(call_id, exc)
     finally:
@@ -127,14 +114,13 @@ def pack_answer(call_id: str, kind: str, value: Any) -> bytes:
     return pickle.dumps((call_id, kind, value), protocol=PROTOCOL)
 
 
-def _localised(kwargs: dict[str, Any], clock: float) -> dict[str, Any]:
-    """Make remote values here, and move an `Invocation` deadline onto this process's clock."""
-    for name, value in kwargs.items():
-        if value.__class__ is Remote:
-            kwargs[name] = provided(value.factory.resolve())
-        elif value.__class__ is Invocation and value.deadline is not None:
-            kwargs[name] = _replace(value, deadline=value.deadline - clock + perf_counter())
-    return kwargs
+def _localised(value: Any, clock: float) -> Any:
+    """A remote value made here; an `Invocation` with its deadline moved onto this process's clock."""
+    if value.__class__ is Remote:
+        return provided(value.factory.resolve())
+    if value.__class__ is Invocation and value.deadline is not None:
+        return _replace(value, deadline=value.deadline - clock + perf_counter())
+    return value
 
 
 def _replace(value: Any, **changes: Any) -> Any:

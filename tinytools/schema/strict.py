@@ -24,17 +24,15 @@ against the canonical one.
 from __future__ import annotations
 
 import inspect
-import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
 
-from tinytools.errors import SchemaError
-from tinytools.tool import Tool
-from tinytools.validation import InputSchema, compile_validator
+from tinytools.errors import ArgumentsError, SchemaError
+from tinytools.schema.validation import InputSchema, compile_validator
 
-__all__ = ["StrictSchema", "render_strict", "restore_defaults", "strict_defaults", "strict_schema"]
+__all__ = ["StrictSchema", "render_strict"]
 
 SUPPORTED_FORMATS = frozenset({"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"})
 """String formats strict mode accepts; others move into the description."""
@@ -106,6 +104,10 @@ class StrictSchema:
             ArgumentsError: They do not match.
         """
         self.input_schema.validate(arguments)
+
+    def check(self, arguments: object) -> ArgumentsError | None:
+        """`validate`, returning the `ArgumentsError` instead of raising it."""
+        return self.input_schema.check(arguments)
 
     def restore(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """Remove each ``null`` that stands for an omitted optional value (a new dict if any).
@@ -315,55 +317,32 @@ def _sentence(text: str, addition: str) -> str:
     return f"{text} {addition}" if text else addition
 
 
-_CACHE: weakref.WeakKeyDictionary[Tool[..., Any], StrictSchema] = weakref.WeakKeyDictionary()
+def render_strict(name: str, schema: dict[str, Any], defaults: Mapping[str, Any]) -> StrictSchema:
+    """The strict rendering of a tool's input schema (a `Tool` keeps it: `Tool.strict`).
 
-
-def render_strict(tool: Tool[..., Any]) -> StrictSchema:
-    """The strict rendering of a tool's input schema, built on first use and then cached.
+    Args:
+        name: The tool's name, for errors.
+        schema: Its canonical input schema.
+        defaults: Each model-visible parameter's own default object (``inspect.Parameter.empty``
+            for none); a parameter missing here falls back to the schema's ``default``.
 
     Raises:
         SchemaError: The schema uses something strict mode cannot express; the message names
             the tool, the parameter, the pointer, and the fix.
     """
-    cached = _CACHE.get(tool)
-    if cached is None:
-        renderer = _Renderer(tool.name, tool.input_schema)
-        schema, plan = renderer.root(tool.input_schema)
-        defaults = _defaults(tool, plan.drop if plan is not None else frozenset())
-        cached = _CACHE[tool] = StrictSchema(schema, plan, renderer.def_plans, defaults)
-    return cached
+    renderer = _Renderer(name, schema)
+    rendered, plan = renderer.root(schema)
+    optional = plan.drop if plan is not None else frozenset()
+    return StrictSchema(rendered, plan, renderer.def_plans, _defaults(schema, optional, defaults))
 
 
-def strict_schema(tool: Tool[..., Any]) -> dict[str, Any]:
-    """The input schema of ``tool`` as strict mode requires it (see `render_strict`)."""
-    return render_strict(tool).schema
-
-
-def strict_defaults(tool: Tool[..., Any]) -> dict[str, Any]:
-    """The optional top-level parameters whose ``null`` means "the default", with that default."""
-    return render_strict(tool).defaults
-
-
-def restore_defaults(arguments: dict[str, Any], tool: Tool[..., Any]) -> dict[str, Any]:
-    """Map each ``null`` a strict model sent for an omitted optional value back to its default.
-
-    The null is removed, so the function's own default applies exactly as if the model had
-    left the argument out. ``arguments`` must be valid against `strict_schema`; it is not
-    modified (a new dict is returned when anything changes).
-    """
-    return render_strict(tool).restore(arguments)
-
-
-def _defaults(tool: Tool[..., Any], optional: frozenset[str]) -> dict[str, Any]:
-    try:
-        parameters: Mapping[str, inspect.Parameter] = inspect.signature(tool.fn).parameters
-    except (TypeError, ValueError):
-        parameters = {}
+def _defaults(schema: dict[str, Any], optional: frozenset[str], given: Mapping[str, Any]) -> dict[str, Any]:
+    properties = schema.get("properties", {})
     defaults: dict[str, Any] = {}
-    for name in sorted(optional, key=list(tool.input_schema.get("properties", {})).index):
-        parameter = parameters.get(name)
-        if parameter is not None and parameter.default is not inspect.Parameter.empty:
-            defaults[name] = parameter.default
-        elif "default" in tool.input_schema["properties"][name]:
-            defaults[name] = tool.input_schema["properties"][name]["default"]
+    for name in sorted(optional, key=list(properties).index):
+        default = given.get(name, inspect.Parameter.empty)
+        if default is not inspect.Parameter.empty:
+            defaults[name] = default
+        elif "default" in properties[name]:
+            defaults[name] = properties[name]["default"]
     return defaults

@@ -1,49 +1,27 @@
-"""Executors: run sync tools in process pools or on a Dask cluster, and bring every answer back.
+"""Which tools leave the process, and to which executor: decided once per dispatcher.
 
-The dispatcher does not grow a distributed system of its own; it hands calls to any
-`concurrent.futures.Executor`. ``Dispatcher(tools, executor=pool)`` sends every sync tool to
-``pool`` unless the tool says ``@tool(executor="inline")``; a mapping of names to executors
-lets a tool pick one with ``@tool(executor="name")``, and ``"process"`` is tinytools' shared
-process pool unless the mapping names another.
-
-Everything before the call (limits, policies, validation, conversion, injection) and after it
-(output checks, budgets, redaction, events) still happens in the dispatcher's process. What
-travels is a reference to the tool (its module and qualified name, resolved by the worker),
-the bound keyword arguments, and the answer back, all pickled here so a value that cannot
-travel is named. A dispatcher that cannot send a tool refuses it when it is built.
+`plan_routes` gives a `Route` for every tool that leaves, refusing (with `ToolDefinitionError`)
+a tool that could not travel, when the dispatcher is built rather than on its first call.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
-import os
 import sys
-import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from tinytools._providers import factory_for, provide
-from tinytools._routes import ExecutorError, RemoteToolError, Route, reap
-from tinytools._worker import Remote, ToolRef
 from tinytools.errors import ToolDefinitionError
+from tinytools.executors.factories import factory_for
+from tinytools.executors.pools import SHARED
+from tinytools.executors.routes import Route
+from tinytools.executors.worker import Remote, ToolRef
 from tinytools.tool import Tool
 
 if TYPE_CHECKING:
     from tinytools.toolbox import Toolbox
 
-__all__ = [
-    "DEFAULT",
-    "INLINE",
-    "PROCESS",
-    "ExecutorError",
-    "RemoteToolError",
-    "Route",
-    "ToolRef",
-    "plan_routes",
-    "provide",
-    "reference",
-    "shared_process_pool",
-]
+__all__ = ["DEFAULT", "INLINE", "PROCESS", "plan_routes", "reference"]
 
 INLINE = "inline"
 """``@tool(executor="inline")``: always run in the dispatcher's process."""
@@ -74,7 +52,7 @@ def plan_routes(
         name = name or DEFAULT
         target: Any = executors.get(name)
         if target is None and name == PROCESS:
-            target = _SHARED
+            target = SHARED
         if target is None:
             known = ", ".join(repr(n) for n in executors) or "none"
             raise ToolDefinitionError(
@@ -116,7 +94,7 @@ def _route(tool: Tool[..., Any], name: str, executor: Any) -> Route:
                 tool=tool.name,
                 parameter=parameter,
             )
-    local = executor is _SHARED or isinstance(executor, concurrent.futures.ProcessPoolExecutor)
+    local = executor is SHARED or isinstance(executor, concurrent.futures.ProcessPoolExecutor)
     ref = reference(tool, executor=name, allow_main=local)
     remote = {}
     for parameter, key in tool.remote_keys:
@@ -167,7 +145,7 @@ def reference(
         raise refuse(f"{qualname} is defined inside a function")
     if module == "__main__" and not (allow_main and getattr(sys.modules.get("__main__"), "__file__", None)):
         raise refuse("its module is __main__, which the workers cannot import")
-    ref = ToolRef(module, qualname, _positional(fn))
+    ref = ToolRef(module, qualname)
     try:
         found = ref.lookup()
     except (ImportError, AttributeError) as exc:
@@ -175,79 +153,3 @@ def reference(
     if found is not target and found is not fn and not (isinstance(found, Tool) and found.fn is fn):
         raise refuse(f"{module}.{qualname} names another object")
     return ref
-
-
-def _positional(fn: Callable[..., Any]) -> tuple[str, ...]:
-    import inspect
-
-    try:
-        parameters = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return ()
-    return tuple(p.name for p in parameters if p.kind is inspect.Parameter.POSITIONAL_ONLY)
-
-
-class _SharedPool:
-    """tinytools' own process pool for ``@tool(executor="process")``, made on first use.
-
-    One per process, shared by every dispatcher, sized to the CPU count. Workers start by
-    ``forkserver`` where there is one (never by forking a threaded process). A pool broken by a
-    dead worker is replaced on the next call.
-    """
-
-    def __init__(self) -> None:
-        self._pool: concurrent.futures.ProcessPoolExecutor | None = None
-        self._retired: list[concurrent.futures.ProcessPoolExecutor] = []
-        self._lock = threading.Lock()
-
-    def get(self) -> concurrent.futures.ProcessPoolExecutor:
-        """The pool, made now if there is none."""
-        with self._lock:
-            if self._pool is None:
-                import multiprocessing
-
-                method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-                self._pool = concurrent.futures.ProcessPoolExecutor(
-                    os.cpu_count(), mp_context=multiprocessing.get_context(method)
-                )
-            return self._pool
-
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
-        """Submit to the pool, replacing it once if a dead worker broke it."""
-        pool = self.get()
-        try:
-            return pool.submit(fn, *args, **kwargs)
-        except concurrent.futures.BrokenExecutor:
-            with self._lock:
-                if self._pool is pool:
-                    self._pool = None
-                    self._retired.append(pool)
-            reap(pool)
-            pool.shutdown(wait=False)
-            return self.get().submit(fn, *args, **kwargs)
-
-    def broken_pools(self) -> list[concurrent.futures.ProcessPoolExecutor]:
-        """The pools a dead worker broke whose workers may still be alive (to reap)."""
-        with self._lock:
-            self._retired = [p for p in self._retired if any(w.is_alive() for w in _workers(p))]
-            current = [self._pool] if self._pool is not None and getattr(self._pool, "_broken", False) else []
-            return [*current, *self._retired]
-
-    def shutdown(self) -> None:
-        """Stop the pool's workers (a later call starts a new pool)."""
-        with self._lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _workers(pool: concurrent.futures.ProcessPoolExecutor) -> list[Any]:
-    return list((getattr(pool, "_processes", None) or {}).values())
-
-
-_SHARED = _SharedPool()
-
-
-def shared_process_pool() -> concurrent.futures.ProcessPoolExecutor:
-    """The process pool ``@tool(executor="process")`` uses when the dispatcher names none."""
-    return _SHARED.get()

@@ -24,9 +24,9 @@ from typing import Any
 import msgspec
 import typing_extensions
 
-from tinytools import _convert
-from tinytools._convert import Converter
 from tinytools.errors import ToolDefinitionError
+from tinytools.schema import convert as _convert
+from tinytools.schema.convert import Converter
 
 __all__ = ["Param", "SchemaBuilder", "json_type", "split_annotated", "type_namespace"]
 
@@ -288,7 +288,7 @@ class SchemaBuilder:
 
     def _accepts(self, schema: dict[str, Any]) -> Callable[[Any], bool]:
         """A predicate saying whether ``schema`` accepts a value, compiled on first use."""
-        from tinytools.validation import compile_validator
+        from tinytools.schema.validation import compile_validator
 
         check: list[Callable[[Any], Any]] = []
         defs = self.defs

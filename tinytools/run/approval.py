@@ -1,0 +1,131 @@
+"""Policy enforcement: the application's rules, decided once per tool, and approvers asked per call.
+
+`Policies` reads the `PolicyMiddleware` objects a dispatcher was given. Static rules depend on the
+tool alone, so their decision is made once, when the tool's plan is made. An approver is asked
+on every call of a tool whose policy says ``approval_required``, with the call's final, validated
+arguments (after middleware, after strict mode's nulls were restored), bounded by the rule's
+timeout; a sync approver waits on a pool thread, never on the event loop. A tool that needs
+approval never runs without an approver's yes: with no approver configured it is denied.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from tinytools.policy import Approval, ApprovalRequest, PolicyMiddleware, Rule, policy_of
+from tinytools.run.drivers import CANCELLED, RAISED, RETURNED, TIMEOUT, Work
+from tinytools.run.outcomes import logger
+
+if TYPE_CHECKING:
+    from tinytools.context import CancellationToken
+    from tinytools.results import ToolCall, ToolResult
+    from tinytools.run.drivers import Driver
+    from tinytools.tool import Tool
+
+__all__ = ["NO_APPROVER", "Decision", "Policies", "ask"]
+
+NO_APPROVER = "it needs approval and no approver is configured"
+
+
+class Decision:
+    """An approver's answer as the pipeline reads it.
+
+    ``approve``, ``deny`` (with a reason the model reads), ``edit`` (new arguments, validated
+    again) or ``cancelled`` (the run was).
+    """
+
+    __slots__ = ("arguments", "kind", "reason")
+
+    def __init__(self, kind: str, reason: str = "", arguments: dict[str, Any] | None = None):
+        self.kind = kind
+        self.reason = reason
+        self.arguments = arguments
+
+
+class Policies:
+    """The rules of one dispatcher (its `PolicyMiddleware` objects, in order)."""
+
+    def __init__(self, middleware: Iterable[Any]):
+        self.middleware = [m for m in middleware if isinstance(m, PolicyMiddleware)]
+        approvers = [p.approval for p in self.middleware if p.approval is not None]
+        self.approval_rule: Rule | None = next((rule for rule in approvers if rule.approver is not None), None)
+        """The first approval rule with an approver: who decides approval-required tools."""
+
+    def denial(self, tool: Tool[..., Any]) -> tuple[str, str] | None:
+        """The (rule, reason) that denies every call of ``tool``, or None."""
+        for policy in self.middleware:
+            denied = policy.denial(tool)
+            if denied is not None:
+                return denied
+        if tool.needs_approval and self.approval_rule is None:
+            return "require_approval", NO_APPROVER
+        return None
+
+    def approval(self, tool: Tool[..., Any]) -> Rule | None:
+        """The rule whose approver decides each call of ``tool``, or None when it needs none."""
+        return self.approval_rule if tool.needs_approval else None
+
+    def result_denial(self, tool: Tool[..., Any], result: ToolResult) -> tuple[str, str] | None:
+        """The (rule, reason) of the first result rule that refuses ``result``, or None."""
+        for policy in self.middleware:
+            denied = policy.result_denial(tool, result)
+            if denied is not None:
+                return denied
+        return None
+
+
+async def ask(
+    rule: Rule,
+    tool: Tool[..., Any],
+    call: ToolCall,
+    arguments: dict[str, Any],
+    driver: Driver,
+    token: CancellationToken,
+) -> Decision:
+    """Ask the rule's approver about one call, bounded by its timeout; whatever goes wrong denies."""
+    approver = rule.approver
+    assert approver is not None
+    request = ApprovalRequest(tool, policy_of(tool), arguments, call)
+    is_async = inspect.iscoroutinefunction(approver) or inspect.iscoroutinefunction(
+        getattr(approver, "__call__", None)  # noqa: B004 - a callable object's own method
+    )
+    work = Work(approver, (request,), {}, name=tool.name, is_async=is_async, timeout=rule.timeout, token=token)
+    outcome = await driver.execute(work)
+    if outcome.kind == RETURNED:
+        answer = outcome.value
+        if inspect.isawaitable(answer):  # a sync callable that returned a coroutine
+            outcome = await driver.execute(
+                Work(_await, (answer,), {}, name=tool.name, is_async=True, timeout=rule.timeout, token=token)
+            )
+            if outcome.kind == RETURNED:
+                return read_answer(outcome.value)
+        else:
+            return read_answer(answer)
+    if outcome.kind == CANCELLED:
+        return Decision("cancelled")
+    if outcome.kind == TIMEOUT:
+        return Decision("deny", "the approver did not answer in time")
+    if outcome.kind == RAISED:
+        logger().error("approver failed for tool %r", tool.name, exc_info=outcome.value)
+    return Decision("deny", "the approver failed")
+
+
+def read_answer(answer: Any) -> Decision:
+    """What an approver's answer means; anything but a clear yes is a no (fail closed)."""
+    if answer is True:
+        return Decision("approve")
+    if answer is False:
+        return Decision("deny", "the approver said no")
+    if not isinstance(answer, Approval):
+        return Decision("deny", "the approver gave no answer")
+    if answer.decision == "approve":
+        return Decision("approve")
+    if answer.decision == "edit":
+        return Decision("edit", arguments=dict(answer.arguments or {}))
+    return Decision("deny", answer.reason or "the approver said no")
+
+
+async def _await(value: Any) -> Any:
+    return await value

@@ -1,0 +1,205 @@
+"""The model-facing boundary: the last stage of every call, where what the model reads is made final.
+
+`Boundary.seal` takes a call's result, whatever produced it (the tool, a refusal, middleware, a
+failure), and makes its model-facing parts final, in this order:
+
+1. every model-facing string (the error message, content blocks, the output and the text that
+   `ToolResult.text` gives) is scrubbed of the call's secrets and passed to the application's
+   redaction hook, on the whole text, before anything is cut;
+2. the budget: a text longer than ``max_inline_output_bytes`` moves the output to the artifact
+   store and leaves a preview cut from the scrubbed text, or fails ``output_too_large``.
+
+Secrets are matched in every form the library itself writes them (`Secrets`); a result that
+cannot be scrubbed is withheld (``redaction_failed``). Writers (providers, text formats, the MCP
+server) read only `ToolResult.text` and the content, so nothing the model reads escapes this stage.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from time import perf_counter_ns
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from tinytools.events import ToolEvent, ToolOutputChunk, ToolProgress
+from tinytools.results import JsonContent, StructuredError, TextContent, ToolCall, ToolResult
+from tinytools.run.outcomes import failed, logger
+from tinytools.run.output import store_failure
+from tinytools.run.secrets import REDACTED, Secrets
+
+if TYPE_CHECKING:
+    from tinytools.run.artifacts import ArtifactStore
+
+__all__ = ["DEFAULT_INLINE_OUTPUT_BYTES", "REDACTED", "Boundary"]
+
+DEFAULT_INLINE_OUTPUT_BYTES = 100_000
+"""The default budget of one result's model-facing text, in UTF-8 bytes (about 25,000 tokens)."""
+_encode = msgspec.json.encode
+
+
+class Boundary:
+    """One dispatcher's boundary: its redaction hook, its output budget and its artifact store."""
+
+    def __init__(
+        self,
+        *,
+        hook: Callable[[str], str] | None,
+        limit: int | None,
+        store: ArtifactStore | None,
+    ):
+        self.hook = hook
+        """The application's redaction, applied to every model-facing string after the secrets."""
+        self.limit = limit
+        """Largest model-facing text kept inline, in UTF-8 bytes (None: no limit)."""
+        self.store = store
+        """Where an output over the limit goes."""
+
+    def scrubber(self, secrets: Secrets | None) -> Callable[[str], str] | None:
+        """The function applied to each model-facing string of a call, or None when there is none."""
+        hook = self.hook
+        if secrets is None or not secrets:
+            return hook
+        if hook is None:
+            return secrets.scrub
+        return lambda text: hook(secrets.scrub(text))
+
+    def seal(self, result: ToolResult, secrets: Secrets | None, start: int) -> ToolResult:
+        """Make a result's model-facing parts final: scrubbed, then within the budget."""
+        scrub = self.scrubber(secrets)
+        if scrub is not None:
+            try:
+                result = _scrubbed(result, scrub)
+            except Exception as exc:  # a hook that raised, or nesting too deep to walk: show nothing
+                return _withheld(result, exc)
+        if self.limit is not None and result.status == "succeeded":
+            result = self._within_budget(result, scrub, start)
+        return result
+
+    def error(self, error: StructuredError, secrets: Secrets | None) -> StructuredError:
+        """An error as the model would read it (for events that carry one)."""
+        scrub = self.scrubber(secrets)
+        if scrub is None:
+            return error
+        try:
+            return StructuredError(error.code, scrub(error.message), _walk(error.details, scrub))
+        except Exception:
+            return StructuredError(error.code, "[withheld: the message could not be checked for secrets]")
+
+    def event(self, event: ToolEvent, secrets: Secrets | None) -> ToolEvent:
+        """A progress event as a sink may pass it on to a client: its text and data scrubbed."""
+        scrub = self.scrubber(secrets)
+        if scrub is None:
+            return event
+        try:
+            if isinstance(event, ToolProgress) and event.message is not None:
+                return msgspec.structs.replace(event, message=scrub(event.message))
+            if isinstance(event, ToolOutputChunk):
+                return msgspec.structs.replace(event, data=_walk(event.data, scrub))
+        except Exception:  # what cannot be scrubbed is not passed on
+            if isinstance(event, ToolProgress):
+                return msgspec.structs.replace(event, message=None)
+            return msgspec.structs.replace(event, data=None) if isinstance(event, ToolOutputChunk) else event
+        return event
+
+    def _within_budget(self, result: ToolResult, scrub: Callable[[str], str] | None, start: int) -> ToolResult:
+        limit = self.limit
+        assert limit is not None
+        text = result.text()
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size <= limit:
+            return result
+        call = ToolCall(result.call_id, result.name)
+        if self.store is None:
+            message = (
+                f"Tool {result.name!r} returned {size} bytes, more than the {limit} bytes allowed inline, and "
+                "no artifact store is configured; ask for less (a narrower query, a page), or have the "
+                "application raise max_inline_output_bytes or give the dispatcher an artifact store."
+            )
+            return failed(call, result.name, "output_too_large", message, start)
+        original = result.output if result.content is None else text
+        try:
+            data = _encode(original) if result.content is None else text.encode("utf-8", "surrogatepass")
+            media_type = "application/json" if result.content is None else "text/plain"
+            ref = self.store.put(data, media_type, {"tool": result.name, "call_id": result.call_id})
+        except Exception as exc:
+            return store_failure(call, result.name, exc, start)
+        preview = text.encode("utf-8", "surrogatepass")[:limit].decode("utf-8", "ignore")
+        note = (
+            f"The output ({ref.size} bytes) was stored as artifact {ref.key} ({ref.media_type}); it begins: {preview}"
+        )
+        if scrub is not None:
+            note = scrub(note)
+        return ToolResult(
+            call_id=result.call_id,
+            name=result.name,
+            status="succeeded",
+            content=[TextContent(note)],
+            artifacts=[*result.artifacts, ref],
+            elapsed=perf_counter_ns() - start,
+        )
+
+
+def _scrubbed(result: ToolResult, scrub: Callable[[str], str]) -> ToolResult:
+    """The result with every model-facing string scrubbed, the text it gives included."""
+    error = result.error
+    if error is not None:
+        error = StructuredError(error.code, scrub(error.message), _walk(error.details, scrub))
+    content = result.content
+    if content is not None:
+        content = [_block(block, scrub) for block in content]
+    output = _walk(result.output, scrub)
+    sealed = ToolResult(
+        call_id=result.call_id,
+        name=result.name,
+        status=result.status,
+        output=output,
+        content=content,
+        error=error,
+        artifacts=result.artifacts,
+        elapsed=result.elapsed,
+    )
+    if error is None:
+        text = sealed.text()
+        final = scrub(text)  # the text as the model reads it: a secret may span what the walk saw apart
+        if final != text:
+            sealed.content = [TextContent(final)]
+    return sealed
+
+
+def _block(block: Any, scrub: Callable[[str], str]) -> Any:
+    if isinstance(block, TextContent):
+        return TextContent(scrub(block.text))
+    if isinstance(block, JsonContent):
+        return JsonContent(_walk(block.data, scrub))
+    return block
+
+
+def _walk(value: Any, scrub: Callable[[str], str]) -> Any:
+    """A JSON value with every string (keys included) and every number scrubbed."""
+    kind = value.__class__
+    if kind is str:
+        return scrub(value)
+    if kind is list:
+        return [_walk(item, scrub) for item in value]
+    if kind is dict:
+        return {scrub(key): _walk(item, scrub) for key, item in value.items()}
+    if kind is int or kind is float:
+        text = repr(value)
+        return value if scrub(text) == text else REDACTED
+    return value
+
+
+def _withheld(result: ToolResult, exc: Exception) -> ToolResult:
+    """The result in place of one that could not be scrubbed: it says nothing the tool said."""
+    error_id = os.urandom(6).hex()
+    logger().error("redacting the result of tool %r failed (error id %s)", result.name, error_id, exc_info=exc)
+    message = f"The result of {result.name!r} could not be checked for secrets and is withheld (error id {error_id})."
+    return ToolResult(
+        call_id=result.call_id,
+        name=result.name,
+        status="outcome_unknown" if result.status == "succeeded" else result.status,  # it may have acted
+        error=StructuredError("redaction_failed", message, {"error_id": error_id}),
+        elapsed=result.elapsed,
+    )

@@ -1,0 +1,81 @@
+"""`dispatch`, `adispatch`, `dispatch_many`, `adispatch_many`: one call (or batch) in one line.
+
+Each is a dispatcher's call, not an implementation of its own: `dispatch` and `adispatch` use the
+toolbox's default `Dispatcher` (no limits, no middleware, no events; made on first use and kept
+with the toolbox until it changes), and the batch functions a fresh one with the concurrency
+asked for. Pass a `Toolbox` to keep the default dispatcher between calls; an iterable of tools
+makes a new toolbox each time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from tinytools.results import ToolCall, ToolResult
+from tinytools.run.dispatcher import Dispatcher
+from tinytools.tool import Tool
+from tinytools.toolbox import Toolbox
+
+__all__ = ["adispatch", "adispatch_many", "default_dispatcher", "dispatch", "dispatch_many"]
+
+
+def default_dispatcher(toolbox: Toolbox | Iterable[Tool[..., Any]]) -> Dispatcher:
+    """The toolbox's default `Dispatcher`, made on first use and kept until the toolbox changes."""
+    if toolbox.__class__ is not Toolbox:
+        toolbox = Toolbox(toolbox)
+    made = toolbox._dispatcher
+    if made is None:
+        made = toolbox._dispatcher = Dispatcher(toolbox)
+    return made  # type: ignore[no-any-return]
+
+
+def dispatch(
+    call: ToolCall,
+    toolbox: Toolbox | Iterable[Tool[..., Any]],
+    *,
+    inject: Mapping[str, Any] | None = None,
+) -> ToolResult:
+    """Run one call from synchronous code and return its result (see `Dispatcher.dispatch`).
+
+    Raises:
+        InjectionError: The application did not supply an injected value.
+    """
+    made = toolbox._dispatcher if toolbox.__class__ is Toolbox else None
+    return (made or default_dispatcher(toolbox)).dispatch(call, inject=inject)
+
+
+async def adispatch(
+    call: ToolCall,
+    toolbox: Toolbox | Iterable[Tool[..., Any]],
+    *,
+    inject: Mapping[str, Any] | None = None,
+) -> ToolResult:
+    """Run one call from async code and return its result (see `Dispatcher.adispatch`).
+
+    Raises:
+        InjectionError: The application did not supply an injected value.
+    """
+    return await default_dispatcher(toolbox).adispatch(call, inject=inject)
+
+
+def dispatch_many(
+    calls: Iterable[ToolCall],
+    toolbox: Toolbox | Iterable[Tool[..., Any]],
+    *,
+    inject: Mapping[str, Any] | None = None,
+    max_concurrency: int = 8,
+) -> list[ToolResult]:
+    """Run a batch from synchronous code with a fresh `Dispatcher`; results in call order."""
+    return Dispatcher(toolbox, max_concurrency=max_concurrency).dispatch_many(calls, inject=inject)
+
+
+async def adispatch_many(
+    calls: Iterable[ToolCall],
+    toolbox: Toolbox | Iterable[Tool[..., Any]],
+    *,
+    inject: Mapping[str, Any] | None = None,
+    max_concurrency: int = 8,
+) -> list[ToolResult]:
+    """Run a batch from async code with a fresh `Dispatcher`; results in call order."""
+    return await Dispatcher(toolbox, max_concurrency=max_concurrency).adispatch_many(calls, inject=inject)

@@ -1,0 +1,273 @@
+"""`Dispatcher`: one run's execution boundary between a model and the application's tools.
+
+Every entry point (`dispatch`, `adispatch`, `dispatch_many`, `adispatch_many`, and the MCP server
+and provider loops built on them) runs the one pipeline of `tinytools.run.pipeline`; a tool's
+`Plan` is made the first time the dispatcher sees it. A call of a tool whose plan needs nothing
+around it (`Plan.express`) runs in a few steps on the calling thread; every other call goes
+through the pipeline's stages. Every call ends in exactly one `ToolResult` carrying its id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from time import perf_counter
+from typing import TYPE_CHECKING, Any, Literal
+
+from tinytools.context import CancellationToken, RunContext, Stores
+from tinytools.executors.routing import plan_routes
+from tinytools.results import ToolCall, ToolResult
+from tinytools.run.admission import Admission, Rewrite, UnknownToolPolicy, check_unknown_policy
+from tinytools.run.approval import Policies
+from tinytools.run.batch import run_batch
+from tinytools.run.boundary import DEFAULT_INLINE_OUTPUT_BYTES, Boundary
+from tinytools.run.drivers import AsyncDriver, SyncDriver, drive
+from tinytools.run.gate import Gate
+from tinytools.run.limits import Limits
+from tinytools.run.pipeline import Pipeline, Scope
+from tinytools.run.plan import Plan
+from tinytools.run.threads import run_coroutine
+from tinytools.tool import Tool
+from tinytools.toolbox import Toolbox
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
+    from tinytools.events import EventSink
+    from tinytools.run.artifacts import ArtifactStore
+
+__all__ = ["DEFAULT", "Dispatcher", "InvalidArgsPolicy", "Rewrite", "UnknownToolPolicy"]
+
+InvalidArgsPolicy = Literal["return_error", "fail"]
+
+
+class _Default:
+    def __repr__(self) -> str:
+        return "DEFAULT"
+
+
+DEFAULT: Any = _Default()
+"""The default of ``max_inline_output_bytes``: `DEFAULT_INLINE_OUTPUT_BYTES`."""
+
+
+class Dispatcher:
+    """Runs a model's tool calls for one run of an agent; cheap, so make one per run.
+
+    Args:
+        toolbox: The tools (a `Toolbox` or an iterable of tools).
+        unknown_tool: ``"return_error"`` (a repairable result listing the tools), ``"fail"``
+            (raise `ToolNotFound`) or ``Rewrite("fallback")``.
+        invalid_args: ``"return_error"`` (the validation detail and the schema) or ``"fail"``
+            (raise `ArgumentsError`). Malformed JSON always gets a repairable result.
+        limits: Budget, deadline (seconds from now) and argument size for the run.
+        middleware: Objects with ``before_tool(call, tool)`` and/or
+            ``after_tool(call, tool, result)``, sync or async, applied in order; and
+            `PolicyMiddleware` objects, whose rules apply at the policy stage.
+        on_event: A callable (sync or async) or ``asyncio.Queue`` receiving `ToolEvent` s.
+        max_concurrency: How many parallel-safe calls of a batch run at once.
+        max_inline_output_bytes: Largest model-facing text of one result, in UTF-8 bytes (by
+            default `DEFAULT_INLINE_OUTPUT_BYTES`; None for no limit); a larger output moves to
+            ``artifacts`` (a preview and the reference stay), or fails ``output_too_large``.
+        artifacts: The `ArtifactStore` for large outputs and artifact data tools return.
+        redact: Scrubs every model-facing string of every result (secrets of injected
+            ``Injected(..., secret=True)`` values are always scrubbed).
+        strict: Validate against the OpenAI strict-mode rendering of each schema (what a strict
+            provider was shown), and treat ``null`` for an optional argument as omitted.
+        context: The run's trusted identity, given to tools that take an `Invocation`.
+        stores: Named application stores, given to tools that take `Stores`.
+        executor: A `concurrent.futures.Executor` that runs every sync tool not marked
+            ``@tool(executor="inline")`` (a process pool, a Dask client's executor), or a mapping
+            of names to executors: ``"default"`` for tools that name none, the others for
+            ``@tool(executor="name")``. See `tinytools.executors`.
+        expose_errors: Exception types (besides `ToolError`) whose message the model may read,
+            for every tool; a tool adds its own with ``@tool(expose_errors=...)``.
+
+    Raises:
+        ToolDefinitionError: A tool cannot go to the executor it would run on.
+    """
+
+    def __init__(
+        self,
+        toolbox: Toolbox | Iterable[Tool[..., Any]],
+        *,
+        unknown_tool: UnknownToolPolicy = "return_error",
+        invalid_args: InvalidArgsPolicy = "return_error",
+        limits: Limits | None = None,
+        middleware: Sequence[Any] = (),
+        on_event: EventSink | None = None,
+        max_concurrency: int = 8,
+        max_inline_output_bytes: int | None = DEFAULT,
+        artifacts: ArtifactStore | None = None,
+        redact: Callable[[str], str] | None = None,
+        strict: bool = False,
+        context: RunContext | None = None,
+        stores: Mapping[str, Any] | None = None,
+        executor: Executor | Mapping[str, Executor] | None = None,
+        expose_errors: Iterable[type[BaseException]] = (),
+    ):
+        self.toolbox = toolbox if isinstance(toolbox, Toolbox) else Toolbox(toolbox)
+        if invalid_args not in ("return_error", "fail"):
+            raise ValueError(f"invalid_args must be 'return_error' or 'fail', not {invalid_args!r}")
+        self.invalid_args = invalid_args
+        self.unknown_tool = check_unknown_policy(unknown_tool)
+        self.limits = limits or Limits()
+        self.max_concurrency = max(1, max_concurrency)
+        self.strict = strict
+        self.token = CancellationToken()
+        """The run's cancellation token; `cancel` sets it."""
+        self.context = context or RunContext()
+        self.expose_errors = tuple(expose_errors)
+        limit = DEFAULT_INLINE_OUTPUT_BYTES if max_inline_output_bytes is DEFAULT else max_inline_output_bytes
+        self.boundary = Boundary(hook=redact, limit=limit, store=artifacts)
+        self.routes = (
+            plan_routes(self.toolbox, executor) if executor is not None or _wants_process(self.toolbox) else {}
+        )
+        self.policies = Policies(middleware)
+        started = perf_counter()
+        deadline_at = None if self.limits.deadline is None else started + self.limits.deadline
+        self.admission = Admission(self.toolbox, self.limits, self.unknown_tool, self.token, deadline_at, self.plan)
+        self.pipeline = Pipeline(
+            admission=self.admission,
+            boundary=self.boundary,
+            policies=self.policies,
+            middleware=middleware,
+            sink=on_event,
+            token=self.token,
+            context=self.context,
+            stores=Stores(stores),
+            plan_for=self.plan,
+        )
+        self._plans: dict[str, Plan] = {}
+        self._plain = not middleware and on_event is None and redact is None and self.limits == Limits()
+        self._express: dict[str, Callable[[ToolCall, Mapping[str, Any] | None], ToolResult]] = {}
+        self._steps = 0
+        self._express_calls = 0
+        self._sync = SyncDriver(on_event)
+        self._async = AsyncDriver(on_event)
+        self.token.on_cancel(self._express.clear)  # from now on every call is admitted, and refused
+
+    @property
+    def calls(self) -> int:
+        """Calls admitted so far (each recovery counts)."""
+        return self.admission.calls + self._express_calls
+
+    @property
+    def artifacts(self) -> ArtifactStore | None:
+        """The artifact store."""
+        return self.boundary.store
+
+    @property
+    def max_inline_output_bytes(self) -> int | None:
+        """The budget of one result's model-facing text."""
+        return self.boundary.limit
+
+    def plan(self, tool: Tool[..., Any]) -> Plan:
+        """The plan of ``tool`` in this dispatcher, made on first use."""
+        plan = self._plans.get(tool.name)
+        if plan is None or plan.tool is not tool:
+            plan = self._plans[tool.name] = Plan(
+                tool,
+                strict=self.strict,
+                denial=self.policies.denial(tool),
+                approval=self.policies.approval(tool),
+                route=self.routes.get(tool.name),
+                exposed=self.expose_errors + tool.expose_errors,
+                boundary=self.boundary,
+                fail_invalid=self.invalid_args == "fail",
+                plain=self._plain,
+            )
+            if plan.express is not None and not self.token.cancelled and self.toolbox._tools.get(tool.name) is tool:
+                self._express[tool.name] = plan.express
+        return plan
+
+    def visible_tools(self, names: Iterable[str] | None = None, *, state: Any = None) -> list[Tool[..., Any]]:
+        """The tools that may be advertised this turn, once selection and policies apply.
+
+        A call to any other tool is refused when it arrives, whatever the model was shown.
+        """
+        return [tool for tool in self.toolbox.select(names, state=state) if self.policies.denial(tool) is None]
+
+    def policy_denial(self, tool: Tool[..., Any]) -> tuple[str, str] | None:
+        """The (rule, reason) that denies ``tool`` before any call, or None."""
+        return self.policies.denial(tool)
+
+    def cancel(self) -> None:
+        """Cancel the run: calls not yet started get ``cancelled``; running ones are told."""
+        self.token.cancel()
+
+    def step(self, step_id: str | None) -> str:
+        """The step id for a call or batch: the one given, or the next ``step-N``."""
+        self._steps += 1
+        return step_id if step_id is not None else f"step-{self._steps}"
+
+    def dispatch(
+        self,
+        call: ToolCall,
+        *,
+        inject: Mapping[str, Any] | None = None,
+        allowed: Iterable[str] | None = None,
+        step_id: str | None = None,
+    ) -> ToolResult:
+        """Run one call from synchronous code; a sync tool runs on this thread.
+
+        Raises:
+            ToolNotFound: Only under ``unknown_tool="fail"``.
+            ArgumentsError: Only under ``invalid_args="fail"``.
+            InjectionError: The application did not supply an injected value.
+        """
+        express = self._express.get(call.name)
+        if express is not None and allowed is None:
+            self._express_calls += 1
+            return express(call, inject)
+        scope = Scope(self._sync, inject, _names(allowed), self.step(step_id))
+        return drive(self.pipeline.run(call, scope))  # type: ignore[no-any-return]
+
+    async def adispatch(
+        self,
+        call: ToolCall,
+        *,
+        inject: Mapping[str, Any] | None = None,
+        allowed: Iterable[str] | None = None,
+        step_id: str | None = None,
+    ) -> ToolResult:
+        """Run one call from async code; a sync tool runs on a pool thread, never on the loop's."""
+        scope = Scope(self._async, inject, _names(allowed), self.step(step_id))
+        return await self.pipeline.run(call, scope)
+
+    def dispatch_many(
+        self,
+        calls: Iterable[ToolCall],
+        *,
+        inject: Mapping[str, Any] | None = None,
+        allowed: Iterable[str] | None = None,
+        step_id: str | None = None,
+    ) -> list[ToolResult]:
+        """Run a batch from synchronous code; results come back in call order."""
+        batch = self.adispatch_many(calls, inject=inject, allowed=allowed, step_id=step_id)
+        return run_coroutine(batch)  # type: ignore[no-any-return]
+
+    async def adispatch_many(
+        self,
+        calls: Iterable[ToolCall],
+        *,
+        inject: Mapping[str, Any] | None = None,
+        allowed: Iterable[str] | None = None,
+        step_id: str | None = None,
+    ) -> list[ToolResult]:
+        """Run a batch from async code; results come back in call order.
+
+        Consecutive parallel-safe calls run concurrently, at most ``max_concurrency`` at once
+        (sync tools on pool threads); a serial call waits for everything before it and runs
+        alone. A call id seen earlier in the batch is refused (``duplicate_call_id``).
+        """
+        scope = Scope(self._async, inject, _names(allowed), self.step(step_id), Gate())
+        return await run_batch(self.pipeline, list(calls), scope, self.max_concurrency)
+
+
+def _names(allowed: Iterable[str] | None) -> frozenset[str] | set[str] | None:
+    if allowed is None or isinstance(allowed, (set, frozenset)):
+        return allowed
+    return frozenset(allowed)
+
+
+def _wants_process(toolbox: Toolbox) -> bool:
+    return any(tool.executor not in (None, "inline") for tool in toolbox)

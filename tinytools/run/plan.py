@@ -1,0 +1,338 @@
+"""Per-tool plans: the stages one tool's calls need in one dispatcher, decided once.
+
+A `Plan` is made the first time a dispatcher sees a tool. It holds what every call of that tool
+would otherwise work out again: which schema is enforced (the canonical one, or the strict
+rendering), whether the typed reader can read calls straight into positional arguments, the
+static policy decision, the approval rule, the executor route, the retry count, and how values
+are placed into the function's parameters (`bind`, by slot: positional-only parameters by
+position, injected ones included, the rest by keyword).
+
+A plan whose tool needs nothing around its call (no middleware, events, policy, timeout,
+retries, runtime values, executor, secrets or redaction) gets `Plan.express`: read, call,
+check the output, in a few steps on the calling thread. Every other call takes the pipeline
+(`tinytools.run.pipeline`); both use the same stage functions below.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable, Mapping
+from time import perf_counter_ns
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from tinytools.errors import ArgumentsError, InjectionError, kept
+from tinytools.executors.factories import factory_for, provided
+from tinytools.results import ToolCall, ToolResult
+from tinytools.run.outcomes import argument_failure, propagates, tool_failure
+from tinytools.run.output import PLAIN_OUTPUT, finish
+from tinytools.schema.arguments import decoded_arguments, detached
+from tinytools.schema.convert import ConversionError, conversion_failure
+from tinytools.schema.reader import Reader, positional_reader
+from tinytools.signature import EMPTY, Slot
+
+if TYPE_CHECKING:
+    from tinytools.executors.routes import Route
+    from tinytools.policy import Rule
+    from tinytools.run.boundary import Boundary
+    from tinytools.schema.strict import StrictSchema
+    from tinytools.tool import Tool
+
+__all__ = ["Plan", "Read", "typed_reader"]
+
+_encode = msgspec.json.encode
+_SCALARS = frozenset({"string", "integer", "boolean", "null"})
+
+
+class Read:
+    """A call's arguments, decoded and checked against the schema the dispatcher enforces."""
+
+    __slots__ = ("arguments", "values")
+
+    def __init__(self, values: list[Any] | tuple[Any, ...] | None, arguments: dict[str, Any] | None):
+        self.values = values
+        """Read the typed way: the function's positional arguments, converted, defaults in place."""
+        self.arguments = arguments
+        """Read the general way: the validated JSON object, not yet converted."""
+
+
+class Plan:
+    """What one tool's calls need in one dispatcher (see the module)."""
+
+    def __init__(
+        self,
+        tool: Tool[..., Any],
+        *,
+        strict: bool,
+        denial: tuple[str, str] | None,
+        approval: Rule | None,
+        route: Route | None,
+        exposed: tuple[type[BaseException], ...],
+        boundary: Boundary,
+        fail_invalid: bool,
+        plain: bool,
+    ):
+        self.tool = tool
+        self.name = tool.name
+        self.serial = not tool.parallel_safe
+        """Whether a call runs alone, after everything before it."""
+        self.strict: StrictSchema | None = tool.strict() if strict else None
+        """The strict rendering enforced instead of the canonical schema, in strict mode."""
+        self.denial = denial
+        """The (rule, reason) that refuses every call of this tool here, or None."""
+        self.approval = approval
+        """The rule whose approver decides each call, or None."""
+        self.route = route
+        """The executor the tool runs on, or None for this process."""
+        self.tries = 1 + tool.retries if tool.idempotent else 1
+        """Attempts a call may make (only idempotent tools retry)."""
+        self.exposed = exposed
+        """Exception types whose message the model may read."""
+        self.boundary = boundary
+        self.fail_invalid = fail_invalid
+        """Whether arguments that fail the schema raise `ArgumentsError` (``invalid_args="fail"``)."""
+        self.runtime = bool(tool.wants) or "call" in tool.injection_sources.values()
+        """Whether the tool takes values only the pipeline makes (a token, an invocation, ...)."""
+        self.detaches = not all(map(_scalar, tool.schema.properties.values()))
+        self.typed: Reader | None = None if strict or not _by_position(tool) else _pending
+        self.express: Callable[[ToolCall, Mapping[str, Any] | None], ToolResult] | None = (
+            self.run_plain if plain and self._plain() else None
+        )
+        """The whole call on the calling thread, for a tool that needs nothing around it."""
+
+    def _plain(self) -> bool:
+        tool = self.tool
+        return not (
+            self.denial or tool.needs_approval or self.route or tool.timeout is not None or self.tries > 1
+        ) and not (self.runtime or tool.secret_keys or tool.is_async or tool.remote_keys)
+
+    def read(self, call: ToolCall, *, typed: bool = True) -> Read | ArgumentsError:
+        """Decode and validate a call's arguments once, the typed way when it can.
+
+        Raises:
+            ArgumentsError: Only for text that names a key twice or a value that cannot become
+                its type, found by the typed reader (errors of the schema are returned).
+        """
+        reader = self.typed
+        if typed and reader is not None:
+            if reader is _pending:
+                reader = self.typed = _typed_reader(self.tool)
+            values = reader(call)
+            if values is not None:
+                return Read(values, None)
+        try:
+            arguments = call.arguments
+            if arguments.__class__ is not dict:
+                arguments = decoded_arguments(call)
+            elif self.detaches:  # what the tool changes stays its own; NaN is refused as in text
+                arguments = detached(arguments)
+        except ArgumentsError as exc:
+            return kept(exc)  # kept, not raised: no frame of this call in it
+        strict = self.strict
+        problem = (self.tool.schema if strict is None else strict).check(arguments)
+        if problem is not None:
+            return problem
+        if strict is not None:
+            arguments = strict.restore(arguments)
+        return Read(None, arguments)
+
+    def bind(
+        self, read: Read, inject: Mapping[str, Any] | None, runtime: Mapping[str, Any] | None
+    ) -> tuple[list[Any] | tuple[Any, ...], dict[str, Any], list[Any]]:
+        """The function's positional and keyword arguments, and the secret values among them.
+
+        Raises:
+            ArgumentsError: A value passed the schema but cannot become its type.
+            InjectionError: The application did not supply an injected value.
+        """
+        if read.values is not None:
+            return read.values, {}, []
+        arguments = read.arguments or {}
+        slots = self.tool.slots
+        if slots is None:  # a hand-written schema's tool takes every argument by keyword
+            return [], dict(arguments), []
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        secrets: list[Any] = []
+        by_keyword = self.tool.call is not None
+        for slot in slots:
+            if slot.injection is None:
+                value = self._converted(slot, arguments.get(slot.name, EMPTY))
+            else:
+                value = self._injected(slot, inject, runtime)
+                if slot.injection.secret:
+                    secrets.append(value)
+            if slot.positional_only and not by_keyword:
+                args.append(slot.default if value is EMPTY else value)
+            elif value is not EMPTY:
+                kwargs[slot.name] = value
+        return args, kwargs, secrets
+
+    def _converted(self, slot: Slot, value: Any) -> Any:
+        convert = slot.convert
+        if convert is None or value is EMPTY or value.__class__ in slot.keep:
+            return value
+        try:
+            return convert(value)
+        except ConversionError as exc:
+            error = conversion_failure(slot.name, exc, self.tool.schema.properties.get(slot.name))
+            error.tool = self.name
+            raise error from None
+
+    def _injected(self, slot: Slot, inject: Mapping[str, Any] | None, runtime: Mapping[str, Any] | None) -> Any:
+        injection = slot.injection
+        assert injection is not None
+        if injection.source != "inject":
+            return runtime[injection.source] if runtime is not None else None
+        if inject is not None and injection.key in inject:
+            return inject[injection.key]
+        if injection.remote:
+            stand_in = self.route.remote.get(slot.name) if self.route is not None else None
+            if stand_in is not None:  # made by the worker, not sent from here
+                return stand_in
+            factory = factory_for(injection.key)
+            if factory is not None:  # made here, once per process: the tool runs in this one
+                return provided(factory)
+        if slot.default is not EMPTY:
+            return slot.default
+        raise InjectionError(tool=self.name, parameter=slot.name, key=injection.key)
+
+    def function(self) -> Callable[..., Any]:
+        """What a call invokes with the bound arguments: the application's keyword call, or the function."""
+        return self.tool.call or self.tool.fn
+
+    def invalid(self, call: ToolCall, error: ArgumentsError, start: int) -> ToolResult:
+        """Apply the invalid-arguments policy (malformed JSON always gets a result).
+
+        Raises:
+            ArgumentsError: Under ``invalid_args="fail"``, for arguments that failed the schema.
+        """
+        if self.fail_invalid and error.keyword != "json":
+            error.tool = self.name
+            raise error
+        return argument_failure(call, self.tool, error, start)
+
+    def run_plain(self, call: ToolCall, inject: Mapping[str, Any] | None) -> ToolResult:
+        """A whole call of a tool that needs nothing around it: read, bind, call, check the output.
+
+        Raises:
+            ArgumentsError: Only under ``invalid_args="fail"``.
+            InjectionError: The application did not supply an injected value.
+        """
+        start = perf_counter_ns()
+        tool = self.tool
+        try:
+            read = self.read(call)
+        except ArgumentsError as exc:
+            read = kept(exc)
+        if read.__class__ is not Read:
+            return self.boundary.seal(self.invalid(call, read, start), None, start)  # type: ignore[arg-type]
+        try:
+            args, kwargs, _ = self.bind(read, inject, None)
+        except ArgumentsError as exc:
+            return self.boundary.seal(self.invalid(call, kept(exc), start), None, start)
+        try:
+            output = self.function()(*args, **kwargs)
+        except BaseException as exc:
+            if propagates(exc):
+                raise
+            return self.boundary.seal(tool_failure(call, self.name, exc, start, self.exposed), None, start)
+        if output.__class__ in PLAIN_OUTPUT and not tool.validate_output:
+            try:
+                encoded = _encode(output)
+            except (TypeError, ValueError, OverflowError, RecursionError):
+                encoded = None
+            if encoded is not None and within(self.boundary.limit, output, encoded):
+                return ToolResult(
+                    call_id=call.id,
+                    name=self.name,
+                    status="succeeded",
+                    output=output,
+                    elapsed=perf_counter_ns() - start,
+                )
+        return self.boundary.seal(finish(call, tool, output, start, self.boundary.store), None, start)
+
+
+def within(limit: int | None, output: Any, encoded: bytes) -> bool:
+    """Whether the model-facing text of ``output`` (itself for a string, else its JSON) fits ``limit`` bytes."""
+    if limit is None:
+        return True
+    if output.__class__ is not str:
+        return len(encoded) <= limit
+    return len(output) * 4 <= limit or len(output.encode("utf-8", "surrogatepass")) <= limit
+
+
+def _scalar(schema: Any) -> bool:
+    """Whether every value ``schema`` accepts is a string, an integer, a boolean or null."""
+    kinds = schema.get("type") if isinstance(schema, dict) else None
+    if isinstance(kinds, str):
+        kinds = [kinds]
+    return isinstance(kinds, list) and bool(kinds) and set(kinds) <= _SCALARS
+
+
+def _by_position(tool: Tool[..., Any]) -> bool:
+    """Whether calling the function with every argument by position means what the general way means.
+
+    That needs: no injected values; a plain function (not a wrapper, which may read its
+    keywords) that the tool calls directly (no ``keyword_call`` of the application's own); every
+    parameter model-visible and positional; and a default for each one the schema does not
+    require (else the general way reports it missing, and the fast way would pass `EMPTY`).
+    """
+    slots = tool.slots
+    if slots is None or tool.call is not None:
+        return False
+    fn = tool.fn
+    plain = fn.__func__ if isinstance(fn, types.MethodType) else fn
+    if type(plain) is not types.FunctionType or hasattr(plain, "__wrapped__") or "__signature__" in plain.__dict__:
+        return False
+    required = set(tool.schema.required)
+    return all(
+        slot.injection is None and not slot.keyword_only and (slot.name in required or slot.default is not EMPTY)
+        for slot in slots
+    )
+
+
+def _typed_reader(tool: Tool[..., Any]) -> Reader:
+    """The typed reader of ``tool`` (see `tinytools.schema.reader`), built on its first call.
+
+    The reader is the tool's, kept on it: every dispatcher (one per run) shares it.
+    """
+    reader: Reader | None = tool.__dict__.get("_typed_reader")
+    if reader is None:
+        reader = tool.__dict__["_typed_reader"] = _build_reader(tool) or _general
+    return reader
+
+
+def typed_reader(tool: Tool[..., Any]) -> Reader | None:
+    """The typed reader of ``tool`` when it has a typed way in, else None (built now if need be)."""
+    if not _by_position(tool):
+        return None
+    reader = _typed_reader(tool)
+    return None if reader is _general else reader
+
+
+def _pending(call: ToolCall) -> None:  # pragma: no cover - a marker, never called
+    return None
+
+
+def _general(call: ToolCall) -> None:
+    """The reader of a tool without a typed way in: every call is read the general way."""
+    return None
+
+
+def _build_reader(tool: Tool[..., Any]) -> Reader | None:
+    slots = tool.slots or ()
+    converters = [(slot.name, slot.convert, slot.keep) for slot in slots if slot.convert is not None]
+
+    def fail(name: str, exc: ConversionError) -> ArgumentsError:
+        error = conversion_failure(name, exc, tool.schema.properties.get(name))
+        error.tool = tool.name
+        return error
+
+    try:
+        return positional_reader(
+            tool.input_schema, [slot.name for slot in slots], [slot.default for slot in slots], converters, fail
+        )
+    except Exception:  # the fast way is an optimisation: whatever stops it, the general way stands
+        return None

@@ -1,0 +1,267 @@
+"""Threads the pipeline runs on: sync tools' worker threads, and event loops for sync callers.
+
+`ToolThreads` is one process-wide pool of daemon threads for sync tools (and sync approvers):
+a thread is reused when idle, so a batch does not start a thread per call, and a tool that
+never returns cannot keep the interpreter from exiting. When a call stops waiting for its thread
+(its timeout passed, or the run was cancelled) while the tool runs on, the thread becomes a
+*stray*: it no longer counts against the dispatcher's concurrency, it is logged, and it counts
+against `MAX_STRAY_THREADS`. Past that limit a new threaded call is refused
+(``executor_unavailable``) rather than adding threads without end.
+
+`run_coroutine` runs a coroutine to completion from sync code on this thread's own loop.
+"""
+
+from __future__ import annotations
+
+import atexit
+import concurrent.futures
+import contextlib
+import os
+import queue
+import threading
+import weakref
+from collections.abc import Callable, Coroutine
+from typing import Any, ClassVar
+
+__all__ = [
+    "IDLE_NAME",
+    "MAX_STRAY_THREADS",
+    "Raised",
+    "ThreadsExhausted",
+    "ToolThreads",
+    "run_coroutine",
+    "tool_threads",
+]
+
+MAX_STRAY_THREADS = 64
+"""How many threads may still run tools whose calls ended before a new threaded call is refused."""
+IDLE_NAME = "tinytools-idle"
+"""The name of a pool thread waiting for work; one running a tool is named ``tinytools:<tool>``."""
+IDLE_SECONDS = 30.0
+"""How long an idle worker thread waits for work before it ends."""
+LEFTOVER_GRACE = 1.0
+"""Seconds a sync caller's loop waits for tasks a call left behind, once cancelled."""
+
+
+class Raised:
+    """What a worker thread's future holds when the work raised: the exception, not re-raised.
+
+    A future never holds the tool's exception itself: asyncio would read a
+    ``concurrent.futures.CancelledError`` the tool raised as the cancellation of its waiter.
+    """
+
+    __slots__ = ("exception",)
+
+    def __init__(self, exception: BaseException):
+        self.exception = exception
+
+
+class ThreadsExhausted(Exception):
+    """Too many stray threads are still running; the call was not started."""
+
+
+class _Work:
+    __slots__ = ("abandoned", "args", "fn", "future", "name")
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], name: str):
+        self.fn = fn
+        self.args = args
+        self.name = name
+        self.future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self.abandoned = False
+
+
+class ToolThreads:
+    """A pool of reusable daemon threads with a visible count of strays (see the module)."""
+
+    def __init__(self, stray_limit: int = MAX_STRAY_THREADS):
+        self.stray_limit = stray_limit
+        """Strays allowed before new threaded calls are refused."""
+        self._lock = threading.Lock()
+        self._idle: list[queue.SimpleQueue[_Work | None]] = []
+        self._strays = 0
+        self._running: dict[concurrent.futures.Future[Any], _Work] = {}
+
+    @property
+    def strays(self) -> int:
+        """Threads still running tools whose calls have ended."""
+        return self._strays
+
+    @property
+    def busy(self) -> int:
+        """Threads running work now (strays included); the others wait, idle, for work."""
+        return len(self._running)
+
+    def submit(self, fn: Callable[..., Any], *args: Any, name: str = "tool") -> concurrent.futures.Future[Any]:
+        """Run ``fn(*args)`` on a pool thread; the future's value is the result or a `Raised`.
+
+        Raises:
+            ThreadsExhausted: `stray_limit` strays are running.
+        """
+        work = _Work(fn, args, name)
+        with self._lock:
+            if self._strays >= self.stray_limit:
+                raise ThreadsExhausted(
+                    f"{self._strays} threads are still running tools whose calls ended (the limit is "
+                    f"{self.stray_limit}); give those tools timeouts they honour (a CancellationToken)"
+                )
+            self._running[work.future] = work
+            inbox = self._idle.pop() if self._idle else None
+        if inbox is None:
+            inbox = queue.SimpleQueue()
+            threading.Thread(target=self._serve, args=(inbox,), name=IDLE_NAME, daemon=True).start()
+        inbox.put(work)
+        return work.future
+
+    def abandon(self, future: concurrent.futures.Future[Any]) -> None:
+        """The caller stops waiting for ``future``; a thread still running it becomes a stray."""
+        with self._lock:
+            work = self._running.get(future)
+            if work is None or work.abandoned:
+                return
+            work.abandoned = True
+            self._strays += 1
+            strays = self._strays
+        _logger().warning(
+            "tool %r is still running in a thread after its call ended (%d such threads; the limit is %d)",
+            work.name,
+            strays,
+            self.stray_limit,
+        )
+
+    def _serve(self, inbox: queue.SimpleQueue[_Work | None]) -> None:
+        while True:
+            work = self._next(inbox)
+            if work is None:
+                return
+            self._run(work)
+            with self._lock:
+                self._idle.append(inbox)
+
+    def _next(self, inbox: queue.SimpleQueue[_Work | None]) -> _Work | None:
+        try:
+            return inbox.get(timeout=IDLE_SECONDS)
+        except queue.Empty:
+            with self._lock:
+                if inbox in self._idle:  # nobody handed it work meanwhile: end this thread
+                    self._idle.remove(inbox)
+                    return None
+            return inbox.get()  # work is on its way
+
+    def _run(self, work: _Work) -> None:
+        future = work.future
+        if future.set_running_or_notify_cancel():
+            thread = threading.current_thread()
+            thread.name = f"tinytools:{work.name}"  # a thread dump shows which tool a thread runs
+            try:
+                outcome = work.fn(*work.args)
+            except BaseException as exc:
+                outcome = Raised(exc)
+            thread.name = IDLE_NAME
+            with self._lock:
+                del self._running[future]
+                if work.abandoned:
+                    self._strays -= 1
+            future.set_result(outcome)
+        else:
+            with self._lock:
+                self._running.pop(future, None)
+
+
+_THREADS = ToolThreads()
+
+
+def tool_threads() -> ToolThreads:
+    """The process's pool of tool threads."""
+    return _THREADS
+
+
+def _logger() -> Any:
+    import logging
+
+    return logging.getLogger("tinytools")
+
+
+def run_coroutine(coroutine: Coroutine[Any, Any, Any]) -> Any:
+    """Run a coroutine to completion from sync code, whether or not a loop is running here.
+
+    Each thread keeps one event loop for this (`_ThreadLoop`): starting and closing a loop per
+    call costs about 0.1 ms. Inside a running loop the coroutine gets a loop of its own in a
+    pool thread, so a sync caller never deadlocks the loop it is on.
+    """
+    import asyncio  # imported on first use: it alone costs more than importing tinytools
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return _ThreadLoop.here().run(coroutine)
+    outcome = _THREADS.submit(asyncio.run, coroutine, name="run_coroutine").result()
+    if outcome.__class__ is Raised:
+        raise outcome.exception
+    return outcome
+
+
+class _ThreadLoop:
+    """This thread's event loop for sync callers, closed when the thread ends or Python exits.
+
+    Like `asyncio.run`, each run ends by cancelling whatever tasks it left behind, so no task
+    outlives the call that started it; one that ignores its cancellation is waited for
+    `LEFTOVER_GRACE` seconds, then left (and logged). A process made by fork makes a loop of its own.
+    """
+
+    _local = threading.local()
+    _open: ClassVar[weakref.WeakSet[_ThreadLoop]] = weakref.WeakSet()
+
+    def __init__(self) -> None:
+        import asyncio
+
+        self.loop = asyncio.new_event_loop()
+        self.pid = os.getpid()
+        self._open.add(self)
+
+    @classmethod
+    def here(cls) -> _ThreadLoop:
+        """The calling thread's loop, made on first use."""
+        made: _ThreadLoop | None = getattr(cls._local, "loop", None)
+        if made is None or made.loop.is_closed() or made.pid != os.getpid():
+            made = cls._local.loop = cls()
+        return made
+
+    def run(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
+        import asyncio
+
+        task = self.loop.create_task(coroutine)
+        try:
+            return self.loop.run_until_complete(task)
+        except BaseException:
+            task.cancel()  # interrupted (Ctrl-C): the call stops here, as under asyncio.run
+            raise
+        finally:
+            self._cancel_leftovers(asyncio.all_tasks(self.loop))
+
+    def _cancel_leftovers(self, left: set[Any]) -> None:
+        if not left:
+            return
+        import asyncio
+
+        for leftover in left:
+            leftover.cancel()
+        _, pending = self.loop.run_until_complete(asyncio.wait(left, timeout=LEFTOVER_GRACE))
+        if pending:
+            _logger().warning("%d task(s) ignored their cancellation and are left pending", len(pending))
+
+    def close(self) -> None:
+        if self.loop.is_closed() or self.loop.is_running() or self.pid != os.getpid():
+            return  # not this process's, or a daemon thread still runs it at exit
+        with contextlib.suppress(RuntimeError):  # collected on a thread that is running another loop
+            self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+        self.loop.close()
+
+    def __del__(self) -> None:  # the thread that owned it has ended
+        self.close()
+
+
+@atexit.register
+def _close_thread_loops() -> None:
+    for loop in list(_ThreadLoop._open):
+        loop.close()
