@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from tinytools.policy import Approval, ApprovalRequest, PolicyMiddleware, Rule, policy_of
-from tinytools.run.drivers import CANCELLED, RAISED, RETURNED, TIMEOUT, Work
 from tinytools.run.outcomes import logger
+from tinytools.run.work import CANCELLED, RAISED, RETURNED, TIMEOUT, Work
 
 if TYPE_CHECKING:
     from tinytools.context import CancellationToken

@@ -15,8 +15,9 @@ from time import perf_counter_ns
 
 from tinytools.results import ToolCall, ToolResult
 from tinytools.run.admission import Admitted
+from tinytools.run.flight import Scope
 from tinytools.run.outcomes import failed
-from tinytools.run.pipeline import Pipeline, Scope
+from tinytools.run.pipeline import Pipeline
 
 __all__ = ["run_batch"]
 

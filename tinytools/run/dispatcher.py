@@ -21,9 +21,10 @@ from tinytools.run.approval import Policies
 from tinytools.run.batch import run_batch
 from tinytools.run.boundary import DEFAULT_INLINE_OUTPUT_BYTES, Boundary
 from tinytools.run.drivers import AsyncDriver, SyncDriver, drive
+from tinytools.run.flight import Scope
 from tinytools.run.gate import Gate
 from tinytools.run.limits import Limits
-from tinytools.run.pipeline import Pipeline, Scope
+from tinytools.run.pipeline import Pipeline
 from tinytools.run.plan import Plan
 from tinytools.run.threads import run_coroutine
 from tinytools.tool import Tool

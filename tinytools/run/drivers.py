@@ -16,14 +16,26 @@ task that ignores its cancellation is logged. Faults of sinks stay in the event.
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import inspect
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from tinytools.run.outcomes import logger, propagates
 from tinytools.run.threads import Raised, ThreadsExhausted, run_coroutine, tool_threads
+from tinytools.run.work import (
+    CANCELLED,
+    RAISED,
+    REFUSED,
+    RETURNED,
+    TIMEOUT,
+    Channel,
+    Outcome,
+    Work,
+    call_work,
+    in_task,
+    inside,
+)
 
 if TYPE_CHECKING:
     import asyncio
@@ -31,113 +43,10 @@ if TYPE_CHECKING:
     from tinytools.context import CancellationToken
     from tinytools.events import EventSink, ToolEvent
 
-__all__ = [
-    "CANCELLED",
-    "GRACE_SECONDS",
-    "RAISED",
-    "REFUSED",
-    "RETURNED",
-    "TIMEOUT",
-    "AsyncDriver",
-    "Channel",
-    "Driver",
-    "Outcome",
-    "SyncDriver",
-    "Work",
-    "drive",
-]
+__all__ = ["GRACE_SECONDS", "AsyncDriver", "Driver", "SyncDriver", "drive"]
 
 GRACE_SECONDS = 0.1
 """How long a cancelled async tool may take to stop before its call ends without it."""
-
-RETURNED, RAISED, TIMEOUT, CANCELLED, REFUSED = "returned", "raised", "timeout", "cancelled", "refused"
-
-
-class Outcome:
-    """How one piece of work ended.
-
-    ``returned`` (a value), ``raised`` (an exception), ``timeout``, ``cancelled`` (the run was)
-    or ``refused`` (no thread could take it).
-    """
-
-    __slots__ = ("kind", "value")
-
-    def __init__(self, kind: str, value: Any = None):
-        self.kind = kind
-        self.value = value
-
-
-class Channel:
-    """One call's progress events on their way to the sink: scrubbed, in order, none after the call ends.
-
-    A tool's `Progress` sends from whatever thread the tool runs on; the driver running the call
-    says how events reach the sink (`notify`), and `close` drops whatever comes later.
-    """
-
-    __slots__ = ("_buffer", "_lock", "_open", "notify", "scrub")
-
-    def __init__(self, scrub: Callable[[ToolEvent], ToolEvent]):
-        self.scrub = scrub
-        self.notify: Callable[[], None] | None = None
-        self._lock = threading.Lock()
-        self._buffer: list[ToolEvent] = []
-        self._open = True
-
-    def send(self, event: ToolEvent) -> None:
-        """Queue an event (the `Progress` callback)."""
-        event = self.scrub(event)
-        with self._lock:
-            if not self._open:
-                return
-            self._buffer.append(event)
-            notify = self.notify
-        if notify is not None:
-            notify()
-
-    def take(self) -> list[ToolEvent]:
-        """The events queued so far, in order."""
-        with self._lock:
-            events, self._buffer = self._buffer, []
-        return events
-
-    def close(self) -> list[ToolEvent]:
-        """Stop taking events; the ones still queued, in order."""
-        with self._lock:
-            self._open = False
-            events, self._buffer = self._buffer, []
-        return events
-
-
-class Work:
-    """One bounded piece of work: a tool's call, or an approver's answer."""
-
-    __slots__ = ("args", "channel", "fn", "is_async", "kwargs", "name", "timeout", "token")
-
-    def __init__(
-        self,
-        fn: Callable[..., Any],
-        args: Any,
-        kwargs: dict[str, Any],
-        *,
-        name: str,
-        is_async: bool,
-        timeout: float | None,
-        token: CancellationToken,
-        channel: Channel | None = None,
-    ):
-        self.fn = fn
-        self.args = args
-        self.kwargs = kwargs
-        self.name = name
-        """The tool's name, for logs."""
-        self.is_async = is_async
-        """Whether ``fn`` returns an awaitable."""
-        self.timeout = timeout
-        """Seconds to wait, or None."""
-        self.token = token
-        """The run's token: its cancellation ends the wait."""
-        self.channel = channel
-        """The call's progress events, delivered while the work runs."""
 
 
 class Driver:
@@ -207,7 +116,7 @@ class SyncDriver(Driver):
         if channel is not None:
             channel.notify = lambda: self._flush(channel)
         try:
-            return Outcome(RETURNED, _call(work))
+            return Outcome(RETURNED, call_work(work))
         except BaseException as exc:
             if propagates(exc):
                 raise
@@ -216,14 +125,14 @@ class SyncDriver(Driver):
     def _threaded(self, work: Work) -> Outcome:
         wake = threading.Event()
         try:
-            future = tool_threads().submit(_call, work, name=work.name)
+            future = tool_threads().submit(call_work, work, name=work.name)
         except ThreadsExhausted as exc:
             return Outcome(REFUSED, exc)
         future.add_done_callback(lambda _: wake.set())
         cancelled: list[bool] = []
 
         def on_cancel() -> None:
-            if not _inside(work):  # a tool that cancels its own run still finishes its call
+            if not inside(work):  # a tool that cancels its own run still finishes its call
                 cancelled.append(True)
                 wake.set()
 
@@ -281,7 +190,7 @@ class AsyncDriver(Driver):
             task: asyncio.Future[Any] = loop.create_task(_guarded_call(work))
         else:
             try:
-                future = tool_threads().submit(_call, work, name=work.name)
+                future = tool_threads().submit(call_work, work, name=work.name)
             except ThreadsExhausted as exc:
                 return Outcome(REFUSED, exc)
             task = asyncio.wrap_future(future)
@@ -355,7 +264,7 @@ async def _first_of(task: asyncio.Future[Any], work: Work, loop: asyncio.Abstrac
     task.add_done_callback(lambda _: _resolve(waiter, None))
 
     def on_cancel() -> None:
-        if not _inside(work):  # a tool that cancels its own run still finishes its call
+        if not inside(work):  # a tool that cancels its own run still finishes its call
             loop.call_soon_threadsafe(_resolve, waiter, CANCELLED)
 
     forget = work.token.on_cancel(on_cancel)
@@ -388,28 +297,11 @@ def _resolve(waiter: Any, value: Any) -> None:
         waiter.set_result(value)
 
 
-_here = threading.local()
-_in_task: contextvars.ContextVar[Work | None] = contextvars.ContextVar("tinytools_work", default=None)
-
-
-def _inside(work: Work) -> bool:
-    """Whether this code runs inside ``work`` (its thread, or its task)."""
-    return getattr(_here, "work", None) is work or _in_task.get() is work
-
-
-def _call(work: Work) -> Any:
-    _here.work = work
-    try:
-        return work.fn(*work.args, **work.kwargs)
-    finally:
-        _here.work = None
-
-
 async def _guarded_call(work: Work) -> Any:
     """Await an async tool inside its task; what it raises comes back as a `Raised`."""
     import asyncio
 
-    _in_task.set(work)
+    in_task.set(work)
     try:
         return await work.fn(*work.args, **work.kwargs)
     except asyncio.CancelledError:

@@ -12,100 +12,31 @@
 
 It is written once, as coroutines that never wait on anything but their driver
 (`tinytools.run.drivers`), so the same code serves sync and async entry points. Each stage is a
-method; the per-tool decisions come from the call's `Plan`.
+method; the per-tool decisions come from the call's `Plan`. Reading is `tinytools.run.flight`'s,
+the execution stage `tinytools.run.attempts`'.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from time import perf_counter_ns
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
-from tinytools.context import CancellationToken, Invocation, Progress, RunContext, Stores
-from tinytools.errors import ArgumentsError, RetryableError, TransferError, kept, shorten
-from tinytools.events import (
-    InvalidToolArgs,
-    ToolCompleted,
-    ToolDenied,
-    ToolEvent,
-    ToolFailed,
-    ToolStarted,
-    UnknownToolCall,
-)
-from tinytools.executors.routes import ExecutorError
+from tinytools.context import CancellationToken, RunContext, Stores
+from tinytools.errors import shorten
+from tinytools.events import ToolCompleted, ToolDenied, ToolEvent, ToolFailed, UnknownToolCall
 from tinytools.results import ToolCall, ToolResult
 from tinytools.run.admission import Admission, Admitted
 from tinytools.run.approval import Policies, ask
+from tinytools.run.attempts import Attempts
 from tinytools.run.boundary import Boundary
-from tinytools.run.drivers import CANCELLED, RAISED, REFUSED, RETURNED, Channel, Driver, Outcome, Work
-from tinytools.run.outcomes import (
-    cancelled,
-    denied,
-    executor_failure,
-    failed,
-    hook_failure,
-    propagates,
-    timed_out,
-    tool_failure,
-)
-from tinytools.run.output import finish
+from tinytools.run.flight import Flight, Scope, call_arguments, read_arguments
+from tinytools.run.outcomes import cancelled, denied, failed, hook_failure, propagates
 from tinytools.run.plan import Plan, Read
-from tinytools.run.secrets import Secrets
 
-if TYPE_CHECKING:
-    from tinytools.run.gate import Gate
-
-__all__ = ["BACKOFF_SECONDS", "Flight", "Pipeline", "Scope", "call_arguments"]
-
-BACKOFF_SECONDS = 0.05
-"""First retry delay; doubled on each further attempt."""
-
-
-class Scope:
-    """What one entry point's call (or batch) brings: injected values, the allowlist, its step, its driver."""
-
-    __slots__ = ("allowed", "driver", "gate", "inject", "step_id")
-
-    def __init__(
-        self,
-        driver: Driver,
-        inject: Mapping[str, Any] | None,
-        allowed: frozenset[str] | set[str] | None,
-        step_id: str,
-        gate: Gate | None = None,
-    ):
-        self.driver = driver
-        self.inject = inject
-        self.allowed = allowed
-        self.step_id = step_id
-        self.gate = gate
-        """Keeps a serial tool alone within a batch."""
-
-
-class Flight:
-    """One admitted call on its way through the stages."""
-
-    __slots__ = ("call", "channel", "exception", "failure", "plan", "queued", "scope", "secrets", "start", "token")
-
-    def __init__(self, call: ToolCall, plan: Plan, scope: Scope, start: int):
-        self.call = call
-        self.plan = plan
-        self.scope = scope
-        self.start = start
-        self.secrets: Secrets | None = None
-        """The secret values injected into the call, once bound."""
-        self.token: CancellationToken | None = None
-        """The call's own token, for a tool that takes one."""
-        self.channel: Channel | None = None
-        """The call's progress events, for a tool that reports them to a sink."""
-        self.failure: ToolResult | None = None
-        """The tool's own failure, for the `ToolFailed` event."""
-        self.exception: BaseException | None = None
-        """The exception behind `failure`, for logs."""
-        self.queued: list[ToolEvent] = []
-        """Events a sync stage made, delivered first by `Pipeline.complete`."""
+__all__ = ["Pipeline"]
 
 
 class Pipeline:
@@ -132,9 +63,16 @@ class Pipeline:
         self.after = [m.after_tool for m in hooks if hasattr(m, "after_tool")]
         self.sink = sink
         self.token = token
-        self.context = context
-        self.stores = stores
         self.plan_for = plan_for
+        self.attempts = Attempts(
+            admission=admission,
+            boundary=boundary,
+            policies=policies,
+            sink=sink,
+            token=token,
+            context=context,
+            stores=stores,
+        )
 
     async def run(self, call: ToolCall, scope: Scope) -> ToolResult:
         """One call, from admission to its final event."""
@@ -167,7 +105,7 @@ class Pipeline:
     async def stages(self, flight: Flight, read: Read | None) -> ToolResult:
         """Read, before-middleware, policy, execute, after-middleware."""
         if read is None:
-            found = self.read(flight)
+            found = read_arguments(flight, events=self.sink is not None)
             if found.__class__ is not Read:
                 return found  # type: ignore[return-value]
             read = found
@@ -179,29 +117,10 @@ class Pipeline:
         authorised = await self.authorise(flight, read)
         if authorised.__class__ is not Read:
             return authorised  # type: ignore[return-value]
-        result = await self.execute(flight, authorised)
+        result = await self.attempts.execute(flight, authorised)
         if self.after:
             result = await self.after_middleware(flight, result)
         return result
-
-    def read(self, flight: Flight) -> Read | ToolResult:
-        """Decode and validate the call's arguments against the schema this dispatcher enforces."""
-        try:
-            read = flight.plan.read(flight.call)
-        except ArgumentsError as exc:
-            read = kept(exc)  # kept, not raised: no frame of this call in it
-        if read.__class__ is Read:
-            return read
-        return self.invalid(flight, read)  # type: ignore[arg-type]
-
-    def invalid(self, flight: Flight, error: ArgumentsError) -> ToolResult:
-        """The invalid-arguments stage: the event, then the repairable result (or the raise of ``fail``)."""
-        if self.sink is not None:
-            recovery = "fail" if flight.plan.fail_invalid and error.keyword != "json" else "tool_error"
-            elapsed = perf_counter_ns() - flight.start
-            call = flight.call
-            flight.queued.append(InvalidToolArgs(call.id, flight.plan.name, elapsed, call.arguments, error, recovery))
-        return flight.plan.invalid(flight.call, error, flight.start)
 
     async def before_middleware(self, flight: Flight, read: Read) -> Read | ToolResult:
         """Each before-middleware in order: go on, replace the call (read again), or answer it."""
@@ -236,7 +155,7 @@ class Pipeline:
             return failed(call, tool.name, "tool_not_allowed", message, flight.start)
         flight.call = ToolCall(flight.call.id, tool.name, call.arguments, call.invalid)
         flight.plan = self.plan_for(tool)
-        return self.read(flight)
+        return read_arguments(flight, events=self.sink is not None)
 
     async def authorise(self, flight: Flight, read: Read) -> Read | ToolResult:
         """The policy stage: static rules, then the approver, on the final validated arguments."""
@@ -255,159 +174,9 @@ class Pipeline:
             return cancelled(flight.call, plan.tool, flight.start, started=False)
         if decision.kind == "edit":
             flight.call = ToolCall(flight.call.id, plan.name, decision.arguments or {})
-            return self.read(flight)
+            return read_arguments(flight, events=self.sink is not None)
         await self.emit_denied(flight, plan.approval.name, decision.reason)
         return denied(flight.call, plan.name, plan.approval.name, decision.reason, flight.start)
-
-    async def execute(self, flight: Flight, read: Read) -> ToolResult:
-        """Bind and run the tool: at most its tries, never after the run stopped, within the gate."""
-        gate = flight.scope.gate
-        if gate is not None:
-            await gate.enter(flight.plan.serial)
-        try:
-            return await self.attempts(flight, read)
-        finally:
-            if gate is not None:
-                await gate.leave(flight.plan.serial)
-            if flight.channel is not None:
-                flight.channel.close()  # progress sent after the call ended is not delivered
-            if flight.token is not None:
-                flight.token.detach()
-
-    async def attempts(self, flight: Flight, read: Read) -> ToolResult:
-        """Each attempt in turn: none once the run stopped, a retry only when the last attempt asks for one."""
-        plan, call, driver = flight.plan, flight.call, flight.scope.driver
-        result: ToolResult | None = None
-        for attempt in range(1, plan.tries + 1):
-            stopped = self.admission.stopped(call, plan.name, flight.start, retry=attempt > 1)
-            if stopped is not None:
-                return stopped
-            if attempt > 1:
-                await driver.pause(BACKOFF_SECONDS * 2 ** (attempt - 2), self.token)
-                stopped = self.admission.stopped(call, plan.name, flight.start, retry=True)
-                if stopped is not None:
-                    return stopped
-                again = self.read(flight)  # a retry sees the arguments as sent, not as the last attempt left them
-                if again.__class__ is not Read:
-                    return again  # type: ignore[return-value]
-                read = again
-            work = self.work(flight, read, attempt)
-            if work.__class__ is not Work:
-                return work  # type: ignore[return-value]
-            if self.sink is not None:
-                elapsed = perf_counter_ns() - flight.start
-                await driver.emit(ToolStarted(call.id, plan.name, elapsed, _started_arguments(read, call), attempt))
-            outcome = await driver.execute(work)
-            result, retry = self.settle(flight, outcome, last=attempt == plan.tries)
-            if not retry:
-                return result
-        assert result is not None
-        return result
-
-    def work(self, flight: Flight, read: Read, attempt: int) -> Work | ToolResult:
-        """The tool's call for one attempt: its arguments bound by slot, with runtime values."""
-        plan = flight.plan
-        runtime = self.runtime(flight, attempt) if plan.runtime else None
-        try:
-            args, kwargs, secrets = plan.bind(read, flight.scope.inject, runtime)
-        except ArgumentsError as exc:
-            return self.invalid(flight, kept(exc))
-        if secrets and flight.secrets is None:
-            flight.secrets = Secrets.of(secrets)
-        tool = plan.tool
-        if plan.route is not None:
-            route = plan.route
-            return Work(
-                route.run, (flight.call, args, kwargs), {}, name=plan.name, is_async=True,
-                timeout=tool.timeout, token=self.token, channel=flight.channel,
-            )  # fmt: skip
-        return Work(
-            plan.function(), args, kwargs, name=plan.name, is_async=tool.is_async,
-            timeout=tool.timeout, token=self.token, channel=flight.channel,
-        )  # fmt: skip
-
-    def runtime(self, flight: Flight, attempt: int) -> dict[str, Any]:
-        """The values only the pipeline makes, for a tool that takes them by type."""
-        plan, call = flight.plan, flight.call
-        wants = plan.tool.wants
-        values: dict[str, Any] = {"call": call}
-        if "token" in wants:
-            if flight.token is None:
-                flight.token = CancellationToken(parent=self.token)
-            values["token"] = flight.token
-        if "invocation" in wants:
-            values["invocation"] = self.invocation(flight, attempt)
-        if "progress" in wants:
-            if flight.channel is None and self.sink is not None:
-                flight.channel = Channel(lambda event: self.boundary.event(event, flight.secrets))
-            send = flight.channel.send if flight.channel is not None else None
-            values["progress"] = Progress(call.id, plan.name, flight.start, send)
-        if "stores" in wants:
-            values["stores"] = self.stores
-        return values
-
-    def invocation(self, flight: Flight, attempt: int) -> Invocation:
-        """The trusted identity of one execution of a tool."""
-        context = self.context
-        return Invocation(
-            flight.call,
-            flight.plan.name,
-            run_id=context.run_id,
-            step_id=flight.scope.step_id,
-            session_id=context.session_id,
-            agent_id=context.agent_id,
-            workspace_id=context.workspace_id,
-            actor=context.actor,
-            attempt=attempt,
-            max_inline_output_bytes=self.boundary.limit,
-            deadline=self.admission.deadline_at,
-        )
-
-    def settle(self, flight: Flight, outcome: Outcome, *, last: bool) -> tuple[ToolResult, bool]:
-        """The result of one attempt, and whether to try again."""
-        plan, call, start = flight.plan, flight.call, flight.start
-        kind, value = outcome.kind, outcome.value
-        if kind == RETURNED:
-            result = finish(call, plan.tool, value, start, self.boundary.store)
-            if result.status != "succeeded":
-                return self.failure(flight, result, None), False
-            refused = self.policies.result_denial(plan.tool, result) if self.policies.middleware else None
-            if refused is not None:
-                return denied(call, plan.name, refused[0], refused[1], start), False
-            return result, False
-        if kind == RAISED:
-            return self.raised(flight, value, last=last)
-        if kind == CANCELLED:
-            return cancelled(call, plan.tool, start, started=True), False
-        if kind == REFUSED:
-            error = ExecutorError("executor_unavailable", str(value), may_have_acted=False)
-            return self.failure(flight, executor_failure(error, call, plan.tool, start), value), False
-        if flight.token is not None:
-            flight.token.cancel("timeout")  # a cooperative tool still running can stop
-        if not last:
-            return timed_out(call, plan.tool, start), True
-        return self.failure(flight, timed_out(call, plan.tool, start), None), False
-
-    def raised(self, flight: Flight, exc: BaseException, *, last: bool) -> tuple[ToolResult, bool]:
-        """The result of an attempt that raised, and whether to try again."""
-        plan, call, start = flight.plan, flight.call, flight.start
-        if isinstance(exc, TransferError):  # the application's configuration, like a missing injected value
-            raise exc
-        if propagates(exc):  # an asyncio CancelledError the tool raised: cancellation of the run, or its caller's
-            if not self.token.cancelled:
-                raise exc
-            return cancelled(call, plan.tool, start, started=True), False
-        if isinstance(exc, ExecutorError):
-            return self.failure(flight, executor_failure(exc, call, plan.tool, start), exc), not last
-        result = tool_failure(call, plan.name, exc, start, plan.exposed)
-        if isinstance(exc, RetryableError) and not last:
-            return result, True
-        return self.failure(flight, result, exc), False
-
-    def failure(self, flight: Flight, result: ToolResult, exc: BaseException | None) -> ToolResult:
-        """Note the tool's failure for the `ToolFailed` event, and hand the result on."""
-        flight.failure, flight.exception = result, exc
-        return result
 
     async def after_middleware(self, flight: Flight, result: ToolResult) -> ToolResult:
         """Each after-middleware in order: keep the result or replace it."""
@@ -455,19 +224,3 @@ def _refusal_event(call: ToolCall, result: ToolResult, start: int) -> ToolEvent:
         return UnknownToolCall(call.id, call.name, elapsed, call.name, call.arguments, "tool_error")
     reason = result.error.message if result.error else ""
     return ToolDenied(call.id, result.name, elapsed, code, reason)
-
-
-def _started_arguments(read: Read, call: ToolCall) -> dict[str, Any]:
-    return read.arguments if read.arguments is not None else call_arguments(call)
-
-
-def call_arguments(call: ToolCall) -> dict[str, Any]:
-    """The arguments of a call as data, for events and approvers (decoded when they are text)."""
-    arguments = call.arguments
-    if isinstance(arguments, dict):
-        return arguments
-    try:
-        decoded = msgspec.json.decode(arguments)
-    except (ValueError, TypeError, RecursionError):  # DecodeError is a ValueError
-        return {}
-    return decoded if isinstance(decoded, dict) else {}

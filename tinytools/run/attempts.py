@@ -1,0 +1,209 @@
+"""The execution stage: bind a call's arguments by slot and run the tool, within its tries.
+
+Each attempt is bound afresh (a retry sees the arguments as sent), receives the runtime values
+only the pipeline makes (its token, `Invocation`, `Progress`, the stores), and runs through the
+driver, bounded by the tool's timeout and the run's cancellation. No attempt starts once the run
+was cancelled or its deadline passed; only an idempotent tool is tried again, after a timeout, a
+`RetryableError` or a lost worker, with backoff. What the tool returned then meets the output
+checks and the application's result rules.
+"""
+
+from __future__ import annotations
+
+from time import perf_counter_ns
+from typing import Any
+
+from tinytools.context import CancellationToken, Invocation, Progress, RunContext, Stores
+from tinytools.errors import ArgumentsError, RetryableError, TransferError, kept
+from tinytools.events import ToolStarted
+from tinytools.executors.routes import ExecutorError
+from tinytools.results import ToolResult
+from tinytools.run.admission import Admission
+from tinytools.run.approval import Policies
+from tinytools.run.boundary import Boundary
+from tinytools.run.flight import Flight, invalid, read_arguments, started_arguments
+from tinytools.run.outcomes import cancelled, denied, executor_failure, propagates, timed_out, tool_failure
+from tinytools.run.output import finish
+from tinytools.run.plan import Read
+from tinytools.run.secrets import Secrets
+from tinytools.run.work import CANCELLED, RAISED, REFUSED, RETURNED, Channel, Outcome, Work
+
+__all__ = ["BACKOFF_SECONDS", "Attempts"]
+
+BACKOFF_SECONDS = 0.05
+"""First retry delay; doubled on each further attempt."""
+
+
+class Attempts:
+    """The execution stage of one dispatcher (see the module)."""
+
+    def __init__(
+        self,
+        *,
+        admission: Admission,
+        boundary: Boundary,
+        policies: Policies,
+        sink: Any,
+        token: CancellationToken,
+        context: RunContext,
+        stores: Stores,
+    ):
+        self.admission = admission
+        self.boundary = boundary
+        self.policies = policies
+        self.sink = sink
+        self.token = token
+        self.context = context
+        self.stores = stores
+
+    async def execute(self, flight: Flight, read: Read) -> ToolResult:
+        """Bind and run the tool: at most its tries, never after the run stopped, within the gate."""
+        gate = flight.scope.gate
+        if gate is not None:
+            await gate.enter(flight.plan.serial)
+        try:
+            return await self.attempts(flight, read)
+        finally:
+            if gate is not None:
+                await gate.leave(flight.plan.serial)
+            if flight.channel is not None:
+                flight.channel.close()  # progress sent after the call ended is not delivered
+            if flight.token is not None:
+                flight.token.detach()
+
+    async def attempts(self, flight: Flight, read: Read) -> ToolResult:
+        """Each attempt in turn: none once the run stopped, a retry only when the last attempt asks for one."""
+        plan, call, driver = flight.plan, flight.call, flight.scope.driver
+        result: ToolResult | None = None
+        for attempt in range(1, plan.tries + 1):
+            stopped = self.admission.stopped(call, plan.name, flight.start, retry=attempt > 1)
+            if stopped is not None:
+                return stopped
+            if attempt > 1:
+                await driver.pause(BACKOFF_SECONDS * 2 ** (attempt - 2), self.token)
+                stopped = self.admission.stopped(call, plan.name, flight.start, retry=True)
+                if stopped is not None:
+                    return stopped
+                again = read_arguments(
+                    flight, events=self.sink is not None
+                )  # a retry sees the arguments as sent, not as the last attempt left them
+                if again.__class__ is not Read:
+                    return again  # type: ignore[return-value]
+                read = again
+            work = self.work(flight, read, attempt)
+            if work.__class__ is not Work:
+                return work  # type: ignore[return-value]
+            if self.sink is not None:
+                elapsed = perf_counter_ns() - flight.start
+                await driver.emit(ToolStarted(call.id, plan.name, elapsed, started_arguments(read, call), attempt))
+            outcome = await driver.execute(work)
+            result, retry = self.settle(flight, outcome, last=attempt == plan.tries)
+            if not retry:
+                return result
+        assert result is not None
+        return result
+
+    def work(self, flight: Flight, read: Read, attempt: int) -> Work | ToolResult:
+        """The tool's call for one attempt: its arguments bound by slot, with runtime values."""
+        plan = flight.plan
+        runtime = self.runtime(flight, attempt) if plan.runtime else None
+        try:
+            args, kwargs, secrets = plan.bind(read, flight.scope.inject, runtime)
+        except ArgumentsError as exc:
+            return invalid(flight, kept(exc), events=self.sink is not None)
+        if secrets and flight.secrets is None:
+            flight.secrets = Secrets.of(secrets)
+        tool = plan.tool
+        if plan.route is not None:
+            route = plan.route
+            return Work(
+                route.run, (flight.call, args, kwargs), {}, name=plan.name, is_async=True,
+                timeout=tool.timeout, token=self.token, channel=flight.channel,
+            )  # fmt: skip
+        return Work(
+            plan.function(), args, kwargs, name=plan.name, is_async=tool.is_async,
+            timeout=tool.timeout, token=self.token, channel=flight.channel,
+        )  # fmt: skip
+
+    def runtime(self, flight: Flight, attempt: int) -> dict[str, Any]:
+        """The values only the pipeline makes, for a tool that takes them by type."""
+        plan, call = flight.plan, flight.call
+        wants = plan.tool.wants
+        values: dict[str, Any] = {"call": call}
+        if "token" in wants:
+            if flight.token is None:
+                flight.token = CancellationToken(parent=self.token)
+            values["token"] = flight.token
+        if "invocation" in wants:
+            values["invocation"] = self.invocation(flight, attempt)
+        if "progress" in wants:
+            if flight.channel is None and self.sink is not None:
+                flight.channel = Channel(lambda event: self.boundary.event(event, flight.secrets))
+            send = flight.channel.send if flight.channel is not None else None
+            values["progress"] = Progress(call.id, plan.name, flight.start, send)
+        if "stores" in wants:
+            values["stores"] = self.stores
+        return values
+
+    def invocation(self, flight: Flight, attempt: int) -> Invocation:
+        """The trusted identity of one execution of a tool."""
+        context = self.context
+        return Invocation(
+            flight.call,
+            flight.plan.name,
+            run_id=context.run_id,
+            step_id=flight.scope.step_id,
+            session_id=context.session_id,
+            agent_id=context.agent_id,
+            workspace_id=context.workspace_id,
+            actor=context.actor,
+            attempt=attempt,
+            max_inline_output_bytes=self.boundary.limit,
+            deadline=self.admission.deadline_at,
+        )
+
+    def settle(self, flight: Flight, outcome: Outcome, *, last: bool) -> tuple[ToolResult, bool]:
+        """The result of one attempt, and whether to try again."""
+        plan, call, start = flight.plan, flight.call, flight.start
+        kind, value = outcome.kind, outcome.value
+        if kind == RETURNED:
+            result = finish(call, plan.tool, value, start, self.boundary.store)
+            if result.status != "succeeded":
+                return self.failure(flight, result, None), False
+            refused = self.policies.result_denial(plan.tool, result) if self.policies.middleware else None
+            if refused is not None:
+                return denied(call, plan.name, refused[0], refused[1], start), False
+            return result, False
+        if kind == RAISED:
+            return self.raised(flight, value, last=last)
+        if kind == CANCELLED:
+            return cancelled(call, plan.tool, start, started=True), False
+        if kind == REFUSED:
+            error = ExecutorError("executor_unavailable", str(value), may_have_acted=False)
+            return self.failure(flight, executor_failure(error, call, plan.tool, start), value), False
+        if flight.token is not None:
+            flight.token.cancel("timeout")  # a cooperative tool still running can stop
+        if not last:
+            return timed_out(call, plan.tool, start), True
+        return self.failure(flight, timed_out(call, plan.tool, start), None), False
+
+    def raised(self, flight: Flight, exc: BaseException, *, last: bool) -> tuple[ToolResult, bool]:
+        """The result of an attempt that raised, and whether to try again."""
+        plan, call, start = flight.plan, flight.call, flight.start
+        if isinstance(exc, TransferError):  # the application's configuration, like a missing injected value
+            raise exc
+        if propagates(exc):  # an asyncio CancelledError the tool raised: cancellation of the run, or its caller's
+            if not self.token.cancelled:
+                raise exc
+            return cancelled(call, plan.tool, start, started=True), False
+        if isinstance(exc, ExecutorError):
+            return self.failure(flight, executor_failure(exc, call, plan.tool, start), exc), not last
+        result = tool_failure(call, plan.name, exc, start, plan.exposed)
+        if isinstance(exc, RetryableError) and not last:
+            return result, True
+        return self.failure(flight, result, exc), False
+
+    def failure(self, flight: Flight, result: ToolResult, exc: BaseException | None) -> ToolResult:
+        """Note the tool's failure for the `ToolFailed` event, and hand the result on."""
+        flight.failure, flight.exception = result, exc
+        return result
