@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import pytest
 
-from tests import executor_tools as t
+from tests.executors import executor_tools as t
 from tinytools import (
     CancellationToken,
     Dispatcher,
@@ -215,7 +215,7 @@ EXITS = """
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from tinytools import Dispatcher, ToolCall
-from tests import executor_tools as t
+from tests.executors import executor_tools as t
 
 if __name__ == "__main__":
     pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("forkserver"))
@@ -232,7 +232,7 @@ if __name__ == "__main__":
 def test_the_interpreter_exits_after_workers_died(tmp_path: Path) -> None:
     script = tmp_path / "exits.py"
     script.write_text(EXITS)
-    root = str(Path(__file__).parents[1])
+    root = str(Path(__file__).parents[2])
     out = subprocess.run(
         [sys.executable, str(script)],
         capture_output=True,

@@ -1,0 +1,230 @@
+"""The pipeline's promises where its stages meet: binding, admission, the serial barrier, faults of hooks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from typing import Annotated, Any
+
+import pytest
+
+from tinytools import (
+    Dispatcher,
+    Injected,
+    Rewrite,
+    Toolbox,
+    ToolCall,
+    ToolEvent,
+    ToolResult,
+    tool,
+)
+from tinytools.policy import Approval, ApprovalRequest, PolicyMiddleware, ToolPolicy, require_approval
+
+from .paths import (
+    BATCH_ENTRIES,
+    DISPATCHER_ENTRIES,
+    PATHS,
+    RELEASE,
+    PassThrough,
+    options,
+    run_batch,
+    run_call,
+    run_in_thread,
+    steady,
+    summary,
+)
+
+# Positional-only parameters are bound by name
+
+
+@tool
+def annotate(
+    note: str = "",
+    user: Annotated[str, Injected("user")] = "nobody",
+    target: str = "",
+    /,
+) -> dict[str, str]:
+    """Return what it was called with."""
+    return {"note": note, "user": user, "target": target}
+
+
+@tool
+def transfer(amount: int = 1, account: str = "savings", /) -> dict[str, Any]:
+    """Return what it was called with."""
+    return {"amount": amount, "account": account}
+
+
+@pytest.mark.parametrize("form", ["dict", "json_text"])
+@pytest.mark.parametrize(("entry", "variant"), PATHS)
+def test_positional_only_parameters_receive_exactly_what_was_sent_by_name(entry: str, variant: str, form: str) -> None:
+    sent = {"annotate": {"target": "root"}, "transfer": {"account": "checking"}}
+    if variant == "strict":  # a strict model sends every key, null for an omitted optional one
+        sent = {"annotate": {"note": None, "target": "root"}, "transfer": {"amount": None, "account": "checking"}}
+    received = {}
+    for name, arguments in sent.items():
+        wire = arguments if form == "dict" else json.dumps(arguments)
+        result = run_call(
+            entry, [annotate, transfer], ToolCall(f"c-{name}", name, wire), inject={"user": "alice"}, **options(variant)
+        )
+        received[name] = result.output if result.status == "succeeded" else summary([result])
+    assert received == {
+        "annotate": {"note": "", "user": "alice", "target": "root"},
+        "transfer": {"amount": 1, "account": "checking"},
+    }
+
+
+# The unknown-tool rewrite respects the per-turn allowlist
+
+
+@pytest.mark.parametrize("variant", ["plain", "on_event"])
+@pytest.mark.parametrize("entry", DISPATCHER_ENTRIES)
+def test_rewrite_to_a_fallback_does_not_bypass_the_allowlist(entry: str, variant: str) -> None:
+    ran: list[str] = []
+
+    @tool
+    def allowed_tool() -> str:
+        """The only tool allowed this turn."""
+        return "allowed"
+
+    @tool
+    def fallback() -> str:
+        """Where unknown calls are rewritten to."""
+        ran.append("fallback")
+        return "fallback ran"
+
+    dispatcher = Dispatcher([allowed_tool, fallback], unknown_tool=Rewrite("fallback"), **options(variant))
+    call = ToolCall("c1", "no_such_tool", {})
+    allowed = ["allowed_tool"]
+    if entry == "Dispatcher.dispatch":
+        result = dispatcher.dispatch(call, allowed=allowed)
+    elif entry == "Dispatcher.adispatch":
+        result = asyncio.run(dispatcher.adispatch(call, allowed=allowed))
+    elif entry == "Dispatcher.dispatch_many":
+        (result,) = dispatcher.dispatch_many([call], allowed=allowed)
+    else:
+        (result,) = asyncio.run(dispatcher.adispatch_many([call], allowed=allowed))
+    assert (result.status, result.error and result.error.code, ran) == ("failed", "tool_not_allowed", [])
+
+
+# A serial tool reached through Rewrite stays serial in a batch
+
+
+@pytest.mark.parametrize("entry", BATCH_ENTRIES)
+def test_serial_tool_reached_through_rewrite_never_runs_concurrently_with_itself(entry: str) -> None:
+    guard = threading.Condition()
+    running = {"now": 0, "peak": 0}
+
+    @tool(parallel_safe=False)
+    def serial(n: int) -> int:
+        """A tool that must run alone."""
+        with guard:
+            running["now"] += 1
+            running["peak"] = max(running["peak"], running["now"])
+            guard.notify_all()
+            guard.wait_for(lambda: running["now"] > 1, timeout=0.5)  # a short sleep a concurrent twin cuts short
+            running["now"] -= 1
+        return n
+
+    dispatcher = Dispatcher([serial], unknown_tool=Rewrite("serial"))
+    calls = [ToolCall("c0", "serial", {"n": 0})] + [ToolCall(f"c{n}", "old_serial", {"n": n}) for n in (1, 2, 3)]
+    watched = run_in_thread(lambda: run_batch(entry, dispatcher, calls), timeout=RELEASE)
+    assert watched.finished, "the batch did not finish"
+    results = watched.value()
+    assert running["peak"] == 1, f"{running['peak']} instances of the serial tool ran at once"
+    assert [(r.call_id, r.output) for r in results] == [("c0", 0), ("c1", 1), ("c2", 2), ("c3", 3)]
+
+
+# A BaseException from middleware, an approver or a sink costs only its own call
+
+
+class Boom(BaseException):
+    """Not KeyboardInterrupt, SystemExit or asyncio.CancelledError: it must not stop the run."""
+
+
+class BoomBefore:
+    def before_tool(self, call: ToolCall, tool: Any) -> None:
+        if call.id == "bad":
+            raise Boom("before_tool")
+
+
+class AsyncBoomBefore:
+    async def before_tool(self, call: ToolCall, tool: Any) -> None:
+        if call.id == "bad":
+            raise Boom("async before_tool")
+
+
+class BoomAfter:
+    def after_tool(self, call: ToolCall, tool: Any, result: ToolResult) -> None:
+        if call.id == "bad":
+            raise Boom("after_tool")
+
+
+def boom_approver(request: ApprovalRequest) -> Approval:
+    if request.call.id == "bad":
+        raise Boom("approver")
+    return Approval.approve()
+
+
+async def async_boom_approver(request: ApprovalRequest) -> Approval:
+    if request.call.id == "bad":
+        raise Boom("async approver")
+    return Approval.approve()
+
+
+def boom_sink(event: ToolEvent) -> None:
+    if event.call_id == "bad":
+        raise Boom("sink")
+
+
+async def async_boom_sink(event: ToolEvent) -> None:
+    if event.call_id == "bad":
+        raise Boom("async sink")
+
+
+@tool(policy=ToolPolicy.classified().with_access(approval_required=True))
+def guarded(n: int) -> int:
+    """Needs approval."""
+    return n
+
+
+BOOM_SOURCES: dict[str, tuple[dict[str, Any], str, str | None]] = {
+    # source: (dispatcher options, tool, the bad call's expected error code; None = succeeded)
+    "before_tool": ({"middleware": [BoomBefore()]}, "steady", "middleware_error"),
+    "async_before_tool": ({"middleware": [AsyncBoomBefore()]}, "steady", "middleware_error"),
+    "after_tool": ({"middleware": [BoomAfter()]}, "steady", "middleware_error"),
+    "approver": ({"middleware": [PolicyMiddleware(require_approval(boom_approver))]}, "guarded", "policy_denied"),
+    "async_approver": (
+        {"middleware": [PolicyMiddleware(require_approval(async_boom_approver))]},
+        "guarded",
+        "policy_denied",
+    ),
+    "event_sink": ({"on_event": boom_sink}, "steady", None),
+    "async_event_sink": ({"on_event": async_boom_sink}, "steady", None),
+}
+
+
+@pytest.mark.parametrize("entry", DISPATCHER_ENTRIES)
+@pytest.mark.parametrize("source", list(BOOM_SOURCES))
+def test_a_base_exception_from_a_hook_affects_only_its_own_call(source: str, entry: str) -> None:
+    dispatcher_options, name, code = BOOM_SOURCES[source]
+    dispatcher = Dispatcher([steady, guarded], **dispatcher_options)
+    bad = ToolCall("bad", name, {"n": 2})
+    expected_bad = ("bad", "succeeded" if code is None else "failed", code)
+    if entry in BATCH_ENTRIES:
+        calls = [ToolCall("a", name, {"n": 1}), bad, ToolCall("b", name, {"n": 3})]
+        results = run_batch(entry, dispatcher, calls)
+        assert summary(results) == [("a", "succeeded", None), expected_bad, ("b", "succeeded", None)]
+        assert [results[0].output, results[2].output] == [1, 3]
+    else:
+        result = run_call(entry, [steady, guarded], bad, dispatcher=dispatcher)
+        assert summary([result]) == [expected_bad]
+
+
+def test_plain_calls_take_the_express_path_and_others_the_pipeline() -> None:
+    """Only a tool that needs nothing around its call skips the pipeline, and both give one result."""
+    plain_box = Toolbox([transfer])
+    assert Dispatcher(plain_box).plan(transfer).express is not None
+    assert Dispatcher(plain_box, on_event=lambda event: None).plan(transfer).express is None
+    assert Dispatcher(plain_box, middleware=[PassThrough()]).plan(transfer).express is None
+    assert Dispatcher([annotate]).plan(annotate).express is not None  # injected values: bound by slot, no stage needed
