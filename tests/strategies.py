@@ -85,49 +85,93 @@ identifiers = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True).filter(
 )
 
 
+KINDS = ("positional_only", "positional_or_keyword", "keyword_only")
+"""Where a parameter sits: before ``/``, between ``/`` and ``*``, or after ``*``."""
+
+
 @dataclasses.dataclass
 class Parameter:
     name: str
-    case: TypeCase
+    case: TypeCase | None
+    """Its type; None for an injected parameter (``Annotated[object, Injected]``)."""
     has_default: bool
+    kind: str = "positional_or_keyword"
+
+    @property
+    def injected(self) -> bool:
+        return self.case is None
 
 
 @dataclasses.dataclass
 class Signature:
     parameters: list[Parameter]
+    """The model-visible parameters."""
     injected: list[str]
     future: bool
+    hidden: list[Parameter] = dataclasses.field(default_factory=list)
+    """The injected parameters, with their kinds."""
+
+    def ordered(self) -> list[Parameter]:
+        """Every parameter, by kind (`_legal` made the defaults of this order legal Python)."""
+        return sorted([*self.parameters, *self.hidden], key=lambda p: KINDS.index(p.kind))
+
+
+def _legal(parameters: list[Parameter]) -> list[Parameter]:
+    """Give a default to every positional parameter after the first one that has one."""
+    seen_default = False
+    for parameter in sorted(parameters, key=lambda p: KINDS.index(p.kind)):
+        if parameter.kind == "keyword_only":
+            continue
+        seen_default = seen_default or parameter.has_default
+        parameter.has_default = parameter.has_default or seen_default
+    return parameters
 
 
 @st.composite
-def signatures(draw: st.DrawFn) -> Signature:
+def signatures(draw: st.DrawFn, *, kinds: bool = False) -> Signature:
+    """Signatures; with ``kinds``, parameters of every kind and injected ones among them."""
     names = draw(st.lists(identifiers, min_size=0, max_size=6, unique=True))
-    parameters = [Parameter(name, draw(st.sampled_from(TYPES)), draw(st.booleans())) for name in names]
+    kind = st.sampled_from(KINDS) if kinds else st.just("positional_or_keyword")
+    parameters = [Parameter(name, draw(st.sampled_from(TYPES)), draw(st.booleans()), draw(kind)) for name in names]
     injected = [f"inj_{index}" for index in range(draw(st.integers(0, 2)))]
-    return Signature(parameters, injected, draw(st.booleans()))
+    hidden_kind = kind if kinds else st.just("keyword_only")
+    hidden = [Parameter(name, None, kinds and draw(st.booleans()), draw(hidden_kind)) for name in injected]
+    _legal([*parameters, *hidden])
+    return Signature(parameters, injected, draw(st.booleans()), hidden)
 
 
 _counter = itertools.count()
 
 
+HIDDEN_DEFAULT = object()
+"""The default of an injected parameter: it must never reach the function when a value is injected."""
+
+
 def build_tool(signature: Signature, defaults: dict[str, Any]) -> tuple[Tool[..., Any], dict[str, Any]]:
     """Make the tool; it stores what it received in the returned dict."""
     seen: dict[str, Any] = {}
-    ordered = sorted(signature.parameters, key=lambda p: p.has_default)
     params = []
-    for p in ordered:
-        text_ = f"{p.name}: {p.case.source}"
+    kind = "positional_or_keyword"
+    for p in signature.ordered():
+        if p.kind != kind:
+            if kind == "positional_only":
+                params.append("/")
+            if p.kind == "keyword_only":
+                params.append("*")
+            kind = p.kind
+        annotation = "Annotated[object, Injected]" if p.case is None else p.case.source
+        text_ = f"{p.name}: {annotation}"
         if p.has_default:
-            text_ += f" = DEFAULTS[{p.name!r}]"
+            text_ += " = HIDDEN_DEFAULT" if p.case is None else f" = DEFAULTS[{p.name!r}]"
         params.append(text_)
-    if signature.injected:
-        params += ["*", *(f"{name}: Annotated[object, Injected]" for name in signature.injected)]
+    if kind == "positional_only":
+        params.append("/")
     body = "    SEEN.update(locals())\n"
     source = f"def generated({', '.join(params)}) -> None:\n{body}"
     name = f"tinytools_generated_{next(_counter)}"
     module = types.ModuleType(name)
     sys.modules[name] = module
-    module.__dict__.update(SEEN=seen, DEFAULTS=defaults)
+    module.__dict__.update(SEEN=seen, DEFAULTS=defaults, HIDDEN_DEFAULT=HIDDEN_DEFAULT)
     prefix = "from __future__ import annotations\n" if signature.future else ""
     exec(compile(prefix + NAMESPACE + source, name, "exec", dont_inherit=True), module.__dict__)
     return tool(module.generated), seen

@@ -9,8 +9,9 @@ import msgspec
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from tests.strategies import Signature, build_tool, signatures
-from tinytools import ToolCall, dispatch
+from tests.run.paths import PATHS, options, run_call
+from tests.strategies import HIDDEN_DEFAULT, Signature, build_tool, signatures
+from tinytools import SchemaError, ToolCall, dispatch
 
 
 def resolve(document: Any, pointer: str) -> Any:
@@ -24,8 +25,8 @@ def resolve(document: Any, pointer: str) -> Any:
 
 
 @st.composite
-def signature_with_values(draw: st.DrawFn) -> tuple[Signature, dict[str, Any], dict[str, Any]]:
-    signature = draw(signatures())
+def signature_with_values(draw: st.DrawFn, *, kinds: bool = False) -> tuple[Signature, dict[str, Any], dict[str, Any]]:
+    signature = draw(signatures(kinds=kinds))
     defaults = {p.name: draw(p.case.valid) for p in signature.parameters if p.has_default}
     values = {}
     for p in signature.parameters:
@@ -111,3 +112,34 @@ def test_unknown_keys_are_always_refused(
     assert seen == {}
     assert result.error.details is not None
     assert result.error.details["pointer"].lstrip("/").replace("~1", "/").replace("~0", "~") in extra
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(signature_with_values(kinds=True), st.sampled_from(PATHS), st.booleans())
+def test_every_path_gives_the_function_exactly_what_was_sent_by_name(
+    case: tuple[Signature, dict[str, Any], dict[str, Any]], path: tuple[str, str], as_text: bool
+) -> None:
+    """Positional-only, keyword-only and injected parameters in any order: each receives its own value."""
+    signature, defaults, values = case
+    entry, variant = path
+    made, seen = build_tool(signature, defaults)
+    arguments = msgspec.to_builtins(values)
+    expected = {**defaults, **values}
+    if variant == "strict":
+        try:
+            strict = made.strict()
+        except SchemaError:
+            assume(False)
+        for p in signature.parameters:  # a strict model sends null for what it leaves out
+            if p.name not in values:
+                arguments[p.name] = None
+                expected[p.name] = defaults[p.name] if p.name in strict.defaults else None
+    inject = {name: object() for name in signature.injected}
+    payload = msgspec.json.encode(arguments) if as_text else arguments
+    result = run_call(entry, [made], ToolCall("p", made.name, payload), inject=inject, **options(variant))
+    assert result.status == "succeeded", result.error
+    for p in signature.parameters:
+        assert seen[p.name] == expected[p.name], p.name
+        assert type(seen[p.name]) is type(expected[p.name]), p.name
+    for name in signature.injected:
+        assert seen[name] is inject[name] and seen[name] is not HIDDEN_DEFAULT

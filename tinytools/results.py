@@ -190,8 +190,17 @@ class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True):
             raise ResultError(f"the model-facing text is {size} bytes; the budget is {max_inline_output_bytes}")
 
     def to_json(self) -> bytes:
-        """Encode the whole result as JSON."""
-        return _encode(self)
+        """Encode the whole result as JSON.
+
+        Text that is not Unicode (a lone surrogate in a call id a provider sent) is written as a
+        JSON escape, which decodes back to the same string.
+        """
+        try:
+            return _encode(self)
+        except UnicodeEncodeError:
+            import json
+
+            return json.dumps(msgspec.to_builtins(self), ensure_ascii=True, separators=(",", ":")).encode()
 
 
 _STATUSES = ("succeeded", "failed", "outcome_unknown")

@@ -168,6 +168,10 @@ class CountingPattern:
         self.meter.charge(len(string) + 1)
         return self.pattern.sub(repl, string, count)
 
+    def finditer(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> Iterator[re.Match[str]]:
+        self.meter.charge(len(string) - pos + 1)
+        return self.pattern.finditer(string, pos, endpos)
+
 
 def _counting_decode(meter: Meter) -> Callable[..., Any]:
     def decode(data: Any, **options: Any) -> Any:

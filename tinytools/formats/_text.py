@@ -117,6 +117,9 @@ def parse_calls(
     pattern = candidate_pattern(use_json, tuple(sorted(xml_names)), tuple(sorted(ptype_names)))
     if pattern is None:
         return []
+    lone = [match.start() for match in _SURROGATE.finditer(text)]
+    if lone:  # not Unicode: read the rest as written, and refuse each call that holds one
+        text = _SURROGATE.sub("\ufffd", text)
     found: list[Found] = []
     known = frozenset(tools)
     pos = 0
@@ -132,7 +135,22 @@ def parse_calls(
             name = match.group("ptype")[:-1]
             call, pos = ptype.scan(text, start, match.end() - 1, tools[name], syntaxes[name])
             found.append(call)
+    if lone:
+        found = [_without_surrogates(item, lone) for item in found]
     return [_tool_call(item, index) for index, item in enumerate(found)]
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_surrogates(found: Found, lone: list[int]) -> Found:
+    """The call, invalid if its text held a lone surrogate (replaced in ``raw`` so it encodes)."""
+    end = found.offset + len(found.raw)
+    held = next((position for position in lone if found.offset <= position < end), None)
+    if held is None or found.invalid is not None:
+        return found
+    reason = "the call holds a lone surrogate, which is not Unicode text; write the call again"
+    return Found(found.offset, found.raw, found.name, invalid=reason, id=found.id)
 
 
 @functools.lru_cache(maxsize=256)

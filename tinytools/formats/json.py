@@ -18,11 +18,13 @@ from typing import Any
 
 import msgspec
 
+from tinytools.errors import ArgumentsError
 from tinytools.formats._common import Found, example_arguments, json_text, parameter_lines
 from tinytools.results import ToolResult
+from tinytools.schema.arguments import refuse_repeated_keys
 from tinytools.tool import Tool
 
-__all__ = ["CANDIDATE", "render_call", "render_declaration", "render_result", "scan"]
+__all__ = ["CANDIDATE", "decode_once", "render_call", "render_declaration", "render_result", "scan"]
 
 CANDIDATE = r"\{(?=\s*\")|\[(?=\s*\{\s*\")"
 """Where a JSON call may start: an object with a key, or a list of such objects."""
@@ -89,8 +91,8 @@ def scan(text: str, start: int, known: frozenset[str]) -> tuple[list[Found], int
     root, stop, error = _scan(text, start)
     if error is None:
         try:
-            return _calls(_decode(text[start:stop]), start, text[start:stop], known), stop
-        except (msgspec.DecodeError, RecursionError) as exc:
+            return _calls(decode_once(text[start:stop]), start, text[start:stop], known), stop
+        except (msgspec.DecodeError, ArgumentsError, RecursionError) as exc:
             error = _reason(exc)
     return _salvage(text, root, stop, error, known), stop
 
@@ -172,15 +174,30 @@ def _salvage(text: str, node: _Node, stop: int, error: str, known: frozenset[str
             continue
         span = text[child.start : child.end]
         try:
-            found += _calls(_decode(span), child.start, span, known)
-        except (msgspec.DecodeError, RecursionError) as exc:
+            found += _calls(decode_once(span), child.start, span, known)
+        except (msgspec.DecodeError, ArgumentsError, RecursionError) as exc:
             found += _salvage(text, child, child.end, _reason(exc), known)
     return found
+
+
+def decode_once(text: str) -> Any:
+    """Decode JSON text in which no object names a key twice (parsers disagree on which wins).
+
+    Raises:
+        msgspec.DecodeError: The text is not JSON.
+        ArgumentsError: An object in it repeats a key.
+    """
+    value = _decode(text)
+    if isinstance(value, (dict, list)) and ":" in text:
+        refuse_repeated_keys(text, value)
+    return value
 
 
 def _reason(exc: Exception) -> str:
     if isinstance(exc, RecursionError):
         return "the JSON is nested too deeply"
+    if isinstance(exc, ArgumentsError):
+        return exc.reason
     return str(exc).removeprefix("JSON is malformed: ")
 
 
@@ -212,8 +229,8 @@ def _call(item: dict[str, Any], offset: int, raw: str, known: frozenset[str], to
     arguments = item[key] if key is not None else {}
     if isinstance(arguments, str):
         try:
-            arguments = _decode(arguments)
-        except msgspec.DecodeError as exc:
+            arguments = decode_once(arguments)
+        except (msgspec.DecodeError, ArgumentsError) as exc:
             reason = f"the arguments string is not JSON: {_reason(exc)}"
             return Found(offset, raw, name, invalid=reason, id=given_id)
     if not isinstance(arguments, dict):

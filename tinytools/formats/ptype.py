@@ -196,9 +196,16 @@ class _Parser:
             raise self.fail(f"values are nested deeper than {MAX_DEPTH} levels", self.pos + 1)
         self.pos += 1
         close = _CLOSE[opening]
+        start = self.pos
         result = self.items(close, self.value if opening != "{" else self.pair)
         self.depth -= 1
-        return dict(result) if opening == "{" else result
+        if opening != "{":
+            return result
+        pairs = dict(result)
+        if len(pairs) != len(result):  # parsers disagree on which of two values wins: refuse both
+            repeated = next(key for index, (key, _) in enumerate(result) if key in dict(result[:index]))
+            raise self.fail(f"the key {shorten(repeated, 40)!r} appears more than once in one object", start)
+        return pairs
 
     def items(self, close: str, read: Callable[[], Any]) -> list[Any]:
         found = []

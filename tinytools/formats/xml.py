@@ -19,6 +19,7 @@ from typing import Any, TypeAlias
 
 import msgspec
 
+from tinytools.errors import ArgumentsError
 from tinytools.formats._common import (
     Found,
     accepts,
@@ -29,6 +30,7 @@ from tinytools.formats._common import (
     parameter_lines,
     property_schema,
 )
+from tinytools.formats.json import decode_once
 from tinytools.results import ToolResult
 from tinytools.tool import Tool
 
@@ -87,13 +89,16 @@ def coerce_text(text: str, types: frozenset[str]) -> Any:
     Text stays text where only a string is allowed. Otherwise JSON is tried (and ``True``,
     ``False``, ``None``); text that does not read as an allowed type stays text, for the
     validator to refuse with a message the model can act on.
+
+    Raises:
+        ArgumentsError: The text is JSON in which an object names a key twice.
     """
     if types == {"string"}:
         return text
     if "string" not in types and not text and "null" in types:
         return None
     try:
-        value = _decode(text)
+        value = decode_once(text)
     except (msgspec.DecodeError, RecursionError):
         return _PYTHON.get(text, text) if "string" not in types else text
     return value if "string" not in types or accepts(types, value) else text
@@ -304,7 +309,10 @@ class _Reader:
     def coerce(self, name: str, node: Node, schema: Any) -> Any:
         types = allowed_types(schema, self.root)
         if isinstance(node, str):
-            return coerce_text(node, types)
+            try:
+                return coerce_text(node, types)
+            except ArgumentsError as exc:  # JSON inside the element that names a key twice
+                raise _Malformed(f"<{name}> {exc.reason}", self.pos) from None
         distinct = len({key for key, _ in node}) == len(node)
         if "object" in types and (distinct or "array" not in types):
             return self.object(name, node, schema)

@@ -45,6 +45,8 @@ def decoded_arguments(call: ToolCall) -> Any:
     arguments = call.arguments
     if arguments.__class__ is dict:
         return detached(arguments)
+    if isinstance(arguments, (bytearray, memoryview)):
+        arguments = bytes(arguments)
     if call.invalid is not None:
         raise ArgumentsError(call.invalid, keyword="json")
     try:
@@ -97,13 +99,13 @@ def _copy(value: Any) -> Any:
     return value
 
 
-def refuse_repeated_keys(text: str | bytes, decoded: dict[str, Any]) -> None:
+def refuse_repeated_keys(text: str | bytes, decoded: Any) -> None:
     """Raise `ArgumentsError` when ``text``, which decoded to ``decoded``, names a key twice in one object."""
     if not _counts_match(text, decoded):
         _parse_refusing_repeats(text)
 
 
-def _counts_match(text: str | bytes, decoded: dict[str, Any]) -> bool:
+def _counts_match(text: str | bytes, decoded: Any) -> bool:
     r"""Whether the text has exactly as many colons as the decoded value written out again.
 
     Re-encoded, the value has one colon per key plus the colons inside its strings. Without
@@ -125,6 +127,9 @@ class _Repeated(Exception):
 
 def _parse_refusing_repeats(text: str | bytes) -> None:
     import json
+
+    if not isinstance(text, (str, bytes)):
+        text = bytes(text)
 
     def pairs(items: list[tuple[str, Any]]) -> None:
         seen = set()
