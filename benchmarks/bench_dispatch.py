@@ -103,7 +103,7 @@ def bench_definition() -> list[tuple[str, float, float]]:
 
     def first_call():  # a valid call builds the typed reader; the validator stays uncompiled
         made = tool(plain["seven"])
-        made.positional(ToolCall("c1", made.name, text))
+        dispatch(ToolCall("c1", made.name, text), Toolbox([made]))
 
     def compile_once():  # what an invalid call adds: compiling the validator
         tool(plain["seven"]).schema.validate(payload)

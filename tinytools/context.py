@@ -138,6 +138,8 @@ class CancellationToken:
 
     def __init__(self, parent: CancellationToken | None = None):
         self._event = threading.Event()
+        self.cancelled = False
+        """Whether cancellation was requested (read it; `cancel` sets it)."""
         self._callbacks: list[Callable[[], Any]] = []
         self._lock = threading.Lock()
         self.reason: str | None = None
@@ -146,17 +148,13 @@ class CancellationToken:
         if parent is not None:
             self._detach = parent.on_cancel(lambda: self.cancel(parent.reason or "cancelled"))
 
-    @property
-    def cancelled(self) -> bool:
-        """Whether cancellation was requested."""
-        return self._event.is_set()
-
     def cancel(self, reason: str = "cancelled") -> None:
         """Request cancellation; runs the registered callbacks once."""
         with self._lock:
             if self._event.is_set():
                 return
             self.reason = reason
+            self.cancelled = True
             self._event.set()
             callbacks, self._callbacks = self._callbacks, []
         for callback in callbacks:

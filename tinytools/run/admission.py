@@ -18,11 +18,11 @@ import msgspec
 
 from tinytools.errors import ToolNotFound, shorten
 from tinytools.results import ToolCall, ToolResult
+from tinytools.run.limits import Limits
 from tinytools.run.outcomes import failed, unknown_tool
 
 if TYPE_CHECKING:
     from tinytools.context import CancellationToken
-    from tinytools.run.limits import Limits
     from tinytools.run.plan import Plan
     from tinytools.tool import Tool
     from tinytools.toolbox import Toolbox
@@ -44,14 +44,16 @@ UnknownToolPolicy = Literal["return_error", "fail"] | Rewrite
 class Admitted:
     """A call that may start: its plan, the call as it reaches the tool, and the call as sent."""
 
-    __slots__ = ("call", "plan", "sent")
+    __slots__ = ("call", "plan", "rewritten", "sent")
 
-    def __init__(self, plan: Plan, call: ToolCall, sent: ToolCall):
+    def __init__(self, plan: Plan, call: ToolCall, sent: ToolCall, rewritten: bool = False):
         self.plan = plan
         self.call = call
         """The call as the tool receives it (renamed by a `Rewrite` or an alias)."""
         self.sent = sent
         """The call as the model sent it."""
+        self.rewritten = rewritten
+        """Whether the unknown-tool policy sent it to its fallback."""
 
 
 class Admission:
@@ -74,6 +76,9 @@ class Admission:
         self.plan_for = plan_for
         self.calls = 0
         """Calls admitted so far, recoveries included."""
+        self.checked = True
+        """Whether a call meets any check before its lookup (limits, a deadline, a cancellation)."""
+        self.recheck()
 
     def admit(self, call: ToolCall, allowed: Iterable[str] | None, start: int) -> Admitted | ToolResult:
         """The plan and call to run, or the result that ends the call here.
@@ -81,10 +86,13 @@ class Admission:
         Raises:
             ToolNotFound: Only under ``unknown_tool="fail"``.
         """
-        refusal = self.refusal(call, start)
-        if refusal is not None:
-            return refusal
-        sent = call
+        if self.checked:
+            refusal = self.refusal(call, start)
+            if refusal is not None:
+                return refusal
+        else:
+            self.calls += 1
+        sent, rewritten = call, False
         tool = self.toolbox.get(call.name)
         if tool is None:
             if self.unknown == "fail":
@@ -96,13 +104,18 @@ class Admission:
             refusal = self.refusal(call, start)  # the rewritten call is admitted like any other
             if refusal is not None:
                 return refusal
-            tool = fallback
+            tool, rewritten = fallback, True
         elif tool.name != call.name:  # an alias: the tool, its results and events carry its own name
             call = ToolCall(call.id, tool.name, call.arguments, call.invalid)
         if allowed is not None and tool.name not in allowed:
             message = f"Tool {shorten(sent.name)!r} is not available in this turn."
             return failed(call, tool.name, "tool_not_allowed", message, start)
-        return Admitted(self.plan_for(tool), call, sent)
+        return Admitted(self.plan_for(tool), call, sent, rewritten)
+
+    def recheck(self) -> None:
+        """Note whether calls meet any check before their lookup (when the run is cancelled, they do)."""
+        limits = self.limits
+        self.checked = self.token.cancelled or self.deadline_at is not None or limits != Limits()
 
     def resolve(self, call: ToolCall) -> Tool[..., Any] | None:
         """The tool ``call`` would reach (through a `Rewrite` too), without admitting it."""
@@ -129,10 +142,11 @@ class Admission:
 
     def stopped(self, call: ToolCall, name: str, start: int, *, retry: bool = False) -> ToolResult | None:
         """The result for a call (or a retry) that must not start now: the run was cancelled or its deadline passed."""
-        outcome = "it was not tried again" if retry else "the call was not made"
         if self.token.cancelled:
+            outcome = "it was not tried again" if retry else "the call was not made"
             return failed(call, name, "cancelled", f"The run was cancelled; {outcome}.", start)
         if self.deadline_at is not None and perf_counter() > self.deadline_at:
+            outcome = "it was not tried again" if retry else "the call was not made"
             return failed(call, name, "deadline_exceeded", f"The run's deadline has passed; {outcome}.", start)
         return None
 

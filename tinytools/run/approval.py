@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from tinytools.policy import Approval, ApprovalRequest, PolicyMiddleware, Rule, policy_of
 from tinytools.run.outcomes import logger
-from tinytools.run.work import CANCELLED, RAISED, RETURNED, TIMEOUT, Work
+from tinytools.run.work import CANCELLED, RAISED, RETURNED, TIMEOUT, Outcome, Work
 
 if TYPE_CHECKING:
     from tinytools.context import CancellationToken
@@ -92,13 +92,12 @@ async def ask(
         getattr(approver, "__call__", None)  # noqa: B004 - a callable object's own method
     )
     work = Work(approver, (request,), {}, name=tool.name, is_async=is_async, timeout=rule.timeout, token=token)
-    outcome = await driver.execute(work)
+    outcome = await _outcome(driver, work)
     if outcome.kind == RETURNED:
         answer = outcome.value
         if inspect.isawaitable(answer):  # a sync callable that returned a coroutine
-            outcome = await driver.execute(
-                Work(_await, (answer,), {}, name=tool.name, is_async=True, timeout=rule.timeout, token=token)
-            )
+            work = Work(_await, (answer,), {}, name=tool.name, is_async=True, timeout=rule.timeout, token=token)
+            outcome = await _outcome(driver, work)
             if outcome.kind == RETURNED:
                 return read_answer(outcome.value)
         else:
@@ -125,6 +124,11 @@ def read_answer(answer: Any) -> Decision:
     if answer.decision == "edit":
         return Decision("edit", arguments=dict(answer.arguments or {}))
     return Decision("deny", answer.reason or "the approver said no")
+
+
+async def _outcome(driver: Driver, work: Work) -> Outcome:
+    outcome = driver.start(work)
+    return outcome if outcome.__class__ is Outcome else await outcome  # type: ignore[misc]
 
 
 async def _await(value: Any) -> Any:

@@ -10,6 +10,7 @@ checks and the application's result rules.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from time import perf_counter_ns
 from typing import Any
 
@@ -56,8 +57,14 @@ class Attempts:
         self.context = context
         self.stores = stores
 
-    async def execute(self, flight: Flight, read: Read) -> ToolResult:
+    def execute(self, flight: Flight, read: Read) -> Awaitable[ToolResult]:
         """Bind and run the tool: at most its tries, never after the run stopped, within the gate."""
+        if flight.scope.gate is None and not flight.plan.runtime:
+            return self.attempts(flight, read)  # nothing to hold or to close around the attempts
+        return self.guarded(flight, read)
+
+    async def guarded(self, flight: Flight, read: Read) -> ToolResult:
+        """The attempts, within the batch's gate, closing the call's progress channel and token after."""
         gate = flight.scope.gate
         if gate is not None:
             await gate.enter(flight.plan.serial)
@@ -75,10 +82,12 @@ class Attempts:
         """Each attempt in turn: none once the run stopped, a retry only when the last attempt asks for one."""
         plan, call, driver = flight.plan, flight.call, flight.scope.driver
         result: ToolResult | None = None
+        admission = self.admission
         for attempt in range(1, plan.tries + 1):
-            stopped = self.admission.stopped(call, plan.name, flight.start, retry=attempt > 1)
-            if stopped is not None:
-                return stopped
+            if admission.checked:  # none starts once the run was cancelled or its deadline passed
+                stopped = admission.stopped(call, plan.name, flight.start, retry=attempt > 1)
+                if stopped is not None:
+                    return stopped
             if attempt > 1:
                 await driver.pause(BACKOFF_SECONDS * 2 ** (attempt - 2), self.token)
                 stopped = self.admission.stopped(call, plan.name, flight.start, retry=True)
@@ -95,8 +104,12 @@ class Attempts:
                 return work  # type: ignore[return-value]
             if self.sink is not None:
                 elapsed = perf_counter_ns() - flight.start
-                await driver.emit(ToolStarted(call.id, plan.name, elapsed, started_arguments(read, call), attempt))
-            outcome = await driver.execute(work)
+                pending = driver.emit(ToolStarted(call.id, plan.name, elapsed, started_arguments(read, call), attempt))
+                if pending is not None:
+                    await pending
+            outcome = driver.start(work)
+            if outcome.__class__ is not Outcome:
+                outcome = await outcome  # type: ignore[misc]
             result, retry = self.settle(flight, outcome, last=attempt == plan.tries)
             if not retry:
                 return result
@@ -121,7 +134,7 @@ class Attempts:
                 timeout=tool.timeout, token=self.token, channel=flight.channel,
             )  # fmt: skip
         return Work(
-            plan.function(), args, kwargs, name=plan.name, is_async=tool.is_async,
+            tool.call or tool.fn, args, kwargs, name=plan.name, is_async=tool.is_async,
             timeout=tool.timeout, token=self.token, channel=flight.channel,
         )  # fmt: skip
 

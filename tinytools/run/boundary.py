@@ -67,7 +67,7 @@ class Boundary:
 
     def seal(self, result: ToolResult, secrets: Secrets | None, start: int) -> ToolResult:
         """Make a result's model-facing parts final: scrubbed, then within the budget."""
-        scrub = self.scrubber(secrets)
+        scrub = self.hook if secrets is None else self.scrubber(secrets)
         if scrub is not None:
             try:
                 result = _scrubbed(result, scrub)
@@ -106,6 +106,15 @@ class Boundary:
     def _within_budget(self, result: ToolResult, scrub: Callable[[str], str] | None, start: int) -> ToolResult:
         limit = self.limit
         assert limit is not None
+        output = result.output
+        if result.content is None and output.__class__ is not str:
+            try:
+                if len(_encode(output)) <= limit:  # the text is this JSON: no need to make it
+                    return result
+            except (TypeError, ValueError, OverflowError, RecursionError):
+                pass
+        elif result.content is None and len(output) * 4 <= limit:
+            return result
         text = result.text()
         size = len(text.encode("utf-8", "surrogatepass"))
         if size <= limit:

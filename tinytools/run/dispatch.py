@@ -41,8 +41,12 @@ def dispatch(
     Raises:
         InjectionError: The application did not supply an injected value.
     """
-    made = toolbox._dispatcher if toolbox.__class__ is Toolbox else None
-    return (made or default_dispatcher(toolbox)).dispatch(call, inject=inject)
+    made: Dispatcher | None = toolbox._dispatcher if toolbox.__class__ is Toolbox else None
+    if made is not None:  # the default dispatcher's first step, without a call to get there
+        express = made._express.get(call.name)
+        if express is not None:
+            return express(call, inject)
+    return default_dispatcher(toolbox).dispatch(call, inject=inject)
 
 
 async def adispatch(

@@ -21,6 +21,7 @@ from tinytools.run.approval import Policies
 from tinytools.run.batch import run_batch
 from tinytools.run.boundary import DEFAULT_INLINE_OUTPUT_BYTES, Boundary
 from tinytools.run.drivers import AsyncDriver, SyncDriver, drive
+from tinytools.run.express import express
 from tinytools.run.flight import Scope
 from tinytools.run.gate import Gate
 from tinytools.run.limits import Limits
@@ -138,18 +139,22 @@ class Dispatcher:
             plan_for=self.plan,
         )
         self._plans: dict[str, Plan] = {}
-        self._plain = not middleware and on_event is None and redact is None and self.limits == Limits()
+        self._plain = not middleware and on_event is None and redact is None
         self._express: dict[str, Callable[[ToolCall, Mapping[str, Any] | None], ToolResult]] = {}
         self._steps = 0
-        self._express_calls = 0
         self._sync = SyncDriver(on_event)
         self._async = AsyncDriver(on_event)
-        self.token.on_cancel(self._express.clear)  # from now on every call is admitted, and refused
+        self.token.on_cancel(self._cancelled)
+
+    def _cancelled(self) -> None:
+        """From now on every call is admitted, and refused."""
+        self._express.clear()
+        self.admission.recheck()
 
     @property
     def calls(self) -> int:
         """Calls admitted so far (each recovery counts)."""
-        return self.admission.calls + self._express_calls
+        return self.admission.calls
 
     @property
     def artifacts(self) -> ArtifactStore | None:
@@ -176,8 +181,10 @@ class Dispatcher:
                 fail_invalid=self.invalid_args == "fail",
                 plain=self._plain,
             )
-            if plan.express is not None and not self.token.cancelled and self.toolbox._tools.get(tool.name) is tool:
-                self._express[tool.name] = plan.express
+            if plan.plain:
+                plan.express = express(plan, self.admission)
+                if not self.token.cancelled and self.toolbox._tools.get(tool.name) is tool:
+                    self._express[tool.name] = plan.express
         return plan
 
     def visible_tools(self, names: Iterable[str] | None = None, *, state: Any = None) -> list[Tool[..., Any]]:
@@ -195,10 +202,12 @@ class Dispatcher:
         """Cancel the run: calls not yet started get ``cancelled``; running ones are told."""
         self.token.cancel()
 
-    def step(self, step_id: str | None) -> str:
-        """The step id for a call or batch: the one given, or the next ``step-N``."""
+    def scope(
+        self, driver: Any, inject: Mapping[str, Any] | None, allowed: Iterable[str] | None, step_id: str | None
+    ) -> Scope:
+        """What one entry point's call or batch brings, as the pipeline reads it; it is the next step."""
         self._steps += 1
-        return step_id if step_id is not None else f"step-{self._steps}"
+        return Scope(driver, inject, _names(allowed), step_id, self._steps)
 
     def dispatch(
         self,
@@ -217,9 +226,8 @@ class Dispatcher:
         """
         express = self._express.get(call.name)
         if express is not None and allowed is None:
-            self._express_calls += 1
             return express(call, inject)
-        scope = Scope(self._sync, inject, _names(allowed), self.step(step_id))
+        scope = self.scope(self._sync, inject, allowed, step_id)
         return drive(self.pipeline.run(call, scope))  # type: ignore[no-any-return]
 
     async def adispatch(
@@ -231,7 +239,7 @@ class Dispatcher:
         step_id: str | None = None,
     ) -> ToolResult:
         """Run one call from async code; a sync tool runs on a pool thread, never on the loop's."""
-        scope = Scope(self._async, inject, _names(allowed), self.step(step_id))
+        scope = self.scope(self._async, inject, allowed, step_id)
         return await self.pipeline.run(call, scope)
 
     def dispatch_many(
@@ -260,7 +268,8 @@ class Dispatcher:
         (sync tools on pool threads); a serial call waits for everything before it and runs
         alone. A call id seen earlier in the batch is refused (``duplicate_call_id``).
         """
-        scope = Scope(self._async, inject, _names(allowed), self.step(step_id), Gate())
+        scope = self.scope(self._async, inject, allowed, step_id)
+        scope.gate = Gate()
         return await run_batch(self.pipeline, list(calls), scope, self.max_concurrency)
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import threading
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from tinytools.run.outcomes import logger, propagates
@@ -54,17 +54,19 @@ class Driver:
 
     def __init__(self, sink: EventSink | None):
         self.sink = sink
+        put = getattr(sink, "put_nowait", None)  # an asyncio.Queue
+        self._send: Callable[[ToolEvent], Any] = put if put is not None else sink  # type: ignore[assignment]
 
-    async def settle(self, value: Any) -> Any:
-        """A hook's answer: awaited when it is awaitable."""
+    async def settle(self, value: Awaitable[Any]) -> Any:
+        """A hook's awaitable answer, awaited."""
         raise NotImplementedError  # pragma: no cover - each driver has its own
 
-    async def emit(self, event: ToolEvent) -> None:
-        """Hand an event to the sink; a sink that raises is logged, never fatal."""
+    def emit(self, event: ToolEvent) -> Awaitable[None] | None:
+        """Hand an event to the sink (faults logged, never fatal); what is left to await, if anything."""
         raise NotImplementedError  # pragma: no cover
 
-    async def execute(self, work: Work) -> Outcome:
-        """Run the work, bounded by its timeout and the run's cancellation."""
+    def start(self, work: Work) -> Outcome | Awaitable[Outcome]:
+        """Run the work, bounded by its timeout and the run's cancellation: its outcome, or what to await."""
         raise NotImplementedError  # pragma: no cover
 
     async def pause(self, seconds: float, token: CancellationToken) -> None:
@@ -73,29 +75,24 @@ class Driver:
 
     def deliver(self, event: ToolEvent) -> Awaitable[Any] | None:
         """Call the sink; what it returns when that is awaitable (faults logged, not raised)."""
-        sink = self.sink
         try:
-            put = getattr(sink, "put_nowait", None)
-            if put is not None:
-                put(event)
-                return None
-            answer = sink(event)  # type: ignore[misc]
+            answer = self._send(event)
         except BaseException as exc:
             if propagates(exc):
                 raise
             _sink_failed(event)
             return None
-        return answer if inspect.isawaitable(answer) else None
+        return None if answer is None or not inspect.isawaitable(answer) else answer
 
 
 class SyncDriver(Driver):
     """Runs the pipeline for sync entry points, on the caller's thread (see the module)."""
 
-    async def settle(self, value: Any) -> Any:
-        """A hook's answer; an awaitable one is run to its end on this thread's loop."""
-        return run_coroutine(_awaited(value)) if inspect.isawaitable(value) else value
+    async def settle(self, value: Awaitable[Any]) -> Any:
+        """A hook's awaitable answer, run to its end on this thread's loop."""
+        return run_coroutine(_awaited(value))
 
-    async def emit(self, event: ToolEvent) -> None:
+    def emit(self, event: ToolEvent) -> None:
         """Call the sink on this thread (an async sink runs on this thread's loop)."""
         if self.sink is None:
             return
@@ -103,7 +100,7 @@ class SyncDriver(Driver):
         if pending is not None:
             run_coroutine(_guarded(pending, event))
 
-    async def execute(self, work: Work) -> Outcome:
+    def start(self, work: Work) -> Outcome:
         """A sync tool inline (on a pool thread under a timeout); an async one on this thread's loop."""
         if work.is_async:  # an async tool needs a loop: this thread's own
             return run_coroutine(AsyncDriver(self.sink).execute(work))  # type: ignore[no-any-return]
@@ -115,8 +112,8 @@ class SyncDriver(Driver):
         channel = work.channel
         if channel is not None:
             channel.notify = lambda: self._flush(channel)
-        try:
-            return Outcome(RETURNED, call_work(work))
+        try:  # on this very thread: a cancellation here can only be the tool's own
+            return Outcome(RETURNED, work.fn(*work.args, **work.kwargs))
         except BaseException as exc:
             if propagates(exc):
                 raise
@@ -159,7 +156,7 @@ class SyncDriver(Driver):
 
     def _flush(self, channel: Channel) -> None:
         for event in channel.take():
-            drive(self.emit(event))
+            self.emit(event)
 
     async def pause(self, seconds: float, token: CancellationToken) -> None:
         """Block this thread until the pause is over or the run is cancelled."""
@@ -169,17 +166,20 @@ class SyncDriver(Driver):
 class AsyncDriver(Driver):
     """Runs the pipeline for async entry points, on the running loop (see the module)."""
 
-    async def settle(self, value: Any) -> Any:
-        """A hook's answer, awaited on the running loop when it is awaitable."""
-        return await value if inspect.isawaitable(value) else value
+    async def settle(self, value: Awaitable[Any]) -> Any:
+        """A hook's awaitable answer, awaited on the running loop."""
+        return await value
 
-    async def emit(self, event: ToolEvent) -> None:
-        """Call the sink, awaiting an async one."""
+    def emit(self, event: ToolEvent) -> Awaitable[None] | None:
+        """Call the sink; an async sink's answer is left to await."""
         if self.sink is None:
-            return
+            return None
         pending = self.deliver(event)
-        if pending is not None:
-            await _guarded(pending, event)
+        return None if pending is None else _guarded(pending, event)
+
+    def start(self, work: Work) -> Awaitable[Outcome]:
+        """The work's run on this loop, to await (see `execute`)."""
+        return self.execute(work)
 
     async def execute(self, work: Work) -> Outcome:
         """A sync tool on a pool thread, an async one in a task of its own."""
@@ -245,7 +245,9 @@ class _Relay:
         if previous is not None:
             await previous
         for event in self.channel.take():
-            await self.driver.emit(event)
+            pending = self.driver.emit(event)
+            if pending is not None:
+                await pending
 
     async def drain(self) -> None:
         """Deliver every event sent so far, before the call's last events."""
@@ -255,7 +257,9 @@ class _Relay:
         if self.tail is not None:
             await self.tail
         for event in self.channel.take():
-            await self.driver.emit(event)
+            pending = self.driver.emit(event)
+            if pending is not None:
+                await pending
 
 
 async def _first_of(task: asyncio.Future[Any], work: Work, loop: asyncio.AbstractEventLoop) -> str | None:

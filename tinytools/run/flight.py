@@ -33,22 +33,29 @@ __all__ = ["Flight", "Scope", "call_arguments", "invalid", "read_arguments", "st
 class Scope:
     """What one entry point's call (or batch) brings: injected values, the allowlist, its step, its driver."""
 
-    __slots__ = ("allowed", "driver", "gate", "inject", "step_id")
+    __slots__ = ("_step", "_step_id", "allowed", "driver", "gate", "inject")
 
     def __init__(
         self,
         driver: Driver,
         inject: Mapping[str, Any] | None,
         allowed: frozenset[str] | set[str] | None,
-        step_id: str,
+        step_id: str | None,
+        step: int,
         gate: Gate | None = None,
     ):
         self.driver = driver
         self.inject = inject
         self.allowed = allowed
-        self.step_id = step_id
+        self._step_id = step_id
+        self._step = step
         self.gate = gate
         """Keeps a serial tool alone within a batch."""
+
+    @property
+    def step_id(self) -> str:
+        """The step this call (or batch) belongs to: the one given, or ``step-N`` (made when asked for)."""
+        return self._step_id if self._step_id is not None else f"step-{self._step}"
 
 
 class Flight:

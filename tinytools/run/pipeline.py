@@ -18,7 +18,8 @@ the execution stage `tinytools.run.attempts`'.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from inspect import isawaitable
 from time import perf_counter_ns
 from typing import Any
 
@@ -74,73 +75,105 @@ class Pipeline:
             stores=stores,
         )
 
-    async def run(self, call: ToolCall, scope: Scope) -> ToolResult:
-        """One call, from admission to its final event."""
+    def run(self, call: ToolCall, scope: Scope) -> Awaitable[ToolResult]:
+        """One call, from admission to its final event (the coroutine to await, or to drive)."""
         start = perf_counter_ns()
         admitted = self.admission.admit(call, scope.allowed, start)
         if admitted.__class__ is not Admitted:
-            return await self.refused(call, admitted, scope, start)  # type: ignore[arg-type]
-        return await self.run_admitted(admitted, scope, start)
+            return self.refused(call, admitted, scope, start)  # type: ignore[arg-type]
+        return self.run_admitted(admitted, scope, start)
 
     async def refused(self, call: ToolCall, result: ToolResult, scope: Scope, start: int) -> ToolResult:
         """Finish a call admission refused."""
         if self.sink is not None:
-            await scope.driver.emit(_refusal_event(call, result, start))
-        return await self.complete(call, self.boundary.seal(result, None, start), None, scope)
+            pending = scope.driver.emit(_refusal_event(call, result, start))
+            if pending is not None:
+                await pending
+        done = self.complete(call, self.boundary.seal(result, None, start), None, scope)
+        return done if done.__class__ is ToolResult else await done  # type: ignore[misc]
 
-    async def run_admitted(self, admitted: Admitted, scope: Scope, start: int, read: Read | None = None) -> ToolResult:
-        """The stages after admission (``read``: arguments a caller already read)."""
+    async def run_admitted(self, admitted: Admitted, scope: Scope, start: int) -> ToolResult:
+        """The stages after admission: read, before-middleware, policy, execute, after-middleware, the boundary."""
         flight = Flight(admitted.call, admitted.plan, scope, start)
-        if self.sink is not None and admitted.sent.name not in self.admission.toolbox:
-            elapsed = perf_counter_ns() - start
-            sent = admitted.sent
-            event = UnknownToolCall(
-                sent.id, flight.plan.name, elapsed, sent.name, sent.arguments, f"rewrite:{flight.plan.name}"
-            )
-            await scope.driver.emit(event)
-        result = await self.stages(flight, read)
+        if admitted.rewritten and self.sink is not None:
+            await self.emit_rewrite(admitted, flight)
+        read = read_arguments(flight, events=self.sink is not None)
+        if read.__class__ is Read and self.before:
+            read = self.before_middleware(flight, read)  # type: ignore[assignment]
+            if read.__class__ is not Read and read.__class__ is not ToolResult:  # type: ignore[comparison-overlap]
+                read = await read  # type: ignore[misc]
+        plan = flight.plan
+        if read.__class__ is Read and (plan.denial is not None or plan.approval is not None):
+            read = await self.authorise(flight, read)
+        if read.__class__ is Read:
+            result = await self.attempts.execute(flight, read)
+            if self.after:
+                result = self.after_middleware(flight, result)  # type: ignore[assignment]
+                if result.__class__ is not ToolResult:
+                    result = await result  # type: ignore[misc]
+        else:
+            result = read  # type: ignore[assignment]
         result = self.boundary.seal(result, flight.secrets, start)
-        return await self.complete(flight.call, result, flight, scope)
+        if self.sink is None:  # nothing to tell: the result is the call's end
+            return (
+                result if result.call_id == flight.call.id else msgspec.structs.replace(result, call_id=flight.call.id)
+            )
+        done = self.complete(flight.call, result, flight, scope)
+        return done if done.__class__ is ToolResult else await done  # type: ignore[misc]
 
-    async def stages(self, flight: Flight, read: Read | None) -> ToolResult:
-        """Read, before-middleware, policy, execute, after-middleware."""
-        if read is None:
-            found = read_arguments(flight, events=self.sink is not None)
-            if found.__class__ is not Read:
-                return found  # type: ignore[return-value]
-            read = found
-        if self.before:
-            moved = await self.before_middleware(flight, read)
-            if moved.__class__ is not Read:
-                return moved  # type: ignore[return-value]
-            read = moved
-        authorised = await self.authorise(flight, read)
-        if authorised.__class__ is not Read:
-            return authorised  # type: ignore[return-value]
-        result = await self.attempts.execute(flight, authorised)
-        if self.after:
-            result = await self.after_middleware(flight, result)
-        return result
+    async def emit_rewrite(self, admitted: Admitted, flight: Flight) -> None:
+        """The `UnknownToolCall` event of a call the unknown-tool policy sent to its fallback."""
+        sent, name = admitted.sent, flight.plan.name
+        elapsed = perf_counter_ns() - flight.start
+        pending = flight.scope.driver.emit(
+            UnknownToolCall(sent.id, name, elapsed, sent.name, sent.arguments, f"rewrite:{name}")
+        )
+        if pending is not None:
+            await pending
 
-    async def before_middleware(self, flight: Flight, read: Read) -> Read | ToolResult:
-        """Each before-middleware in order: go on, replace the call (read again), or answer it."""
-        for before in self.before:
+    def before_middleware(self, flight: Flight, read: Read, first: int = 0) -> Read | ToolResult | Awaitable[Any]:
+        """Each before-middleware in order: go on, replace the call (read again), or answer it.
+
+        Sync hooks run here and now; the first that answers with an awaitable leaves the rest to
+        `_before_later`, which the pipeline awaits.
+        """
+        for index in range(first, len(self.before)):
             try:
-                outcome = await flight.scope.driver.settle(before(flight.call, flight.plan.tool))
+                outcome = self.before[index](flight.call, flight.plan.tool)
             except BaseException as exc:
                 if propagates(exc):
                     raise
                 return hook_failure(flight.call, flight.plan.name, "middleware", exc, flight.start)
-            if isinstance(outcome, ToolResult):
-                if self.sink is not None and outcome.error is not None and outcome.error.code == "policy_denied":
-                    rule = (outcome.error.details or {}).get("rule", "policy")
-                    await self.emit_denied(flight, rule, outcome.error.message)
-                return outcome
-            if isinstance(outcome, ToolCall):
-                moved = self.relocate(flight, outcome)
-                if moved.__class__ is not Read:
-                    return moved
-                read = moved
+            if outcome.__class__ not in _ANSWERS and isawaitable(outcome):
+                return self._before_later(flight, read, index, outcome)
+            moved = self._before_answer(flight, read, outcome)
+            if moved.__class__ is not Read:
+                return moved
+            read = moved
+        return read
+
+    async def _before_later(self, flight: Flight, read: Read, index: int, pending: Awaitable[Any]) -> Read | ToolResult:
+        try:
+            outcome = await flight.scope.driver.settle(pending)
+        except BaseException as exc:
+            if propagates(exc):
+                raise
+            return hook_failure(flight.call, flight.plan.name, "middleware", exc, flight.start)
+        moved = self._before_answer(flight, read, outcome)
+        if moved.__class__ is not Read:
+            return moved
+        rest = self.before_middleware(flight, moved, index + 1)
+        return rest if rest.__class__ is Read or rest.__class__ is ToolResult else await rest  # type: ignore[misc]
+
+    def _before_answer(self, flight: Flight, read: Read, outcome: Any) -> Read | ToolResult:
+        """What one before-middleware's answer means: go on, answer the call, or read a new one."""
+        if isinstance(outcome, ToolResult):
+            error = outcome.error
+            if error is not None and error.code == "policy_denied":
+                self.note_denied(flight, (error.details or {}).get("rule", "policy"), error.message)
+            return outcome
+        if isinstance(outcome, ToolCall):
+            return self.relocate(flight, outcome)
         return read
 
     def relocate(self, flight: Flight, call: ToolCall) -> Read | ToolResult:
@@ -162,7 +195,7 @@ class Pipeline:
         plan = flight.plan
         if plan.denial is not None:
             rule, reason = plan.denial
-            await self.emit_denied(flight, rule, reason)
+            self.note_denied(flight, rule, reason)
             return denied(flight.call, plan.name, rule, reason, flight.start)
         if plan.approval is None:
             return read
@@ -175,46 +208,75 @@ class Pipeline:
         if decision.kind == "edit":
             flight.call = ToolCall(flight.call.id, plan.name, decision.arguments or {})
             return read_arguments(flight, events=self.sink is not None)
-        await self.emit_denied(flight, plan.approval.name, decision.reason)
+        self.note_denied(flight, plan.approval.name, decision.reason)
         return denied(flight.call, plan.name, plan.approval.name, decision.reason, flight.start)
 
-    async def after_middleware(self, flight: Flight, result: ToolResult) -> ToolResult:
-        """Each after-middleware in order: keep the result or replace it."""
-        for after in self.after:
+    def after_middleware(
+        self, flight: Flight, result: ToolResult, first: int = 0
+    ) -> ToolResult | Awaitable[ToolResult]:
+        """Each after-middleware in order: keep the result or replace it (an async one left to await)."""
+        for index in range(first, len(self.after)):
             try:
-                replacement = await flight.scope.driver.settle(after(flight.call, flight.plan.tool, result))
+                replacement = self.after[index](flight.call, flight.plan.tool, result)
             except BaseException as exc:
                 if propagates(exc):
                     raise
                 result = hook_failure(flight.call, flight.plan.name, "middleware", exc, flight.start)
                 continue
+            if replacement is not None and replacement.__class__ is not ToolResult and isawaitable(replacement):
+                return self._after_later(flight, result, index, replacement)
             if isinstance(replacement, ToolResult):
                 result = replacement
         return result
 
-    async def emit_denied(self, flight: Flight, rule: str, reason: str) -> None:
-        """The `ToolDenied` event of a call a rule refused."""
+    async def _after_later(self, flight: Flight, result: ToolResult, index: int, pending: Awaitable[Any]) -> ToolResult:
+        try:
+            replacement = await flight.scope.driver.settle(pending)
+        except BaseException as exc:
+            if propagates(exc):
+                raise
+            replacement = hook_failure(flight.call, flight.plan.name, "middleware", exc, flight.start)
+        if isinstance(replacement, ToolResult):
+            result = replacement
+        rest = self.after_middleware(flight, result, index + 1)
+        return rest if rest.__class__ is ToolResult else await rest  # type: ignore[misc]
+
+    def note_denied(self, flight: Flight, rule: str, reason: str) -> None:
+        """Queue the `ToolDenied` event of a call a rule refused (delivered with its last events)."""
         if self.sink is not None:
             elapsed = perf_counter_ns() - flight.start
-            await flight.scope.driver.emit(ToolDenied(flight.call.id, flight.plan.name, elapsed, rule, reason))
+            flight.queued.append(ToolDenied(flight.call.id, flight.plan.name, elapsed, rule, reason))
 
-    async def complete(self, call: ToolCall, result: ToolResult, flight: Flight | None, scope: Scope) -> ToolResult:
-        """Deliver the call's last events (`ToolFailed`, `ToolCompleted`) and hand the result back."""
+    def complete(
+        self, call: ToolCall, result: ToolResult, flight: Flight | None, scope: Scope
+    ) -> ToolResult | Awaitable[ToolResult]:
+        """Deliver the call's last events (`ToolFailed`, `ToolCompleted`) and hand the result back.
+
+        An async sink's deliveries are left to await, in order, before the result.
+        """
         if result.call_id != call.id:  # middleware's own result: it still answers this call
             result = msgspec.structs.replace(result, call_id=call.id)
         if self.sink is None:
             return result
-        driver = scope.driver
-        if flight is not None:
-            for event in flight.queued:
-                await driver.emit(event)
-            if flight.failure is not None and flight.failure.error is not None:
-                error = self.boundary.error(flight.failure.error, flight.secrets)
-                elapsed = perf_counter_ns() - flight.start
-                await driver.emit(ToolFailed(call.id, flight.plan.name, elapsed, error, flight.exception))
+        events = [] if flight is None else flight.queued
+        if flight is not None and flight.failure is not None and flight.failure.error is not None:
+            error = self.boundary.error(flight.failure.error, flight.secrets)
+            events.append(
+                ToolFailed(call.id, flight.plan.name, perf_counter_ns() - flight.start, error, flight.exception)
+            )
         start = flight.start if flight is not None else perf_counter_ns() - result.elapsed
-        await driver.emit(ToolCompleted(call.id, result.name, perf_counter_ns() - start, result))
-        return result
+        events.append(ToolCompleted(call.id, result.name, perf_counter_ns() - start, result))
+        pending = [sent for sent in map(scope.driver.emit, events) if sent is not None]
+        return _after(pending, result) if pending else result
+
+
+_ANSWERS = frozenset({type(None), ToolCall, ToolResult})  # what a hook answers when it is not async
+
+
+async def _after(pending: list[Awaitable[None]], result: ToolResult) -> ToolResult:
+    for sent in pending:
+        await sent
+    return result
 
 
 def _refusal_event(call: ToolCall, result: ToolResult, start: int) -> ToolEvent:

@@ -8,25 +8,22 @@ are placed into the function's parameters (`bind`, by slot: positional-only para
 position, injected ones included, the rest by keyword).
 
 A plan whose tool needs nothing around its call (no middleware, events, policy, timeout,
-retries, runtime values, executor, secrets or redaction) gets `Plan.express`: read, call,
-check the output, in a few steps on the calling thread. Every other call takes the pipeline
-(`tinytools.run.pipeline`); both use the same stage functions below.
+retries, runtime values, executor, secrets or redaction) gets `Plan.express` (see
+`tinytools.run.express`): read, call, check the output, in a few steps on the calling thread.
+Every other call takes the pipeline (`tinytools.run.pipeline`); both use the stages below.
 """
 
 from __future__ import annotations
 
+import sys
 import types
 from collections.abc import Callable, Mapping
-from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any
-
-import msgspec
 
 from tinytools.errors import ArgumentsError, InjectionError, kept
 from tinytools.executors.factories import factory_for, provided
 from tinytools.results import ToolCall, ToolResult
-from tinytools.run.outcomes import argument_failure, propagates, tool_failure
-from tinytools.run.output import PLAIN_OUTPUT, finish
+from tinytools.run.outcomes import argument_failure
 from tinytools.schema.arguments import decoded_arguments, detached
 from tinytools.schema.convert import ConversionError, conversion_failure
 from tinytools.schema.reader import Reader, positional_reader
@@ -41,7 +38,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Plan", "Read", "typed_reader"]
 
-_encode = msgspec.json.encode
 _SCALARS = frozenset({"string", "integer", "boolean", "null"})
 
 
@@ -90,22 +86,30 @@ class Plan:
         self.exposed = exposed
         """Exception types whose message the model may read."""
         self.boundary = boundary
+        self.limit = sys.maxsize if boundary.limit is None else boundary.limit
+        """The budget of a result's text; an encoded output this long or shorter always fits."""
         self.fail_invalid = fail_invalid
         """Whether arguments that fail the schema raise `ArgumentsError` (``invalid_args="fail"``)."""
         self.runtime = bool(tool.wants) or "call" in tool.injection_sources.values()
         """Whether the tool takes values only the pipeline makes (a token, an invocation, ...)."""
         self.detaches = not all(map(_scalar, tool.schema.properties.values()))
         self.typed: Reader | None = None if strict or not _by_position(tool) else _pending
-        self.express: Callable[[ToolCall, Mapping[str, Any] | None], ToolResult] | None = (
-            self.run_plain if plain and self._plain() else None
-        )
-        """The whole call on the calling thread, for a tool that needs nothing around it."""
+        self.plain = plain and self._plain()
+        """Whether the tool needs nothing around its call here: its calls may take the express path."""
+        self.express: Callable[[ToolCall, Mapping[str, Any] | None], ToolResult] | None = None
+        """The whole call on the calling thread, when `plain` (`tinytools.run.express`)."""
 
     def _plain(self) -> bool:
         tool = self.tool
         return not (
             self.denial or tool.needs_approval or self.route or tool.timeout is not None or self.tries > 1
         ) and not (self.runtime or tool.secret_keys or tool.is_async or tool.remote_keys)
+
+    def reader(self) -> Reader | None:
+        """The typed reader of this plan's tool, built now if need be; None when it has no typed way."""
+        if self.typed is _pending:
+            self.typed = _typed_reader(self.tool)
+        return None if self.typed is _general else self.typed
 
     def read(self, call: ToolCall, *, typed: bool = True) -> Read | ArgumentsError:
         """Decode and validate a call's arguments once, the typed way when it can.
@@ -213,54 +217,21 @@ class Plan:
             raise error
         return argument_failure(call, self.tool, error, start)
 
-    def run_plain(self, call: ToolCall, inject: Mapping[str, Any] | None) -> ToolResult:
-        """A whole call of a tool that needs nothing around it: read, bind, call, check the output.
+    def bound(
+        self, call: ToolCall, inject: Mapping[str, Any] | None, start: int
+    ) -> tuple[list[Any] | tuple[Any, ...], dict[str, Any]] | ToolResult:
+        """A call read the general way and bound, or the result of arguments that failed.
 
-        Raises:
-            ArgumentsError: Only under ``invalid_args="fail"``.
-            InjectionError: The application did not supply an injected value.
+        For the express path: a plain plan's failed result needs nothing from the boundary.
         """
-        start = perf_counter_ns()
-        tool = self.tool
-        try:
-            read = self.read(call)
-        except ArgumentsError as exc:
-            read = kept(exc)
+        read = self.read(call, typed=False)
         if read.__class__ is not Read:
-            return self.boundary.seal(self.invalid(call, read, start), None, start)  # type: ignore[arg-type]
+            return self.invalid(call, read, start)  # type: ignore[arg-type]
         try:
             args, kwargs, _ = self.bind(read, inject, None)
         except ArgumentsError as exc:
-            return self.boundary.seal(self.invalid(call, kept(exc), start), None, start)
-        try:
-            output = self.function()(*args, **kwargs)
-        except BaseException as exc:
-            if propagates(exc):
-                raise
-            return self.boundary.seal(tool_failure(call, self.name, exc, start, self.exposed), None, start)
-        if output.__class__ in PLAIN_OUTPUT and not tool.validate_output:
-            try:
-                encoded = _encode(output)
-            except (TypeError, ValueError, OverflowError, RecursionError):
-                encoded = None
-            if encoded is not None and within(self.boundary.limit, output, encoded):
-                return ToolResult(
-                    call_id=call.id,
-                    name=self.name,
-                    status="succeeded",
-                    output=output,
-                    elapsed=perf_counter_ns() - start,
-                )
-        return self.boundary.seal(finish(call, tool, output, start, self.boundary.store), None, start)
-
-
-def within(limit: int | None, output: Any, encoded: bytes) -> bool:
-    """Whether the model-facing text of ``output`` (itself for a string, else its JSON) fits ``limit`` bytes."""
-    if limit is None:
-        return True
-    if output.__class__ is not str:
-        return len(encoded) <= limit
-    return len(output) * 4 <= limit or len(output.encode("utf-8", "surrogatepass")) <= limit
+            return self.invalid(call, kept(exc), start)
+        return args, kwargs
 
 
 def _scalar(schema: Any) -> bool:
@@ -332,7 +303,11 @@ def _build_reader(tool: Tool[..., Any]) -> Reader | None:
 
     try:
         return positional_reader(
-            tool.input_schema, [slot.name for slot in slots], [slot.default for slot in slots], converters, fail
+            tool.input_schema,
+            [slot.name for slot in slots],
+            [slot.default for slot in slots],
+            converters,
+            fail,
         )
     except Exception:  # the fast way is an optimisation: whatever stops it, the general way stands
         return None

@@ -289,19 +289,25 @@ def _reader(
     decode = decoder.decode
     astuple = msgspec.structs.astuple
     names = decoder.type.__struct_fields__
+    unset = _UNSET
 
     def read(call: ToolCall) -> tuple[Any, ...] | list[Any] | None:
         text = call.arguments
         kind = text.__class__
-        if (kind is not str and kind is not bytes) or call.invalid is not None:
+        if kind is bytes:
+            colon: str | bytes = b":"
+        elif kind is str:
+            colon = ":"
+        else:
+            return None
+        if call.invalid is not None:
             return None
         try:
             values: Any = astuple(decode(text))
         except (ValueError, RecursionError):  # refused, or unsure: the general way decides and explains
             return None
-        missing = values.count(_UNSET)
-        colons = text.count(":" if kind is str else b":")
-        if colons != size - missing:  # nested objects, colons in strings, or a repeated key
+        missing = values.count(unset)
+        if text.count(colon) != size - missing:  # nested objects, colons in strings, or a repeated key
             refuse_repeated_keys(text, {n: v for n, v in zip(names, values, strict=True) if v is not _UNSET})
         if converters:
             values = list(values)
