@@ -182,9 +182,11 @@ class AsyncDriver(Driver):
         return self.execute(work)
 
     async def execute(self, work: Work) -> Outcome:
-        """A sync tool on a pool thread, an async one in a task of its own."""
+        """A sync tool on a pool thread, an async one in a task of its own (in this task without a timeout)."""
         import asyncio
 
+        if work.is_async and work.timeout is None and work.channel is None:
+            return await _in_place(work)
         loop = asyncio.get_running_loop()
         if work.is_async:
             task: asyncio.Future[Any] = loop.create_task(_guarded_call(work))
@@ -260,6 +262,48 @@ class _Relay:
             pending = self.driver.emit(event)
             if pending is not None:
                 await pending
+
+
+async def _in_place(work: Work) -> Outcome:
+    """Await an async tool with no timeout in this very task; the run's cancellation cancels it here.
+
+    No task of its own: its cancellation is this task's, caught here and taken back (`uncancel`),
+    unless something else cancelled this task too.
+    """
+    import asyncio
+
+    task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    state = {"ended": False, "cancelled": False}
+
+    def cancel_here() -> None:
+        if not state["ended"] and task is not None:
+            state["cancelled"] = True
+            task.cancel()
+
+    def on_cancel() -> None:
+        if not inside(work):  # a tool that cancels its own run still finishes its call
+            loop.call_soon_threadsafe(cancel_here)
+
+    forget = work.token.on_cancel(on_cancel)
+    entered = in_task.set(work)
+    try:
+        value = await work.fn(*work.args, **work.kwargs)
+    except asyncio.CancelledError:
+        if not state["cancelled"]:
+            raise
+        if task is not None and hasattr(task, "uncancel") and task.uncancel() > 0:
+            raise  # cancelled from outside as well: that cancellation goes on
+        return Outcome(CANCELLED)
+    except BaseException as exc:  # GeneratorExit included: it is the tool's, raised up to here
+        if propagates(exc):
+            raise
+        return Outcome(RAISED, exc)
+    finally:
+        state["ended"] = True
+        forget()
+        in_task.reset(entered)
+    return Outcome(RETURNED, value)
 
 
 async def _first_of(task: asyncio.Future[Any], work: Work, loop: asyncio.AbstractEventLoop) -> str | None:
