@@ -16,11 +16,10 @@ back, `worker` is what runs on the other side, `pools` holds the shared process 
 `factories` the ``provide`` factories of values made where a tool runs.
 """
 
+from typing import Any
+
 from tinytools.executors.factories import provide
-from tinytools.executors.pools import shared_process_pool
-from tinytools.executors.routes import ExecutorError, RemoteToolError, Route
-from tinytools.executors.routing import DEFAULT, INLINE, PROCESS, plan_routes, reference
-from tinytools.executors.worker import ToolRef
+from tinytools.executors.failures import ExecutorError, RemoteToolError
 
 __all__ = [
     "DEFAULT",
@@ -35,3 +34,27 @@ __all__ = [
     "reference",
     "shared_process_pool",
 ]
+
+_LATER = {
+    "DEFAULT": "routing",
+    "INLINE": "routing",
+    "PROCESS": "routing",
+    "plan_routes": "routing",
+    "reference": "routing",
+    "Route": "routes",
+    "ToolRef": "worker",
+    "shared_process_pool": "pools",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The names that need process pools and pickling, imported when first asked for.
+
+    `import tinytools` reaches this package (for `provide`), and pays for none of that.
+    """
+    module = _LATER.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tinytools.executors' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"tinytools.executors.{module}"), name)

@@ -17,6 +17,7 @@ from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 from tinytools.errors import RetryableError, ToolError, TransferError
+from tinytools.executors.failures import ExecutorError, RemoteToolError
 from tinytools.executors.pools import SharedPool, reap
 from tinytools.executors.worker import PROTOCOL, Remote, ToolRef, call_tool
 from tinytools.results import ToolCall
@@ -25,27 +26,7 @@ from tinytools.tool import Tool
 if TYPE_CHECKING:
     import asyncio
 
-__all__ = ["ExecutorError", "RemoteToolError", "Route"]
-
-
-class ExecutorError(Exception):
-    """The executor, not the tool, failed a call; the runner turns it into a result.
-
-    Attributes:
-        code: ``worker_lost``, ``executor_unavailable`` or ``executor_error``.
-        reason: What happened, for the log (never shown to the model).
-        may_have_acted: Whether the tool may have started before the failure.
-    """
-
-    def __init__(self, code: str, reason: str, *, may_have_acted: bool):
-        self.code = code
-        self.reason = reason
-        self.may_have_acted = may_have_acted
-        super().__init__(f"{code}: {reason}")
-
-
-class RemoteToolError(Exception):
-    """An exception a tool raised in a worker: its type and traceback, as text, for the log."""
+__all__ = ["Route"]
 
 
 class Route:

@@ -17,7 +17,7 @@ from typing import Any
 from tinytools.context import CancellationToken, Invocation, Progress, RunContext, Stores
 from tinytools.errors import ArgumentsError, RetryableError, TransferError, kept
 from tinytools.events import ToolStarted
-from tinytools.executors.routes import ExecutorError
+from tinytools.executors.failures import ExecutorError
 from tinytools.results import ToolResult
 from tinytools.run.admission import Admission
 from tinytools.run.approval import Policies

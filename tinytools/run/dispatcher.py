@@ -14,7 +14,6 @@ from time import perf_counter
 from typing import TYPE_CHECKING, Any, Literal
 
 from tinytools.context import CancellationToken, RunContext, Stores
-from tinytools.executors.routing import plan_routes
 from tinytools.results import ToolCall, ToolResult
 from tinytools.run.admission import Admission, Rewrite, UnknownToolPolicy, check_unknown_policy
 from tinytools.run.approval import Policies
@@ -120,9 +119,7 @@ class Dispatcher:
         self.expose_errors = tuple(expose_errors)
         limit = DEFAULT_INLINE_OUTPUT_BYTES if max_inline_output_bytes is DEFAULT else max_inline_output_bytes
         self.boundary = Boundary(hook=redact, limit=limit, store=artifacts)
-        self.routes = (
-            plan_routes(self.toolbox, executor) if executor is not None or _wants_process(self.toolbox) else {}
-        )
+        self.routes = _routes(self.toolbox, executor)
         self.policies = Policies(middleware)
         started = perf_counter()
         deadline_at = None if self.limits.deadline is None else started + self.limits.deadline
@@ -279,5 +276,10 @@ def _names(allowed: Iterable[str] | None) -> frozenset[str] | set[str] | None:
     return frozenset(allowed)
 
 
-def _wants_process(toolbox: Toolbox) -> bool:
-    return any(tool.executor not in (None, "inline") for tool in toolbox)
+def _routes(toolbox: Toolbox, executor: Executor | Mapping[str, Executor] | None) -> dict[str, Any]:
+    """The routes of the tools that leave this process (`tinytools.executors.routing`), if any do."""
+    if executor is None and all(tool.executor in (None, "inline") for tool in toolbox):
+        return {}  # nothing leaves: process pools and pickling stay unloaded
+    from tinytools.executors.routing import plan_routes
+
+    return plan_routes(toolbox, executor)

@@ -20,7 +20,7 @@ from tinytools.results import StructuredError, ToolCall, ToolResult
 if TYPE_CHECKING:
     import logging
 
-    from tinytools.executors.routes import ExecutorError
+    from tinytools.executors.failures import ExecutorError
     from tinytools.tool import Tool
 
 __all__ = [

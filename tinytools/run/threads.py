@@ -14,14 +14,16 @@ against `MAX_STRAY_THREADS`. Past that limit a new threaded call is refused
 from __future__ import annotations
 
 import atexit
-import concurrent.futures
 import contextlib
 import os
-import queue
 import threading
 import weakref
 from collections.abc import Callable, Coroutine
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    import concurrent.futures
+    import queue
 
 __all__ = [
     "IDLE_NAME",
@@ -64,6 +66,8 @@ class _Work:
     __slots__ = ("abandoned", "args", "fn", "future", "name")
 
     def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], name: str):
+        import concurrent.futures  # loaded with the first thread a tool needs
+
         self.fn = fn
         self.args = args
         self.name = name
@@ -108,6 +112,8 @@ class ToolThreads:
             self._running[work.future] = work
             inbox = self._idle.pop() if self._idle else None
         if inbox is None:
+            import queue  # loaded with the first thread a tool needs
+
             inbox = queue.SimpleQueue()
             threading.Thread(target=self._serve, args=(inbox,), name=IDLE_NAME, daemon=True).start()
         inbox.put(work)
@@ -139,6 +145,8 @@ class ToolThreads:
                 self._idle.append(inbox)
 
     def _next(self, inbox: queue.SimpleQueue[_Work | None]) -> _Work | None:
+        import queue  # already loaded: this thread's inbox is one
+
         try:
             return inbox.get(timeout=IDLE_SECONDS)
         except queue.Empty:
