@@ -82,7 +82,7 @@ def test_validate_within_counts_the_exact_bytes_the_model_reads() -> None:
 
 def test_text_prefers_error_then_content_then_output() -> None:
     assert SHAPES[2].text() == 'summary\n{"k":1}\n' + f"[image/png artifact {'ab' * 32}]"
-    assert SHAPES[3].text() == "no"
+    assert SHAPES[3].text() == "Error: no"  # a failure reads as one, for protocols with no flag for it
     assert SHAPES[0].text() == '{"a":[1,2.5,null,"x"]}'
     assert SHAPES[0].is_error is False and SHAPES[4].is_error is True
 

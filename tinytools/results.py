@@ -148,14 +148,28 @@ class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True):
         return self.status != "succeeded"
 
     def text(self) -> str:
-        """The model-facing text: the error message, the content's text, or the output as JSON."""
+        """What the model reads, as text: every writer sends this (or `structured`), nothing else.
+
+        A call that did not succeed reads ``Error: <message>``, so it reads as a failure where a
+        protocol has no flag for one; else the content's text, or the output (itself when it is a
+        string, else as JSON).
+        """
         if self.error is not None:
-            return self.error.message
+            return f"Error: {self.error.message}"
         if self.content is not None:
             return "\n".join(_block_text(block) for block in self.content)
         if isinstance(self.output, str):
             return self.output
         return _encode(self.output).decode()
+
+    def structured(self) -> Any:
+        """What the model reads, as JSON, for protocols that carry a JSON value; None when there is none.
+
+        The output, when it is what the model reads: the call succeeded and no content stands in
+        its place (a summary, a stored output's note, text the boundary scrubbed). Otherwise the
+        model reads `text` alone, and an application-only value never goes out.
+        """
+        return self.output if self.error is None and self.content is None else None
 
     def validate(self) -> None:
         """Check the result is well formed: one terminal status, an error exactly when failed.

@@ -134,7 +134,7 @@ def test_render_call_and_result() -> None:
         '{"tool_result":{"id":"c1","name":"search","status":"succeeded","output":["x"]}}'
     )
     failed = ToolResult(call_id="c2", name="x", status="failed", error=StructuredError("unknown_tool", "No."))
-    assert '"error":{"code":"unknown_tool","message":"No."}' in render_result(failed, ToolFormat.json())
+    assert '"error":{"code":"unknown_tool","message":"Error: No."}' in render_result(failed, ToolFormat.json())
 
 
 def test_render_tools_declares_each_tool_with_an_example_that_parses() -> None:

@@ -43,4 +43,4 @@ def test_results_carry_is_error_and_the_model_facing_text() -> None:
     written = anthropic.write_results(Dispatcher([add, get_weather]).dispatch_many(calls))
     assert written[0] == {"type": "tool_result", "tool_use_id": "t1", "content": "3", "is_error": False}
     assert written[1]["is_error"] is True
-    assert written[1]["content"].startswith("Invalid arguments: tool 'add', argument 'a' at /a")
+    assert written[1]["content"].startswith("Error: Invalid arguments: tool 'add', argument 'a' at /a")

@@ -28,8 +28,8 @@ CALLS = [
 
 EXPECTED = [
     ("c1", False, "3"),
-    ("c2", True, "no weather station in Atlantis"),
-    ("c3", True, "Unknown tool 'nope'. Available tools: add, get_weather, ping."),
+    ("c2", True, "Error: no weather station in Atlantis"),
+    ("c3", True, "Error: Unknown tool 'nope'. Available tools: add, get_weather, ping."),
     ("c4", False, "pong"),
 ]
 

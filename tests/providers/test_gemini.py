@@ -164,7 +164,7 @@ def test_a_failure_is_written_as_an_error_with_code_and_message() -> None:
         {
             "functionResponse": {
                 "name": "get_weather",
-                "response": {"error": {"code": "unknown_city", "message": "no weather station in Atlantis"}},
+                "response": {"error": {"code": "unknown_city", "message": "Error: no weather station in Atlantis"}},
                 "id": "id-1",
             }
         }

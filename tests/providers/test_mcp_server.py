@@ -87,14 +87,14 @@ def test_a_call_returns_structured_content_and_text(session: dict[str, Any]) -> 
 def test_failures_set_is_error_with_a_message_the_model_can_act_on(session: dict[str, Any]) -> None:
     for key in ("tool_error", "invalid", "unknown", "liar"):
         assert session[key].is_error is True and session[key].structured_content is None, key
-    assert session["tool_error"].content[0].text == "no weather station in Atlantis"
+    assert session["tool_error"].content[0].text == "Error: no weather station in Atlantis"
     assert (
         session["invalid"]
         .content[0]
-        .text.startswith("Invalid arguments: tool 'get_weather', argument 'city' at /city: expected string")
+        .text.startswith("Error: Invalid arguments: tool 'get_weather', argument 'city' at /city: expected string")
     )
     listed = "get_weather, add, liar, wipe, crawl"
-    assert session["unknown"].content[0].text == f"Unknown tool 'nope'. Available tools: {listed}."
+    assert session["unknown"].content[0].text == f"Error: Unknown tool 'nope'. Available tools: {listed}."
     assert "does not match its declared output schema" in session["liar"].content[0].text
 
 

@@ -218,7 +218,7 @@ def test_result_text() -> None:
     ok = dispatch(ToolCall("1", "get_weather", '{"city": "Paris"}'), TOOLS)
     assert json.loads(ok.text()) == {"city": "Paris", "unit": "c", "days": 1}
     bad = dispatch(ToolCall("2", "nope", "{}"), TOOLS)
-    assert bad.error is not None and bad.text() == bad.error.message
+    assert bad.error is not None and bad.text() == "Error: " + bad.error.message
 
 
 def test_a_plain_list_of_tools_works() -> None:

@@ -60,9 +60,10 @@ def render_result(result: ToolResult) -> str:
     """A result as one JSON object with the call's id, the tool, the status and output or error."""
     body: dict[str, Any] = {"id": result.call_id, "name": result.name, "status": result.status}
     if result.error is not None:
-        body["error"] = {"code": result.error.code, "message": result.error.message}
+        body["error"] = {"code": result.error.code, "message": result.text()}
     else:
-        body["output"] = result.output
+        structured = result.structured()
+        body["output"] = result.text() if structured is None and result.content else structured
     return json_text({"tool_result": body})
 
 

@@ -81,9 +81,11 @@ def render_declaration(tool: Tool[..., Any], format: ToolFormat) -> str:
 def render_result(result: ToolResult) -> str:
     """A result as ``name -> value``, or ``name -> error(code=..., message=...)``."""
     if result.error is not None:
-        code, message = render_literal(result.error.code), render_literal(result.error.message)
+        code, message = render_literal(result.error.code), render_literal(result.text())
         return f"{result.name} -> error(code={code}, message={message})  # id {result.call_id}"
-    return f"{result.name} -> {_output(result.output)}  # id {result.call_id}"
+    structured = result.structured()
+    value = result.text() if structured is None and result.content else structured
+    return f"{result.name} -> {_output(value)}  # id {result.call_id}"
 
 
 def _output(value: Any) -> str:

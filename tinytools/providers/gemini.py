@@ -32,7 +32,7 @@ from typing import Any
 import msgspec
 
 from tinytools.errors import SchemaError
-from tinytools.providers._common import arguments, field, sentence, sequence
+from tinytools.providers._common import arguments, field, result_text, sentence, sequence
 from tinytools.results import ToolCall, ToolResult
 from tinytools.tool import Tool
 
@@ -270,14 +270,16 @@ def _parts(response: Any) -> list[Any]:
 def write_results(results: Iterable[ToolResult]) -> list[dict[str, Any]]:
     """One ``functionResponse`` part per result, in order: the parts of the next user turn.
 
-    A result is ``{"output": value}``; a failure is ``{"error": {"code", "message"}}``.
+    A result is ``{"output": value}``: its `ToolResult.structured` value when it has one, else its
+    text; a failure is ``{"error": {"code", "message"}}`` with the text the model reads.
     """
     parts = []
     for result in results:
         if result.error is not None:
-            payload: dict[str, Any] = {"error": {"code": result.error.code, "message": result.error.message}}
+            payload: dict[str, Any] = {"error": {"code": result.error.code, "message": result_text(result)}}
         else:
-            payload = {"output": result.output}
+            structured = result.structured()
+            payload = {"output": result_text(result) if structured is None and result.content else structured}
         response: dict[str, Any] = {"name": result.name, "response": payload}
         if not result.call_id.startswith(LOCAL_ID_PREFIX):
             response["id"] = result.call_id

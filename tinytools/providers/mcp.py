@@ -177,8 +177,10 @@ def read_calls(request: Any) -> list[ToolCall]:
 def write_results(results: Iterable[ToolResult]) -> list[dict[str, Any]]:
     """One ``CallToolResult`` per result (camelCase keys), in order.
 
-    The text content is the output as JSON (or the error message); ``structuredContent`` is
-    the output when it is an object, else ``{"result": output}``; failures set ``isError``.
+    The text content is `ToolResult.text`. ``structuredContent`` is `ToolResult.structured`
+    when the model reads the output itself: as it is when it is an object, else as
+    ``{"result": output}``. A result whose content stands in for its output (a summary, a stored
+    output's note) has none. Failures set ``isError``.
     """
     written = []
     for result in results:
@@ -186,8 +188,9 @@ def write_results(results: Iterable[ToolResult]) -> list[dict[str, Any]]:
         if result.is_error:
             payload["isError"] = True
         else:
-            output = result.output
-            payload["structuredContent"] = output if isinstance(output, dict) else {"result": output}
+            if result.content is None:
+                output = result.structured()
+                payload["structuredContent"] = output if isinstance(output, dict) else {"result": output}
             payload["isError"] = False
         written.append(payload)
     return written
