@@ -17,6 +17,7 @@ import msgspec
 from typing_extensions import NotRequired, Required, TypedDict
 
 from tinytools import Injected, Param, ToolCall, tool
+from tinytools.schema.hints import DECIMAL_PATTERN
 
 
 class Unit(enum.Enum):
@@ -248,7 +249,7 @@ EXPECTED_formats = {
         "at": {"type": "string", "format": "time"},
         "span": {"type": "string", "format": "duration"},
         "key": {"type": "string", "format": "uuid"},
-        "price": {"type": "string", "format": "decimal"},
+        "price": {"type": "string", "format": "decimal", "pattern": DECIMAL_PATTERN},
     },
     "required": ["when", "day", "at", "span", "key", "price"],
     "additionalProperties": False,

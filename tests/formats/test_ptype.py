@@ -154,7 +154,9 @@ def test_render_result() -> None:
     ok = ToolResult(call_id="c1", name="search", status="succeeded", output={"a": [True]})
     assert render_result(ok, ToolFormat.ptype()) == 'search -> {"a": [True]}  # id c1'
     bad = ToolResult(call_id="c2", name="x", status="failed", error=StructuredError("tool_error", 'No "x".'))
-    assert render_result(bad, ToolFormat.ptype()) == 'x -> error(code="tool_error", message="Error: No \\"x\\".")  # id c2'
+    assert (
+        render_result(bad, ToolFormat.ptype()) == 'x -> error(code="tool_error", message="Error: No \\"x\\".")  # id c2'
+    )
 
 
 def test_render_tools_shows_signatures_and_examples_that_parse() -> None:

@@ -25,7 +25,7 @@ from tinytools.executors.factories import factory_for, provided
 from tinytools.results import ToolCall, ToolResult
 from tinytools.run.outcomes import argument_failure
 from tinytools.schema.arguments import decoded_arguments, detached
-from tinytools.schema.convert import ConversionError, conversion_failure
+from tinytools.schema.convert import ConversionError, conversion_failure, refused
 from tinytools.schema.reader import Reader, positional_reader
 from tinytools.signature import EMPTY, Slot
 
@@ -180,9 +180,12 @@ class Plan:
         try:
             return convert(value)
         except ConversionError as exc:
-            error = conversion_failure(slot.name, exc, self.tool.schema.properties.get(slot.name))
-            error.tool = self.name
-            raise error from None
+            problem = exc
+        except Exception as exc:  # a converter that failed in a way of its own: still this argument's fault
+            problem = refused(slot.name, exc)
+        error = conversion_failure(slot.name, problem, self.tool.schema.properties.get(slot.name))
+        error.tool = self.name
+        raise error
 
     def _injected(self, slot: Slot, inject: Mapping[str, Any] | None, runtime: Mapping[str, Any] | None) -> Any:
         injection = slot.injection

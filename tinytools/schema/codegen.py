@@ -58,6 +58,42 @@ def _is_multiple(value: float, divisor: float) -> bool:
     return (exact[0] / exact[1]).denominator == 1  # int() and float(): an IntEnum's repr is no number
 
 
+FLOOD_ITEMS = 32
+"""An array this long or shorter is checked for uniqueness without a look at its hashes."""
+FLOOD_SHARE = 16
+"""Items of one array that may share a hash: more make building a set of them quadratic."""
+
+
+def _unique(items: Sequence[Any]) -> bool:
+    """Whether an array's items are unique, as JSON compares them (``1`` and ``1.0`` are equal).
+
+    Integers that all hash alike (``n + k * (2**61 - 1)``) would make the set below take time
+    quadratic in their number; an array in which more than `FLOOD_SHARE` items share a hash is
+    refused as not unique before the set is built.
+    """
+    keys = [_key(item) for item in items]
+    if len(keys) > FLOOD_ITEMS:
+        shared: dict[int, int] = {}
+        for key in keys:
+            digest = hash(key)
+            shared[digest] = count = shared.get(digest, 0) + 1
+            if count > FLOOD_SHARE:
+                return False
+    return len(set(keys)) == len(keys)
+
+
+def _key(value: Any) -> Any:
+    """A hashable key under which two JSON values are equal exactly when JSON says they are."""
+    kind = value.__class__
+    if kind is dict:
+        return frozenset((key, _key(item)) for key, item in value.items())
+    if kind is list or kind is tuple:
+        return tuple(_key(item) for item in value)
+    if kind is bool:
+        return (bool, value)
+    return value
+
+
 def _index(items: Sequence[Any], item: object) -> int:
     """Where a failing item is: the first item identical to it, which would have failed first."""
     return indexOf(map(id, items), id(item))
@@ -199,6 +235,14 @@ class _Generator(CodeGeneratorDraft07):
             absent = " or ".join(["{!r} not in {variable}"] * len(required))
             with self.l(f"if {absent}:", *required):
                 self.exc("", rule="required")
+
+    def generate_unique_items(self) -> None:
+        """Unique items, refusing hash flooding (see `_unique`)."""
+        if not cast(dict[str, Any], self._definition)["uniqueItems"]:
+            return
+        self.create_variable_is_list()  # type: ignore[no-untyped-call]
+        with self.l("if {variable}_is_list and not _unique({variable}):"):
+            self.exc("", rule="uniqueItems")
 
     def generate_multiple_of(self) -> None:
         number = "isinstance({variable}, (int, float)) and not isinstance({variable}, bool)"
@@ -344,7 +388,13 @@ class _Generator(CodeGeneratorDraft07):
 
     @property
     def global_state(self) -> dict[str, Any]:
-        return {**super().global_state, "_is_multiple": _is_multiple, "_Failure": Failure, "_index": _index}
+        return {
+            **super().global_state,
+            "_is_multiple": _is_multiple,
+            "_Failure": Failure,
+            "_index": _index,
+            "_unique": _unique,
+        }
 
     def _expand_refs(self, definition: Any) -> Any:
         return definition  # expanding would read "$ref" keys inside enum and const values

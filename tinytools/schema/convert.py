@@ -8,6 +8,7 @@ the caller turns into an `ArgumentsError` with a JSON pointer.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -15,7 +16,7 @@ import msgspec
 
 from tinytools.errors import ArgumentsError
 
-__all__ = ["ConversionError", "Converter", "conversion_failure", "unchanged"]
+__all__ = ["ConversionError", "Converter", "conversion_failure", "refused", "unchanged"]
 
 Converter = Callable[[Any], Any]
 
@@ -41,6 +42,18 @@ def conversion_failure(parameter: str, exc: ConversionError, schema: Any) -> Arg
     return ArgumentsError(exc.reason, pointer=pointer, keyword="format", parameter=parameter, schema=schema)
 
 
+def refused(name: str, exc: Exception) -> ConversionError:
+    """The error for a value a class's own checks refused; their message goes to the log only.
+
+    A ``__post_init__`` or a validator may say anything (an internal detail, a key it looked up),
+    so the model reads only the class and the kind of error.
+    """
+    import logging
+
+    logging.getLogger("tinytools").info("a value for %s was refused by its own checks", name, exc_info=exc)
+    return ConversionError(f"the value is not a valid {name} ({type(exc).__name__} from its own checks)")
+
+
 def unchanged(convert: Converter) -> frozenset[type]:
     """Classes of values ``convert`` returns as they are, so a caller may skip the call."""
     return getattr(convert, "unchanged", frozenset())
@@ -59,6 +72,27 @@ def to_float(value: Any) -> Any:
         return float(value)
     except OverflowError:  # an integer of hundreds of digits
         raise ConversionError("expected a number within the range of a float") from None
+
+
+def float_within(schema: Mapping[str, Any]) -> Converter:
+    """`to_float` for a bounded ``float``: the float an integer rounds to must meet the bounds too.
+
+    The validator checks the integer as sent, exactly; ``9999999999999999 < 1e16`` holds, but the
+    float it becomes is ``1e16``, which an exclusive bound of ``1e16`` does not allow.
+    """
+    low, high = schema.get("minimum", -math.inf), schema.get("maximum", math.inf)
+    above, below = schema.get("exclusiveMinimum", -math.inf), schema.get("exclusiveMaximum", math.inf)
+
+    def convert_within(value: Any) -> Any:
+        number = to_float(value)
+        if number is not value and not (low <= number <= high and above < number < below):
+            raise ConversionError(
+                f"{value} rounds to the float {number!r}, outside the bounds; send a number within them"
+            )
+        return number
+
+    convert_within.unchanged = frozenset({float})  # type: ignore[attr-defined]
+    return convert_within
 
 
 to_int.unchanged = frozenset({int})  # type: ignore[attr-defined]
@@ -144,8 +178,8 @@ def fields_of(fields: Mapping[str, tuple[str, Converter | None]], build: Callabl
                 raise
         try:
             return build(**kwargs)
-        except (TypeError, ValueError) as exc:
-            raise ConversionError(f"could not build {getattr(build, '__name__', build)}") from exc
+        except Exception as exc:  # the class's own checks: what they say is the application's, not the model's
+            raise refused(getattr(build, "__name__", "the value"), exc) from None
 
     return convert_fields
 
@@ -178,8 +212,8 @@ def via_validate(validate: Callable[[Any], Any], name: str) -> Converter:
     def convert_model(value: Any) -> Any:
         try:
             return validate(value)
-        except ValueError as exc:
-            raise ConversionError(f"not a valid {name}: {exc.__class__.__name__}") from None
+        except Exception as exc:
+            raise refused(name, exc) from None
 
     return convert_model
 

@@ -28,7 +28,7 @@ from tinytools.errors import ToolDefinitionError
 from tinytools.schema import convert as _convert
 from tinytools.schema.convert import Converter
 
-__all__ = ["Param", "SchemaBuilder", "json_type", "split_annotated", "type_namespace"]
+__all__ = ["DECIMAL_PATTERN", "Param", "SchemaBuilder", "json_type", "split_annotated", "type_namespace"]
 
 _NONE_TYPE = type(None)
 _ANNOTATED = (typing.Annotated, typing_extensions.Annotated)
@@ -106,6 +106,14 @@ class Param:
     """Example values shown to the model."""
 
 
+_SCALAR_VALUES = frozenset({str, int, float, bool})
+_BOUNDS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+DECIMAL_PATTERN = r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]{1,4})?$"
+"""What a `Decimal` argument looks like: a JSON number as text, its exponent at most 4 digits.
+
+``decimal.Decimal`` also reads ``NaN``, ``sNaN``, ``Infinity``, spaces, ``_`` and digits of other
+scripts, and an exponent like ``1e999999999`` would make a number too large to use.
+"""
 _NUMERIC = {"ge": "minimum", "gt": "exclusiveMinimum", "le": "maximum", "lt": "exclusiveMaximum"}
 _ANNOTATED_TYPES = {
     "Gt": ("gt",),
@@ -220,6 +228,8 @@ class SchemaBuilder:
         extra = _constraints(metadata, schema.get("type") == "array")
         if extra:
             schema = {**schema, **extra}
+            if convert is _convert.to_float and extra.keys() & _BOUNDS:
+                convert = _convert.float_within(schema)  # an integer rounds: check the float it becomes
         return schema, convert
 
     def _build_base(self, hint: Any, parameter: str | None) -> tuple[dict[str, Any], Converter | None]:
@@ -242,14 +252,17 @@ class SchemaBuilder:
         if origin in _UNIONS:
             return self._union(args, parameter)
         if origin in _LITERALS:
-            return _literal(args)
+            return self._choices(_literal(args), hint, parameter)
         if isinstance(hint, typing.NewType):
             return self.build(hint.__supertype__, parameter)
         if isinstance(hint, type) and issubclass(hint, enum.Enum):
-            return _enum(hint)
+            return self._choices(_enum(hint), hint, parameter)
         if hint in _STRING_FORMATS:
             fmt, expected = _STRING_FORMATS[hint]
-            return {"type": "string", "format": fmt}, _convert.via_msgspec(hint, expected)
+            text: dict[str, Any] = {"type": "string", "format": fmt}
+            if hint is decimal.Decimal:  # a number written out, and nothing else decimal.Decimal reads
+                text["pattern"] = DECIMAL_PATTERN
+            return text, _convert.via_msgspec(hint, expected)
         if (origin or hint) in _SEQUENCES:
             item_schema, item_convert = self.build(args[0] if args else Any, parameter)
             build = _SEQUENCES[origin or hint]
@@ -266,6 +279,21 @@ class SchemaBuilder:
         if isinstance(hint, type):
             return self._named_type(hint, parameter)
         raise self._unsupported(hint, parameter)
+
+    def _choices(
+        self, built: tuple[dict[str, Any], Converter | None], hint: Any, parameter: str | None
+    ) -> tuple[dict[str, Any], Converter | None]:
+        """An enum's or Literal's schema, when every value is a JSON scalar the model can send back."""
+        for value in built[0]["enum"]:
+            if value is not None and value.__class__ not in _SCALAR_VALUES:
+                name = getattr(hint, "__name__", None) or repr(hint)
+                raise ToolDefinitionError(
+                    f"{name} has the value {value!r}, which is not a JSON string, number, boolean or null; "
+                    "give its members such values",
+                    tool=self.tool,
+                    parameter=parameter,
+                )
+        return built
 
     def _unsupported(self, hint: Any, parameter: str | None) -> ToolDefinitionError:
         name = getattr(hint, "__name__", None) or repr(hint)

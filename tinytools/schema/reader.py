@@ -32,7 +32,7 @@ import msgspec
 
 from tinytools.errors import ArgumentsError
 from tinytools.schema.arguments import refuse_repeated_keys
-from tinytools.schema.convert import ConversionError
+from tinytools.schema.convert import ConversionError, refused
 from tinytools.schema.patterns import translate_pattern
 
 if TYPE_CHECKING:
@@ -318,6 +318,8 @@ def _reader(
                         values[i] = convert(value)
                     except ConversionError as exc:
                         raise fail(name, exc) from None
+                    except Exception as exc:  # a converter that failed in a way of its own
+                        raise fail(name, refused(name, exc)) from None
         if missing:  # an omitted argument gets the function's own default object, as if left out
             values = [default if value is _UNSET else value for value, default in zip(values, defaults, strict=True)]
         return values  # type: ignore[no-any-return]

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from tinytools.errors import ArgumentsError, SchemaError, shorten, unless_failed
+from tinytools.schema.backtracking import backtracks
 from tinytools.schema.messages import echo as _echo
 from tinytools.schema.messages import escape as _escape
 from tinytools.schema.patterns import translate_pattern
@@ -158,6 +159,13 @@ def _portable(pattern: str, pointer: str) -> str:
         re.compile(translated)
     except (ValueError, re.error, OverflowError, RecursionError) as exc:
         raise _fail(f"pattern {_echo(pattern)} is not portable: {exc}", pointer) from None
+    if backtracks(translated):
+        reason = (
+            f"pattern {_echo(pattern)} can take time exponential in the text to match: a repeated part "
+            "can match the same text in more than one way; write it so each repetition can match one way "
+            "only (for example ^a+$ for ^(a+)+$, ^(a|b)+$ with choices that start differently)"
+        )
+        raise _fail(reason, pointer)
     return translated
 
 
