@@ -1,14 +1,37 @@
+"""Artifact stores: content-addressed and immutable, safe on disk, and failing one call only.
+
+Both stores return what was put under its SHA-256 key; `FileArtifactStore` refuses hostile keys,
+never lets metadata or a symlinked shard folder lead a write outside its root, and refuses
+corrupt data and tampered or corrupt metadata. A store that fails to put an artifact (an
+over-budget output moved aside, or an artifact a tool returned) fails only that call, with
+``artifact_store_failed``; the other calls of its batch succeed.
+"""
+
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
+import json
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tinytools import ArtifactStore, FileArtifactStore, MemoryArtifactStore
+from tinytools import (
+    ArtifactRef,
+    ArtifactStore,
+    Dispatcher,
+    FileArtifactStore,
+    MemoryArtifactStore,
+    Toolbox,
+    ToolCall,
+    ToolOutput,
+    tool,
+)
 
 
 @pytest.fixture(params=["memory", "file"])
@@ -87,3 +110,101 @@ def test_concurrent_writers(tmp_path: Path) -> None:
 def test_get_returns_what_put_stored(data: bytes) -> None:
     store = MemoryArtifactStore()
     assert store.get(store.put(data, "application/octet-stream").key) == data
+
+
+# --- a failing artifact store ------------------------------------------------------------------
+
+
+class FullStore:
+    """An artifact store whose disk is full."""
+
+    def put(self, data: bytes, media_type: str, metadata: dict[str, Any] | None = None) -> ArtifactRef:
+        raise OSError("disk full")
+
+    def get(self, key: str) -> bytes:
+        raise KeyError(key)
+
+
+@tool
+def big() -> str:
+    """Return more than the inline budget."""
+    return "x" * 1000
+
+
+@tool
+def attach() -> ToolOutput:
+    """Return a small value and an artifact to store."""
+    return ToolOutput("ok", artifacts=[(b"data", "text/plain")])
+
+
+@tool
+def small() -> int:
+    """Return one."""
+    return 1
+
+
+STORE_TOOLS = Toolbox([big, attach, small])
+
+
+@pytest.mark.parametrize("how", ["dispatch", "dispatch_many", "adispatch_many"])
+@pytest.mark.parametrize("name", ["big", "attach"], ids=["over-budget", "tool-artifact"])
+def test_a_failing_artifact_store_fails_only_that_call(name: str, how: str) -> None:
+    dispatcher = Dispatcher(STORE_TOOLS, artifacts=FullStore(), max_inline_output_bytes=100)
+    calls = [ToolCall("c1", name), ToolCall("c2", "small")]
+    if how == "dispatch":
+        results = [dispatcher.dispatch(calls[0])]
+    elif how == "dispatch_many":
+        results = dispatcher.dispatch_many(calls)
+    else:
+        results = asyncio.run(dispatcher.adispatch_many(calls))
+    first = results[0]
+    assert first.call_id == "c1"
+    assert (first.status, first.error and first.error.code) == ("outcome_unknown", "artifact_store_failed")
+    first.validate()
+    if len(results) > 1:
+        assert [(r.call_id, r.status, r.output) for r in results[1:]] == [("c2", "succeeded", 1)]
+
+
+# --- FileArtifactStore: a symlinked shard folder, tampered metadata ---------------------------
+
+
+def test_a_symlinked_shard_folder_cannot_lead_a_put_outside_the_root(tmp_path: Path) -> None:
+    root, outside = tmp_path / "store", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    data = b"payload"
+    (root / hashlib.sha256(data).hexdigest()[:2]).symlink_to(outside, target_is_directory=True)
+    store = FileArtifactStore(root)
+    with contextlib.suppress(Exception):  # refusing is fine; writing outside is not
+        store.put(data, "text/plain")
+    assert list(outside.iterdir()) == []
+
+
+def _replace(path: Path, text: str) -> None:
+    """Put ``text`` at ``path`` whatever the file's mode (the folder is ours)."""
+    path.parent.chmod(0o700)
+    path.unlink()
+    path.write_text(text)
+
+
+@pytest.mark.parametrize("tampering", ["size", "key", "invalid-json", "not-an-object", "empty"])
+def test_tampered_or_corrupt_metadata_is_refused(tmp_path: Path, tampering: str) -> None:
+    store = FileArtifactStore(tmp_path / "store")
+    first = store.put(b"hello", "text/plain", {"writer": "first"})
+    again = store.put(b"hello", "image/png", {"writer": "second"})
+    assert again.key == first.key
+    # a second put leaves the first metadata as it was
+    assert store.ref(first.key) == first
+    meta = tmp_path / "store" / first.key[:2] / f"{first.key}.json"
+    assert meta.is_file()
+    stored = json.loads(meta.read_text())
+    text = {
+        "size": json.dumps({**stored, "size": 999}),
+        "key": json.dumps({**stored, "key": "0" * 64}),
+        "invalid-json": "{not json",
+        "not-an-object": "[]",
+        "empty": "",
+    }[tampering]
+    _replace(meta, text)
+    with pytest.raises(KeyError):
+        store.ref(first.key)

@@ -8,17 +8,15 @@ from a validated key under its root, so neither a key nor metadata can reach out
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import threading
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 
 from tinytools.results import ArtifactRef
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 __all__ = ["ArtifactStore", "FileArtifactStore", "MemoryArtifactStore"]
 
@@ -81,8 +79,13 @@ class MemoryArtifactStore:
 class FileArtifactStore:
     """An artifact store in a directory: ``<root>/<key[:2]>/<key>`` plus a metadata file.
 
+    Nothing outside the root is ever written or read: every file is reached through the
+    descriptor of its shard folder, opened without following a symbolic link, so a shard folder
+    replaced by a link is refused rather than followed. Stored files are read-only, and a
+    reference is checked against its key and its bytes when it is read back.
+
     Args:
-        root: The directory; created if missing. Nothing outside it is ever written.
+        root: The directory; created if missing.
     """
 
     def __init__(self, root: str | os.PathLike[str]):
@@ -91,34 +94,21 @@ class FileArtifactStore:
         self.root = Path(root).resolve()
         self.root.mkdir(parents=True, exist_ok=True)
 
-    def _path(self, key: str) -> Path:
-        if not isinstance(key, str) or _KEY.fullmatch(key) is None:
-            raise KeyError(key)
-        return self.root / key[:2] / key
-
     def put(self, data: bytes, media_type: str, metadata: dict[str, Any] | None = None) -> ArtifactRef:
-        """Store ``data`` atomically; storing bytes that are already there changes nothing."""
+        """Store ``data`` atomically; storing bytes that are already there changes nothing.
+
+        Raises:
+            OSError: The store cannot be written (full, read-only, a shard folder that is a link).
+        """
         ref = _reference(bytes(data), media_type, metadata)
-        path = self._path(ref.key)
-        if not path.exists():
-            path.parent.mkdir(exist_ok=True)
-            self._write(path.with_suffix(".json"), msgspec.json.encode(ref))
-            self._write(path, bytes(data))
-        return ref
-
-    def _write(self, path: Path, data: bytes) -> None:
-        import tempfile
-
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        shard = self._shard(ref.key, create=True)
         try:
-            with os.fdopen(handle, "wb") as file:
-                file.write(data)
-                file.flush()
-                os.fsync(file.fileno())
-            os.replace(temporary, path)
-        except BaseException:
-            os.unlink(temporary)
-            raise
+            if not _exists(ref.key, shard):
+                _write(shard, f"{ref.key}.json", msgspec.json.encode(ref))
+                _write(shard, ref.key, bytes(data))
+        finally:
+            os.close(shard)
+        return ref
 
     def get(self, key: str) -> bytes:
         """The bytes stored under ``key``, checked against it.
@@ -126,23 +116,81 @@ class FileArtifactStore:
         Raises:
             KeyError: ``key`` is not a stored artifact's key (or not a key at all).
         """
-        path = self._path(key)
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            raise KeyError(key) from None
+        data = self._read(key, key)
         if _sha256(data) != key:
             raise KeyError(key)
         return data
 
     def ref(self, key: str) -> ArtifactRef:
-        """The reference (with metadata) of a stored artifact.
+        """The reference (with metadata) of a stored artifact, checked against its key and bytes.
 
         Raises:
-            KeyError: Nothing is stored under ``key``.
+            KeyError: Nothing is stored under ``key``, or what is stored does not match it.
         """
-        path = self._path(key).with_suffix(".json")
         try:
-            return msgspec.json.decode(path.read_bytes(), type=ArtifactRef)
+            ref = msgspec.json.decode(self._read(key, f"{key}.json"), type=ArtifactRef)
+        except msgspec.DecodeError:  # ValidationError is one too
+            raise KeyError(key) from None
+        if ref.key != key or ref.sha256 != key or ref.size != len(self.get(key)):
+            raise KeyError(key)
+        return ref
+
+    def _shard(self, key: str, *, create: bool = False) -> int:
+        """The descriptor of ``key``'s shard folder, never through a link.
+
+        Raises:
+            KeyError: ``key`` is not a key, or (reading) its shard folder does not exist.
+            OSError: The folder is a link, or cannot be made.
+        """
+        if not isinstance(key, str) or _KEY.fullmatch(key) is None:
+            raise KeyError(key)
+        root = os.open(self.root, os.O_RDONLY | _DIRECTORY)
+        try:
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(key[:2], 0o755, dir_fd=root)
+            return os.open(key[:2], os.O_RDONLY | _DIRECTORY | os.O_NOFOLLOW, dir_fd=root)
         except FileNotFoundError:
             raise KeyError(key) from None
+        finally:
+            os.close(root)
+
+    def _read(self, key: str, name: str) -> bytes:
+        shard = self._shard(key)
+        try:
+            handle = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=shard)
+        except FileNotFoundError:
+            raise KeyError(key) from None
+        except OSError as exc:  # a link where a file belongs
+            raise KeyError(key) from exc
+        finally:
+            os.close(shard)
+        with os.fdopen(handle, "rb") as file:
+            return file.read()
+
+
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+
+
+def _exists(key: str, shard: int) -> bool:
+    try:
+        os.stat(key, dir_fd=shard, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _write(shard: int, name: str, data: bytes) -> None:
+    """Write ``name`` in the shard folder atomically (a temporary file, then a rename), read-only."""
+    temporary = f".tmp-{os.urandom(8).hex()}"
+    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o444, dir_fd=shard)
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, name, src_dir_fd=shard, dst_dir_fd=shard)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary, dir_fd=shard)
+        raise
