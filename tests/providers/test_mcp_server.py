@@ -1,22 +1,31 @@
-"""The MCP server as a real subprocess over stdio, driven by the official mcp client."""
+"""The MCP server, driven by the official mcp client: over stdio as a subprocess, and in process.
+
+Both protocol eras list the tools with their schemas and annotations, return structured content
+and text, mark failures with ``isError`` and forward progress. A conversion that raises is a
+tool result marked as an error whose text never reaches the client, and progress goes only to
+the session whose call reported it, even when two sessions use the same request ids.
+"""
 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client, MCPError, StdioServerParameters
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-SERVER = Path(__file__).with_name("mcp_server_tools.py")
+from tests.faults import FAULTS, SECRET
+from tinytools import Progress, Toolbox, tool
+from tinytools.providers import mcp
+
+from .servers import MODEL_INPUT_SERVER, TOOLS_SERVER, WATCHDOG, server_env
 
 
 async def _session(mode: str) -> dict[str, Any]:
     """Start the server, list its tools, make a few calls; return what came back."""
-    parameters = StdioServerParameters(command=sys.executable, args=[str(SERVER)])
+    parameters = StdioServerParameters(command=sys.executable, args=[str(TOOLS_SERVER)])
     async with Client(parameters, mode=mode, read_timeout_seconds=20) as client:
         listed = await client.list_tools()
         return {
@@ -110,3 +119,91 @@ def test_progress_reaches_the_client_as_notifications(session: dict[str, Any]) -
     progress = session["progress"]
     assert progress["result"].structured_content == {"result": 3}
     assert progress["seen"] == [(1, 3, "page 1"), (2, 3, "page 2"), (3, 3, "page 3")]
+
+
+# --- conversion faults ------------------------------------------------------------------------
+
+
+async def _conversion_faults_over_mcp(mode: str) -> dict[str, tuple[str, str, bool | None]]:
+    parameters = StdioServerParameters(command=sys.executable, args=[str(MODEL_INPUT_SERVER)], env=server_env())
+    outcomes: dict[str, tuple[str, str, bool | None]] = {}
+    with anyio.fail_after(60):
+        async with Client(parameters, mode=mode, read_timeout_seconds=20) as client:
+            for name, parameter in FAULTS:
+                try:
+                    result = await client.call_tool(name, {parameter: {"x": 0}})
+                except MCPError as exc:
+                    outcomes[name] = ("error", f"{exc!r} {exc}", None)
+                else:
+                    outcomes[name] = ("result", result.model_dump_json(), result.is_error)
+    return outcomes
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_conversion_faults_over_mcp_are_tool_results_that_leak_nothing(mode: str) -> None:
+    outcomes = anyio.run(_conversion_faults_over_mcp, mode)
+    leaked = {name: text for name, (_, text, _) in outcomes.items() if SECRET in text}
+    assert leaked == {}, "the exception's text reached the client"
+    assert {name: (kind, is_error) for name, (kind, _, is_error) in outcomes.items()} == {
+        name: ("result", True) for name in ("asserted", "looked_up", "validated")
+    }, outcomes
+
+
+# --- progress per session ---------------------------------------------------------------------
+
+
+class _Gate:
+    """Holds both calls inside the tool until each has reported its first progress."""
+
+    def __init__(self) -> None:
+        self.started: dict[str, anyio.Event] = {"A": anyio.Event(), "B": anyio.Event()}
+        self.both = anyio.Event()
+
+
+GATE: list[_Gate] = []
+
+
+@tool
+async def stepper(label: str, progress: Progress) -> str:
+    """Report a start and an end, waiting for the other session's call in between."""
+    gate = GATE[0]
+    progress.progress(1, total=2, message=f"{label} start")
+    gate.started[label].set()
+    if all(event.is_set() for event in gate.started.values()):
+        gate.both.set()
+    with anyio.fail_after(WATCHDOG):
+        await gate.both.wait()
+    progress.progress(2, total=2, message=f"{label} end")
+    return label
+
+
+async def _two_sessions() -> tuple[dict[str, list[str | None]], dict[str, Any]]:
+    GATE[:] = [_Gate()]
+    server = mcp.build_server(Toolbox([stepper]))
+    seen: dict[str, list[str | None]] = {"A": [], "B": []}
+    outputs: dict[str, Any] = {}
+
+    async def call(client: Client, label: str) -> None:
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            seen[label].append(message)
+
+        result = await client.call_tool("stepper", {"label": label}, progress_callback=on_progress)
+        outputs[label] = result.structured_content
+
+    with anyio.fail_after(30):
+        # the same requests in the same order: both sessions use the same JSON-RPC ids
+        async with (
+            Client(server, mode="legacy") as first,
+            Client(server, mode="legacy") as second,
+            anyio.create_task_group() as group,
+        ):
+            group.start_soon(call, first, "A")
+            await GATE[0].started["A"].wait()
+            group.start_soon(call, second, "B")
+    return seen, outputs
+
+
+def test_progress_reaches_only_the_session_whose_call_reported_it() -> None:
+    seen, outputs = anyio.run(_two_sessions)
+    assert outputs == {"A": {"result": "A"}, "B": {"result": "B"}}
+    assert seen == {"A": ["A start", "A end"], "B": ["B start", "B end"]}

@@ -1,59 +1,29 @@
-"""Model Context Protocol: ``tools/list`` entries, ``tools/call`` requests and results, a server.
-
-``serve(toolbox)`` runs a toolbox as an MCP server over stdio with the official ``mcp``
-package (``pip install "tinytools[mcp]"``); ``tinytools serve-mcp TARGET`` does the same from
-the command line. Every ``tools/call`` goes through the dispatcher, so validation, policies and
-budgets apply as they do anywhere else.
+"""MCP's wire shapes: ``tools/list`` entries, ``tools/call`` requests and ``CallToolResult``s.
 
 A tool's ``outputSchema`` and ``structuredContent`` follow one rule: an output that is a JSON
 object is the structured content as it is; any other output is wrapped as ``{"result": ...}``
 (MCP before 2026-07-28 takes objects only). A tool whose declared output may be either is
 listed without an ``outputSchema``. Output that does not match the declared schema is answered
-with ``isError`` and code ``invalid_output`` instead of reaching the client.
+with ``isError`` and code ``invalid_output`` instead of reaching the client (`check_output`).
 
 Tool annotations carry what the tool's policy declares (``readOnlyHint``, ``destructiveHint``,
-``idempotentHint``, ``openWorldHint``), and a tool's `Progress` reaches a client that asked for
-progress as MCP progress notifications.
+``idempotentHint``, ``openWorldHint``).
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from functools import partial
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from tinytools.errors import SchemaError
-from tinytools.events import ToolEvent, ToolProgress
 from tinytools.policy import SideEffect
-from tinytools.providers._common import arguments, field, require, result_text, sequence
+from tinytools.providers._common import arguments, field, result_text, sequence
 from tinytools.results import StructuredError, ToolCall, ToolResult
-from tinytools.run.dispatcher import Dispatcher
 from tinytools.schema.validation import compile_validator
 from tinytools.tool import Tool
-from tinytools.toolbox import Toolbox
 
-if TYPE_CHECKING:
-    from mcp.server.lowlevel import Server
-
-__all__ = [
-    "AsyncDispatcher",
-    "aserve",
-    "build_server",
-    "export_tools",
-    "read_calls",
-    "serve",
-    "tool_annotations",
-    "write_results",
-]
-
-
-class AsyncDispatcher(Protocol):
-    """Anything that runs one call from async code, such as a `Dispatcher`."""
-
-    def adispatch(self, call: ToolCall, /) -> Awaitable[ToolResult]:
-        """Run one call and return its result."""
-        ...
+__all__ = ["check_output", "export_tools", "read_calls", "tool_annotations", "write_results"]
 
 
 class _Output:
@@ -196,7 +166,7 @@ def write_results(results: Iterable[ToolResult]) -> list[dict[str, Any]]:
     return written
 
 
-def _checked(result: ToolResult, tool: Tool[..., Any] | None) -> ToolResult:
+def check_output(result: ToolResult, tool: Tool[..., Any] | None) -> ToolResult:
     """Refuse output that does not match the declared schema, which the client would reject."""
     if tool is None or result.is_error:
         return result
@@ -212,110 +182,3 @@ def _checked(result: ToolResult, tool: Tool[..., Any] | None) -> ToolResult:
             call_id=result.call_id, name=result.name, status="failed", error=error, elapsed=result.elapsed
         )
     return result
-
-
-def build_server(
-    toolbox: Iterable[Tool[..., Any]],
-    *,
-    dispatcher: AsyncDispatcher | None = None,
-    name: str = "tinytools",
-    version: str | None = None,
-    instructions: str | None = None,
-) -> Server[Any]:
-    """An MCP server (``mcp.server.lowlevel.Server``) that lists and calls the tools.
-
-    Args:
-        toolbox: The tools to list (a `Toolbox` or any iterable of tools).
-        dispatcher: Runs each call (``adispatch(call)``), such as a configured
-            `Dispatcher`; by default ``Dispatcher(toolbox)``.
-        name: The server name reported to clients.
-        version: The server version reported to clients (by default tinytools' own).
-        instructions: Optional instructions for the client's model.
-
-    Raises:
-        ImportError: The ``mcp`` extra is not installed.
-    """
-    lowlevel = require("mcp.server.lowlevel", "mcp")
-    types = require("mcp.types", "mcp")
-    tools = toolbox if isinstance(toolbox, Toolbox) else Toolbox(toolbox)
-    listed = types.ListToolsResult(tools=[types.Tool.model_validate(entry) for entry in export_tools(tools)])
-    routes: dict[str, tuple[Any, Any, Any]] = {}  # call id -> (session, progress token, request id)
-
-    async def report(event: ToolEvent) -> None:
-        route = routes.get(event.call_id)
-        if route is not None and isinstance(event, ToolProgress):
-            session, token, request_id = route
-            await session.send_progress_notification(
-                token, event.done, event.total, event.message, related_request_id=request_id
-            )
-
-    run = (dispatcher if dispatcher is not None else Dispatcher(tools, on_event=report)).adispatch
-
-    async def list_tools(context: Any, params: Any) -> Any:
-        return listed
-
-    async def call_tool(context: Any, params: Any) -> Any:
-        request_id = getattr(context, "request_id", None)
-        call = ToolCall("mcp" if request_id is None else str(request_id), params.name, params.arguments or {})
-        token = _progress_token(context, params)
-        if token is not None:
-            routes[call.id] = (context.session, token, request_id)
-        try:
-            result = _checked(await run(call), tools.get(call.name))
-        finally:
-            routes.pop(call.id, None)
-        return types.CallToolResult.model_validate(write_results([result])[0])
-
-    server: Server[Any] = lowlevel.Server(
-        name,
-        version=_version() if version is None else version,
-        instructions=instructions,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-    )
-    return server
-
-
-def _progress_token(context: Any, params: Any) -> Any:
-    """The client's progress token for this request, if it asked for progress."""
-    raw = getattr(context, "params", None)
-    meta = raw.get("_meta") if isinstance(raw, Mapping) else None
-    token = meta.get("progressToken") if isinstance(meta, Mapping) else None
-    if token is None:
-        meta_object = getattr(context, "meta", None) or getattr(params, "meta", None)
-        token = getattr(meta_object, "progress_token", None) or getattr(meta_object, "progressToken", None)
-    return None if isinstance(token, bool) else token
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("tinytools")
-    except PackageNotFoundError:
-        return ""
-
-
-async def aserve(toolbox: Iterable[Tool[..., Any]], **options: Any) -> None:
-    """Serve the tools over stdio until the client disconnects (options as `build_server`).
-
-    Raises:
-        ImportError: The ``mcp`` extra is not installed.
-    """
-    stdio = require("mcp.server.stdio", "mcp")
-    server = build_server(toolbox, **options)
-    async with stdio.stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
-
-
-def serve(toolbox: Iterable[Tool[..., Any]], **options: Any) -> None:
-    """Run the tools as an MCP server over stdio, blocking until the client disconnects.
-
-    Options are those of `build_server` (``dispatcher``, ``name``, ``version``,
-    ``instructions``).
-
-    Raises:
-        ImportError: The ``mcp`` extra is not installed.
-    """
-    anyio = require("anyio", "mcp")
-    anyio.run(partial(aserve, toolbox, **options))

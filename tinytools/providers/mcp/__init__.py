@@ -1,0 +1,25 @@
+"""Model Context Protocol: the wire shapes, and a server for a toolbox.
+
+``serve(toolbox)`` runs a toolbox as an MCP server over stdio with the official ``mcp``
+package (``pip install "tinytools[mcp]"``); ``tinytools serve-mcp TARGET`` does the same from
+the command line. The package holds:
+
+- `tinytools.providers.mcp.wire`: ``tools/list`` entries, ``tools/call`` requests and results,
+  the same three verbs as every provider (`export_tools`, `read_calls`, `write_results`);
+- `tinytools.providers.mcp.server`: `build_server`, `aserve`, `serve`;
+- `tinytools.providers.mcp.stdio`: the stdio transport, which answers every request line.
+"""
+
+from tinytools.providers.mcp.server import AsyncDispatcher, aserve, build_server, serve
+from tinytools.providers.mcp.wire import export_tools, read_calls, tool_annotations, write_results
+
+__all__ = [
+    "AsyncDispatcher",
+    "aserve",
+    "build_server",
+    "export_tools",
+    "read_calls",
+    "serve",
+    "tool_annotations",
+    "write_results",
+]
