@@ -159,6 +159,17 @@ def repeat(piece: str, tail: str = "") -> str:
     return piece * (MEGABYTE // len(piece)) + tail
 
 
+def _nested_behind_filler(inner: str, wrap: str = '{{"a": {filler}, "b": {inner}}}', depth: int = 60) -> str:
+    """``inner``, whose defect is the first in the text, nested ``depth`` levels deep behind filler.
+
+    Every level that a parser decodes again reads all the filler inside it before the defect.
+    """
+    filler = '"' + "f" * (MEGABYTE // depth) + '"'
+    for _ in range(depth):
+        inner = wrap.format(filler=filler, inner=inner)
+    return inner
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -177,6 +188,8 @@ def repeat(piece: str, tail: str = "") -> str:
         repeat('ok {"name": "get_time", "arguments": {}} '),
         repeat('{"k": {"name": "search", "arguments": {"query": 1,}}, '),
         repeat('[[[[[[[[{"name": "search"'),
+        _nested_behind_filler('{"name": "search", "arguments": {"query": "x",}}'),
+        _nested_behind_filler('{"name": "search", "arguments": {"query": "x"}}', '{{"a": {filler}, "b": {inner},}}'),
     ],
     ids=lambda text: f"{text[:14]!r}x{len(text)}",
 )

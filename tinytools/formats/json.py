@@ -160,25 +160,35 @@ def _string(text: str, start: int, end: int, node: _Node) -> None:
                 node.name = text[start + 1 : end - 1]
 
 
-def _salvage(text: str, node: _Node, stop: int, error: str, known: frozenset[str]) -> list[Found]:
-    """Calls from a value that failed to decode: one invalid call, or the sound ones inside."""
-    if node.name is not None and (node.name in known or node.args):
+def _salvage(text: str, node: _Node, stop: int, error: str, known: frozenset[str], top: bool = True) -> list[Found]:
+    """Calls from a value that failed to decode: one invalid call, or the sound ones inside.
+
+    Only the objects that read as calls are decoded, each once, and calls do not nest: however
+    deep the broken value, each character is decoded at most once more.
+    """
+    name = _call_name(node, known, top)
+    if name is not None:
         end = node.end if node.end >= 0 else stop
-        raw = text[node.start : end]
-        return [Found(node.start, raw, node.name, invalid=f"the JSON call cannot be read: {error}")]
+        return [Found(node.start, text[node.start : end], name, invalid=f"the JSON call cannot be read: {error}")]
     found: list[Found] = []
+    listed = top and not node.is_object  # a list of calls: each may omit its arguments
     for child in node.children:
         if not child.marked:
             continue
-        if child.end < 0:
-            found += _salvage(text, child, stop, error, known)
+        if child.end < 0 or _call_name(child, known, listed) is None:
+            found += _salvage(text, child, stop, error, known, listed)
             continue
         span = text[child.start : child.end]
         try:
             found += _calls(decode_once(span), child.start, span, known)
         except (msgspec.DecodeError, ArgumentsError, RecursionError) as exc:
-            found += _salvage(text, child, child.end, _reason(exc), known)
+            found += _salvage(text, child, child.end, _reason(exc), known, listed)
     return found
+
+
+def _call_name(node: _Node, known: frozenset[str], top: bool) -> str | None:
+    """The tool's name if the node reads as a call: a name and arguments (or a known name at the top)."""
+    return node.name if node.name is not None and (node.args or (top and node.name in known)) else None
 
 
 def decode_once(text: str) -> Any:
