@@ -40,7 +40,7 @@ from tinytools.run.artifacts import ArtifactStore, FileArtifactStore, MemoryArti
 from tinytools.run.dispatch import adispatch, adispatch_many, dispatch, dispatch_many
 from tinytools.run.dispatcher import Dispatcher
 from tinytools.run.limits import Limits
-from tinytools.schema.hints import Param
+from tinytools.schema.annotations import Param
 from tinytools.schema.validation import InputSchema
 from tinytools.signature import Injected
 from tinytools.tool import Tool, tool

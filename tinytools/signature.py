@@ -18,9 +18,11 @@ import typing_extensions
 from tinytools.context import CancellationToken, Invocation, Progress, Stores
 from tinytools.errors import ToolDefinitionError
 from tinytools.results import ToolCall
+from tinytools.schema.annotations import split_annotated
 from tinytools.schema.convert import Converter, unchanged
 from tinytools.schema.docstrings import parse_docstring
-from tinytools.schema.hints import SchemaBuilder, split_annotated, type_namespace, with_default
+from tinytools.schema.hints import SchemaBuilder, type_namespace
+from tinytools.schema.shapes import with_default
 from tinytools.schema.validation import InputSchema
 
 __all__ = ["EMPTY", "INJECTABLE_TYPES", "Injected", "Injection", "Signature", "Slot", "read_signature"]

@@ -65,11 +65,7 @@ class Tool(Generic[P, R]):
         executor: str | None = None,
         expose_errors: tuple[type[BaseException], ...] | list[type[BaseException]] = (),
     ):
-        if not isinstance(name, str) or NAME_PATTERN.fullmatch(name) is None:
-            raise ToolDefinitionError(
-                "a tool name is 1 to 64 ASCII letters, digits, '_' or '-'; pass name=...",
-                tool=repr(name) if not isinstance(name, str) else name[:80],
-            )
+        _check_name(name)
         if validate_output and output_schema is None:
             raise ToolDefinitionError(
                 "validate_output=True needs an output schema: annotate the return type", tool=name
@@ -114,6 +110,16 @@ class Tool(Generic[P, R]):
         """Where a `Dispatcher` runs it: None (its default), ``"inline"``, ``"process"`` or a name."""
         self.expose_errors = _check_exposed(expose_errors, name)
         """Exception types (besides `ToolError`) whose message the model may read."""
+        self._hide(slots)
+        self._output_check: Callable[[Any], None] | None = None
+        self._strict: StrictSchema | None = None
+        self._fragments: dict[str, str] = {}
+        self._framings: dict[str, tuple[str, str]] = {}
+        self.__wrapped__ = fn
+        self.__doc__ = fn.__doc__
+
+    def _hide(self, slots: tuple[Slot, ...] | None) -> None:
+        """Read what the injected (hidden) parameters need from the run."""
         hidden = [slot for slot in slots or () if slot.injection is not None]
         self.injected = tuple(slot.name for slot in hidden)
         """Names of the hidden parameters."""
@@ -125,12 +131,6 @@ class Tool(Generic[P, R]):
         """``inject`` keys whose values are redacted from everything the model sees."""
         self.remote_keys = tuple((s.name, s.injection.key) for s in hidden if s.injection and s.injection.remote)
         """(parameter, key) of each value made where the tool runs (``Injected(..., remote=True)``)."""
-        self._output_check: Callable[[Any], None] | None = None
-        self._strict: StrictSchema | None = None
-        self._fragments: dict[str, str] = {}
-        self._framings: dict[str, tuple[str, str]] = {}
-        self.__wrapped__ = fn
-        self.__doc__ = fn.__doc__
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -329,6 +329,14 @@ def make_tool(
         slots=read.slots,
         **options,
     )
+
+
+def _check_name(name: object) -> None:
+    if not isinstance(name, str) or NAME_PATTERN.fullmatch(name) is None:
+        raise ToolDefinitionError(
+            "a tool name is 1 to 64 ASCII letters, digits, '_' or '-'; pass name=...",
+            tool=repr(name) if not isinstance(name, str) else name[:80],
+        )
 
 
 def _check_exposed(types: Any, tool_name: str) -> tuple[type[BaseException], ...]:

@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 
 from tinytools.errors import shorten
-from tinytools.schema.hints import json_type
+from tinytools.schema.shapes import json_type
 from tinytools.tool import Tool
 from tinytools.toolformat import ToolFormat
 

@@ -4,7 +4,8 @@
 that turns a validated JSON value into that type (None where the JSON value already is it).
 Named types (dataclasses, TypedDicts, Structs, NamedTuples, pydantic models) go to ``$defs``
 and are referenced with ``$ref``, which is also how recursive types are expressed.
-`Param` and plain strings inside ``Annotated`` add descriptions and constraints.
+`Param` and plain strings inside ``Annotated`` add descriptions and constraints
+(`tinytools.schema.annotations`).
 """
 
 from __future__ import annotations
@@ -26,12 +27,13 @@ import typing_extensions
 
 from tinytools.errors import ToolDefinitionError
 from tinytools.schema import convert as _convert
+from tinytools.schema.annotations import constraints, split_annotated
 from tinytools.schema.convert import Converter
+from tinytools.schema.shapes import enum_schema, exact_types, union_schema, with_default
 
-__all__ = ["DECIMAL_PATTERN", "Param", "SchemaBuilder", "json_type", "split_annotated", "type_namespace"]
+__all__ = ["DECIMAL_PATTERN", "SchemaBuilder", "type_namespace"]
 
 _NONE_TYPE = type(None)
-_ANNOTATED = (typing.Annotated, typing_extensions.Annotated)
 _UNIONS: tuple[Any, ...] = (typing.Union, types.UnionType)
 _LITERALS = (typing.Literal, typing_extensions.Literal)
 _WRAPPERS = (
@@ -62,50 +64,6 @@ _STRING_FORMATS: dict[type, tuple[str, str]] = {
     uuid.UUID: ("uuid", "a UUID string"),
     decimal.Decimal: ("decimal", "a decimal number as a string"),
 }
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "integer": (int,),
-    "number": (float,),
-    "boolean": (bool,),
-    "null": (_NONE_TYPE,),
-    "array": (list,),
-    "object": (dict,),
-}
-
-
-@dataclasses.dataclass(frozen=True)
-class Param:
-    """Constraints and description for a parameter, used inside ``Annotated``.
-
-    ``Annotated[int, Param(ge=1, le=100, description="Page size")]``.
-    """
-
-    description: str | None = None
-    """The property's description; wins over the docstring."""
-    ge: float | None = None
-    """Inclusive minimum (``minimum``)."""
-    gt: float | None = None
-    """Exclusive minimum (``exclusiveMinimum``)."""
-    le: float | None = None
-    """Inclusive maximum (``maximum``)."""
-    lt: float | None = None
-    """Exclusive maximum (``exclusiveMaximum``)."""
-    multiple_of: float | None = None
-    """The value must be a multiple of this (``multipleOf``)."""
-    min_length: int | None = None
-    """Shortest string (or array) length."""
-    max_length: int | None = None
-    """Longest string (or array) length."""
-    pattern: str | None = None
-    """Regular expression a string must match somewhere (``pattern``)."""
-    min_items: int | None = None
-    """Fewest array items."""
-    max_items: int | None = None
-    """Most array items."""
-    examples: list[Any] | None = None
-    """Example values shown to the model."""
-
-
 _SCALAR_VALUES = frozenset({str, int, float, bool})
 _BOUNDS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
 DECIMAL_PATTERN = r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]{1,4})?$"
@@ -114,83 +72,6 @@ DECIMAL_PATTERN = r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]{1,4})?$"
 ``decimal.Decimal`` also reads ``NaN``, ``sNaN``, ``Infinity``, spaces, ``_`` and digits of other
 scripts, and an exponent like ``1e999999999`` would make a number too large to use.
 """
-_NUMERIC = {"ge": "minimum", "gt": "exclusiveMinimum", "le": "maximum", "lt": "exclusiveMaximum"}
-_ANNOTATED_TYPES = {
-    "Gt": ("gt",),
-    "Ge": ("ge",),
-    "Lt": ("lt",),
-    "Le": ("le",),
-    "MultipleOf": ("multiple_of",),
-    "MinLen": ("min_length",),
-    "MaxLen": ("max_length",),
-    "Len": ("min_length", "max_length"),
-    "Interval": ("gt", "ge", "lt", "le"),
-}
-
-
-def split_annotated(hint: Any) -> tuple[Any, tuple[Any, ...]]:
-    """Return the base type of ``hint`` and its ``Annotated`` metadata (flattened)."""
-    metadata: tuple[Any, ...] = ()
-    while typing_extensions.get_origin(hint) in _ANNOTATED:
-        metadata = tuple(hint.__metadata__) + metadata
-        hint = hint.__origin__
-    return hint, metadata
-
-
-def _constraints(metadata: tuple[Any, ...], is_array: bool) -> dict[str, Any]:
-    """Collect schema keywords from ``Annotated`` metadata; foreign metadata is ignored."""
-    found: dict[str, Any] = {}
-    for item in metadata:
-        if isinstance(item, str):
-            found["description"] = item
-        elif isinstance(item, Param):
-            found.update({k: v for k, v in vars(item).items() if v is not None})
-        elif type(item).__module__ == "annotated_types" and type(item).__name__ in _ANNOTATED_TYPES:
-            for attribute in _ANNOTATED_TYPES[type(item).__name__]:
-                value = getattr(item, attribute, None)
-                if value is not None:
-                    found[attribute] = value
-    keywords: dict[str, Any] = {}
-    for name, value in found.items():
-        if name in _NUMERIC:
-            keywords[_NUMERIC[name]] = value
-        elif name == "multiple_of":
-            keywords["multipleOf"] = value
-        elif name in ("min_length", "max_length"):
-            keyword = ("minItems" if is_array else "minLength") if name == "min_length" else None
-            keywords[keyword or ("maxItems" if is_array else "maxLength")] = value
-        elif name in ("min_items", "max_items"):
-            keywords["minItems" if name == "min_items" else "maxItems"] = value
-        else:
-            keywords[name] = value
-    return keywords
-
-
-def _union_schema(schemas: list[dict[str, Any]]) -> dict[str, Any]:
-    """One schema for a union: a ``type`` list where the members allow it, else ``anyOf``.
-
-    ``int | str`` becomes ``{"type": ["integer", "string"]}``, and ``T | None`` adds
-    ``"null"`` to T's type (and to its ``enum``), which reads better and validates faster.
-    """
-    simple = [_simple_types(schema) for schema in schemas]
-    if all(kinds is not None for kinds in simple):
-        merged = list(dict.fromkeys(kind for kinds in simple for kind in kinds or ()))
-        return {"type": merged[0] if len(merged) == 1 else merged}
-    others = [schema for schema in schemas if schema != {"type": "null"}]
-    if len(others) == 1 and len(schemas) == 2 and isinstance(others[0].get("type"), str):
-        schema = {**others[0], "type": [others[0]["type"], "null"]}
-        if "enum" in schema:
-            schema["enum"] = [*schema["enum"], None]
-        return schema
-    return {"anyOf": schemas}
-
-
-def _simple_types(schema: dict[str, Any]) -> list[str] | None:
-    """The ``type`` list of a schema that says nothing but its type, else None."""
-    if set(schema) != {"type"}:
-        return None
-    kind = schema["type"]
-    return list(kind) if isinstance(kind, list) else [kind]
 
 
 def type_namespace(localns: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -225,7 +106,7 @@ class SchemaBuilder:
         """
         base, metadata = split_annotated(hint)
         schema, convert = self._build_base(base, parameter)
-        extra = _constraints(metadata, schema.get("type") == "array")
+        extra = constraints(metadata, schema.get("type") == "array")
         if extra:
             schema = {**schema, **extra}
             if convert is _convert.to_float and extra.keys() & _BOUNDS:
@@ -302,7 +183,7 @@ class SchemaBuilder:
 
     def _union(self, args: tuple[Any, ...], parameter: str | None) -> tuple[dict[str, Any], Converter | None]:
         built = [self.build(arg, parameter) for arg in args]
-        schema = _union_schema([schema for schema, _ in built])
+        schema = union_schema([schema for schema, _ in built])
         converters = [convert for _, convert in built]
         if all(convert is None for convert in converters):
             return schema, None
@@ -310,7 +191,7 @@ class SchemaBuilder:
         if len(non_null) == 1 and len(built) == 2 and non_null[0][1] is not None:
             return schema, _convert.nullable(non_null[0][1])
         members = [
-            (_exact_types(member_schema), convert, self._accepts(member_schema)) for member_schema, convert in built
+            (exact_types(member_schema), convert, self._accepts(member_schema)) for member_schema, convert in built
         ]
         return schema, _convert.union_of(members)
 
@@ -484,15 +365,6 @@ def _required_keys(cls: type, hints: dict[str, Any]) -> set[str]:
     return required
 
 
-def with_default(schema: dict[str, Any], default: Any) -> dict[str, Any]:
-    """Add ``default`` to a schema when the default is JSON-encodable; else leave it out."""
-    try:
-        value = msgspec.to_builtins(default)
-    except (TypeError, ValueError):
-        return schema
-    return {**schema, "default": value}
-
-
 def _literal(values: tuple[Any, ...]) -> tuple[dict[str, Any], Converter | None]:
     flat: list[Any] = []
     for value in values:
@@ -500,44 +372,13 @@ def _literal(values: tuple[Any, ...]) -> tuple[dict[str, Any], Converter | None]
             flat.extend(typing_extensions.get_args(value))
         else:
             flat.append(value.value if isinstance(value, enum.Enum) else value)
-    schema = _enum_schema(flat)
+    schema = enum_schema(flat)
     needs_int = any(type(value) is int for value in flat)
     return schema, _convert.to_int if needs_int else None
 
 
 def _enum(cls: type[enum.Enum]) -> tuple[dict[str, Any], Converter | None]:
-    schema = _enum_schema([member.value for member in cls])
+    schema = enum_schema([member.value for member in cls])
     if cls.__doc__ and cls.__doc__ != enum.Enum.__doc__ and not cls.__doc__.startswith("An enumeration"):
         schema["description"] = cls.__doc__.strip()
     return schema, _convert.enum_member(cls)
-
-
-def _enum_schema(values: list[Any]) -> dict[str, Any]:
-    """``enum``, with the values' ``type`` when they all share one (providers like to see it)."""
-    kinds = {json_type(value) for value in values}
-    if len(kinds) == 1 and kinds <= {"boolean", "integer", "number", "string"}:
-        return {"type": kinds.pop(), "enum": values}
-    return {"enum": values}
-
-
-def json_type(value: Any) -> str:
-    """The JSON type name of a decoded value (anything not scalar or a list is an object)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
-
-
-def _exact_types(schema: dict[str, Any]) -> tuple[type, ...]:
-    """Python classes of JSON values that a simple member schema takes as they are."""
-    kinds = _simple_types(schema)
-    if kinds is None:
-        return ()
-    return tuple(cls for kind in kinds for cls in _JSON_TYPES[kind] if kind not in ("array", "object"))

@@ -1,0 +1,90 @@
+"""Shapes the schema builder composes: unions, enums, defaults, and JSON type names.
+
+Pure functions of schemas and values, shared by the builder (`tinytools.schema.hints`) and the
+text formats, which name a value's JSON type in their messages.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+__all__ = ["enum_schema", "exact_types", "json_type", "union_schema", "with_default"]
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (float,),
+    "boolean": (bool,),
+    "null": (type(None),),
+    "array": (list,),
+    "object": (dict,),
+}
+
+
+def union_schema(schemas: list[dict[str, Any]]) -> dict[str, Any]:
+    """One schema for a union: a ``type`` list where the members allow it, else ``anyOf``.
+
+    ``int | str`` becomes ``{"type": ["integer", "string"]}``, and ``T | None`` adds
+    ``"null"`` to T's type (and to its ``enum``), which reads better and validates faster.
+    """
+    simple = [_simple_types(schema) for schema in schemas]
+    if all(kinds is not None for kinds in simple):
+        merged = list(dict.fromkeys(kind for kinds in simple for kind in kinds or ()))
+        return {"type": merged[0] if len(merged) == 1 else merged}
+    others = [schema for schema in schemas if schema != {"type": "null"}]
+    if len(others) == 1 and len(schemas) == 2 and isinstance(others[0].get("type"), str):
+        schema = {**others[0], "type": [others[0]["type"], "null"]}
+        if "enum" in schema:
+            schema["enum"] = [*schema["enum"], None]
+        return schema
+    return {"anyOf": schemas}
+
+
+def _simple_types(schema: dict[str, Any]) -> list[str] | None:
+    """The ``type`` list of a schema that says nothing but its type, else None."""
+    if set(schema) != {"type"}:
+        return None
+    kind = schema["type"]
+    return list(kind) if isinstance(kind, list) else [kind]
+
+
+def with_default(schema: dict[str, Any], default: Any) -> dict[str, Any]:
+    """Add ``default`` to a schema when the default is JSON-encodable; else leave it out."""
+    try:
+        value = msgspec.to_builtins(default)
+    except (TypeError, ValueError):
+        return schema
+    return {**schema, "default": value}
+
+
+def enum_schema(values: list[Any]) -> dict[str, Any]:
+    """``enum``, with the values' ``type`` when they all share one (providers like to see it)."""
+    kinds = {json_type(value) for value in values}
+    if len(kinds) == 1 and kinds <= {"boolean", "integer", "number", "string"}:
+        return {"type": kinds.pop(), "enum": values}
+    return {"enum": values}
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a decoded value (anything not scalar or a list is an object)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def exact_types(schema: dict[str, Any]) -> tuple[type, ...]:
+    """Python classes of JSON values that a simple member schema takes as they are."""
+    kinds = _simple_types(schema)
+    if kinds is None:
+        return ()
+    return tuple(cls for kind in kinds for cls in _JSON_TYPES[kind] if kind not in ("array", "object"))
