@@ -20,10 +20,10 @@ Times are the best of several runs; what matters is the ratio, which noise moves
 from __future__ import annotations
 
 import argparse
+import itertools
 import time
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Any
 
 import msgspec
 
@@ -116,7 +116,7 @@ def main() -> None:
     print(f"{'family':<24}" + "".join(f"{size // 1024:>8} KiB" for size in sizes) + "   growth per doubling")
     for name, build in FAMILIES.items():
         times = [best_seconds(build(size), runs) for size in sizes]
-        growth = [later / earlier for earlier, later in zip(times, times[1:], strict=False)]
+        growth = [later / earlier for earlier, later in itertools.pairwise(times)]
         cells = "".join(f"{seconds * 1e3:>9.2f}ms" for seconds in times)
         print(f"{name:<24}{cells}   " + " ".join(f"{ratio:.1f}" for ratio in growth))
 
