@@ -93,3 +93,32 @@ def model_facing(result: ToolResult) -> list[str]:
         texts.extend(rendered(result, format))
     decoded = [literal for text in texts for literal in decoded_literals(text)]
     return texts + decoded
+
+
+WINDOW = 8
+REDACTED = "[redacted]"
+
+
+def leaks(secret: str, text: str) -> bool:
+    """True when any 8 consecutive characters of ``secret`` (all of it, when shorter) are in ``text``."""
+    assert secret, "an empty secret cannot be checked"
+    if len(secret) < WINDOW:
+        return secret in text
+    return any(secret[i : i + WINDOW] in text for i in range(len(secret) - WINDOW + 1))
+
+
+def leaked(secrets: list[str], texts: list[str]) -> list[tuple[str, str]]:
+    """(secret, where) for each text a secret leaks into; ``where`` is the text around the leak."""
+    found = []
+    for secret in secrets:
+        for text in texts:
+            if leaks(secret, text):
+                windows = [secret[i : i + WINDOW] for i in range(max(1, len(secret) - WINDOW + 1))]
+                at = min(text.find(window) for window in windows if window in text)
+                found.append((secret, text[max(0, at - 60) : at + 60]))
+    return found
+
+
+def assert_no_leak(result: ToolResult, *secrets: str) -> None:
+    found = leaked(list(secrets), model_facing(result))
+    assert not found, f"secret leaked into model-facing text: {found[:3]}"

@@ -221,6 +221,31 @@ def test_a_base_exception_from_a_hook_affects_only_its_own_call(source: str, ent
         assert summary([result]) == [expected_bad]
 
 
+class _Malformed:
+    """Middleware that answers with a result breaking its own rules (failed, with no error)."""
+
+    def __init__(self, stage: str) -> None:
+        self.stage = stage
+
+    def _broken(self, call: ToolCall) -> ToolResult:
+        return ToolResult(call_id=call.id, name=call.name, status="failed")
+
+    def before_tool(self, call: ToolCall, tool: Any) -> ToolResult | None:
+        return self._broken(call) if self.stage == "before" else None
+
+    def after_tool(self, call: ToolCall, tool: Any, result: ToolResult) -> ToolResult | None:
+        return self._broken(call) if self.stage == "after" else None
+
+
+@pytest.mark.parametrize("entry", DISPATCHER_ENTRIES)
+@pytest.mark.parametrize("stage", ["before", "after"])
+def test_a_malformed_result_from_middleware_becomes_its_middleware_error(entry: str, stage: str) -> None:
+    dispatcher = Dispatcher([steady], middleware=[_Malformed(stage)])
+    result = run_call(entry, [steady], ToolCall("c1", "steady", {"n": 1}), dispatcher=dispatcher)
+    result.validate()
+    assert summary([result]) == [("c1", "failed", "middleware_error")]
+
+
 def test_plain_calls_take_the_express_path_and_others_the_pipeline() -> None:
     """Only a tool that needs nothing around its call skips the pipeline, and both give one result."""
     plain_box = Toolbox([transfer])

@@ -83,9 +83,9 @@ class Boundary:
         if scrub is None:
             return error
         try:
-            return StructuredError(error.code, scrub(error.message), _walk(error.details, scrub))
+            return StructuredError(scrub(error.code), scrub(error.message), _walk(error.details, scrub))
         except Exception:
-            return StructuredError(error.code, "[withheld: the message could not be checked for secrets]")
+            return StructuredError("tool_error", "[withheld: the message could not be checked for secrets]")
 
     def event(self, event: ToolEvent, secrets: Secrets | None) -> ToolEvent:
         """A progress event as a sink may pass it on to a client: its text and data scrubbed."""
@@ -154,7 +154,7 @@ def _scrubbed(result: ToolResult, scrub: Callable[[str], str]) -> ToolResult:
     """The result with every model-facing string scrubbed, the text it gives included."""
     error = result.error
     if error is not None:
-        error = StructuredError(error.code, scrub(error.message), _walk(error.details, scrub))
+        error = StructuredError(scrub(error.code), scrub(error.message), _walk(error.details, scrub))
     content = result.content
     if content is not None:
         content = [_block(block, scrub) for block in content]

@@ -26,7 +26,7 @@ from typing import Any
 import msgspec
 
 from tinytools.context import CancellationToken, RunContext, Stores
-from tinytools.errors import shorten
+from tinytools.errors import ResultError, shorten
 from tinytools.events import ToolCompleted, ToolDenied, ToolEvent, ToolFailed, UnknownToolCall
 from tinytools.results import ToolCall, ToolResult
 from tinytools.run.admission import Admission, Admitted
@@ -36,6 +36,7 @@ from tinytools.run.boundary import Boundary
 from tinytools.run.flight import Flight, Scope, call_arguments, read_arguments
 from tinytools.run.outcomes import cancelled, denied, failed, hook_failure, propagates
 from tinytools.run.plan import Plan, Read
+from tinytools.run.secrets import Secrets
 
 __all__ = ["Pipeline"]
 
@@ -113,6 +114,8 @@ class Pipeline:
                     result = await result  # type: ignore[misc]
         else:
             result = read  # type: ignore[assignment]
+        if flight.secrets is None and plan.tool.secret_keys:  # made before binding: a refusal, a denial, middleware
+            flight.secrets = Secrets.of(plan.secrets(scope.inject))
         result = self.boundary.seal(result, flight.secrets, start)
         if self.sink is None:  # nothing to tell: the result is the call's end
             return (
@@ -171,7 +174,7 @@ class Pipeline:
             error = outcome.error
             if error is not None and error.code == "policy_denied":
                 self.note_denied(flight, (error.details or {}).get("rule", "policy"), error.message)
-            return outcome
+            return _well_formed(flight, outcome)
         if isinstance(outcome, ToolCall):
             return self.relocate(flight, outcome)
         return read
@@ -226,7 +229,7 @@ class Pipeline:
             if replacement is not None and replacement.__class__ is not ToolResult and isawaitable(replacement):
                 return self._after_later(flight, result, index, replacement)
             if isinstance(replacement, ToolResult):
-                result = replacement
+                result = _well_formed(flight, replacement)
         return result
 
     async def _after_later(self, flight: Flight, result: ToolResult, index: int, pending: Awaitable[Any]) -> ToolResult:
@@ -237,7 +240,7 @@ class Pipeline:
                 raise
             replacement = hook_failure(flight.call, flight.plan.name, "middleware", exc, flight.start)
         if isinstance(replacement, ToolResult):
-            result = replacement
+            result = _well_formed(flight, replacement)
         rest = self.after_middleware(flight, result, index + 1)
         return rest if rest.__class__ is ToolResult else await rest  # type: ignore[misc]
 
@@ -286,3 +289,12 @@ def _refusal_event(call: ToolCall, result: ToolResult, start: int) -> ToolEvent:
         return UnknownToolCall(call.id, call.name, elapsed, call.name, call.arguments, "tool_error")
     reason = result.error.message if result.error else ""
     return ToolDenied(call.id, result.name, elapsed, code, reason)
+
+
+def _well_formed(flight: Flight, result: ToolResult) -> ToolResult:
+    """A result a middleware made, if it is one (its call id is set later); else ``middleware_error``."""
+    try:
+        msgspec.structs.replace(result, call_id=flight.call.id).validate()
+    except ResultError as exc:
+        return hook_failure(flight.call, flight.plan.name, "middleware", exc, flight.start)
+    return result

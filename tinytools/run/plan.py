@@ -173,6 +173,18 @@ class Plan:
                 kwargs[slot.name] = value
         return args, kwargs, secrets
 
+    def secrets(self, inject: Mapping[str, Any] | None) -> list[Any]:
+        """The secret values a call with ``inject`` gives the tool, for a result made before binding."""
+        found = []
+        for slot in self.tool.slots or ():
+            injection = slot.injection
+            if injection is not None and injection.secret and injection.source == "inject":
+                if inject is not None and injection.key in inject:
+                    found.append(inject[injection.key])
+                elif slot.default is not EMPTY:
+                    found.append(slot.default)
+        return found
+
     def _converted(self, slot: Slot, value: Any) -> Any:
         convert = slot.convert
         if convert is None or value is EMPTY or value.__class__ in slot.keep:

@@ -31,6 +31,7 @@ REDACTED = "[redacted]"
 """What a secret is replaced with in model-facing text."""
 WINDOW = 8
 """Runs of this many characters of a secret are never shown."""
+_URL_SAFE = str.maketrans("+/", "-_")
 _XML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"})
 
 
@@ -41,7 +42,8 @@ def forms_of(value: Any) -> set[str]:
         return forms_of(reveal())
     if isinstance(value, (bytes, bytearray, memoryview)):
         data = bytes(value)
-        found = {base64.b64encode(data).decode(), base64.urlsafe_b64encode(data).decode(), repr(data)[2:-1]}
+        whole = base64.b64encode(data).decode()  # the bytes as the whole of an output
+        found = _base64_forms(data) | {whole, whole.translate(_URL_SAFE), repr(data)[2:-1]}
         with contextlib.suppress(UnicodeDecodeError):
             found |= _text_forms(data.decode("utf-8"))
         return found
@@ -55,9 +57,30 @@ def forms_of(value: Any) -> set[str]:
 def _text_forms(text: str) -> set[str]:
     if not text:
         return set()
-    json_escaped = msgspec.json.encode(text)[1:-1].decode("utf-8", "surrogatepass") if _encodable(text) else text
+    encodable = _encodable(text)
+    json_escaped = msgspec.json.encode(text)[1:-1].decode("utf-8", "surrogatepass") if encodable else text
     single, double = repr(text)[1:-1], repr(text + '"')[1:-2]
-    return {text, json_escaped, single, double, text.translate(_XML)}
+    found = {text, json_escaped, single, double, text.translate(_XML)}
+    return found | _base64_forms(text.encode("utf-8")) if encodable else found
+
+
+def _base64_forms(data: bytes) -> set[str]:
+    """The base64 characters that ``data`` alone decides, wherever it starts in a longer encoding.
+
+    Base64 writes 3 bytes as 4 characters, so the same bytes encode differently after 0, 1 or 2
+    bytes of something else. For each offset, the characters whose 6 bits all come from ``data``
+    are the same whatever surrounds it; those are the forms (standard and URL-safe alphabets).
+    Only runs of at least `WINDOW` characters are kept: a shorter run is common text, not a sign
+    of the secret.
+    """
+    found: set[str] = set()
+    for offset in range(3):
+        encoded = base64.b64encode(bytes(offset) + data).decode()
+        first = -(-8 * offset // 6)  # the first character with no bit of the bytes before
+        last = 8 * (offset + len(data)) // 6  # past the last with no bit of the bytes after
+        inner = encoded[first:last]
+        found |= {inner, inner.translate(_URL_SAFE)} if len(inner) >= WINDOW else set()
+    return found
 
 
 def _encodable(text: str) -> bool:
