@@ -11,6 +11,8 @@ decoding a valid JSON text of the same size, which is as linear as parsing gets.
 - ``salvage``: a reply whose JSON call is broken, nested 4 levels deep and twice as deep per
   doubling (up to 60), behind filler that a parser reading each level again reads again.
 - ``repeated keys``: a text call whose arguments repeat keys, which is refused.
+- ``p-type repeated key``: a p-type object whose first key comes again at its end.
+- ``lone surrogates``: calls each after a lone surrogate (each call is checked for one).
 - ``decimal``: a ``Decimal`` argument of ever more digits.
 - ``long key``: an unexpected argument whose key doubles in length (the error echoes it cut).
 
@@ -28,7 +30,7 @@ from decimal import Decimal
 import msgspec
 
 from tinytools import Toolbox, ToolCall, dispatch, tool
-from tinytools.formats import parse_calls
+from tinytools.formats import ToolFormat, parse_calls
 
 
 @tool
@@ -49,7 +51,14 @@ def price(amount: Decimal) -> str:
     return str(amount)
 
 
+@tool(format=ToolFormat.ptype(["data"]))
+def tally(data: dict[str, int]) -> int:
+    """Sum the values."""
+    return sum(data.values())
+
+
 TOOLS = Toolbox([members, search, price])
+PTYPE_TOOLS = Toolbox([tally])
 COLLIDE = 2**61 - 1
 
 
@@ -73,6 +82,17 @@ def repeated_keys(size: int) -> Callable[[], object]:
     return lambda: [dispatch(call, TOOLS) for call in parse_calls(text, TOOLS)]
 
 
+def ptype_repeat(size: int) -> Callable[[], object]:
+    pairs = ", ".join(f'"k{i}": {i}' for i in range(size // 12))
+    text = f'tally(data={{{pairs}, "k0": 0}})'
+    return lambda: parse_calls(text, PTYPE_TOOLS)
+
+
+def surrogates(size: int) -> Callable[[], object]:
+    text = "".join('\ud800 {"name": "search", "arguments": {"query": "x"}}' for _ in range(size // 50))
+    return lambda: parse_calls(text, TOOLS)
+
+
 def decimal(size: int) -> Callable[[], object]:
     call = ToolCall("c", "price", '{"amount": "' + "9" * size + '.5"}')
     return lambda: dispatch(call, TOOLS)
@@ -93,6 +113,8 @@ FAMILIES: dict[str, Callable[[int], Callable[[], object]]] = {
     "set flood": set_flood,
     "salvage": salvage,
     "repeated keys": repeated_keys,
+    "p-type repeated key": ptype_repeat,
+    "lone surrogates": surrogates,
     "decimal": decimal,
     "long key": long_key,
 }

@@ -89,6 +89,12 @@ def test_a_text_call_that_repeats_a_key_is_invalid_and_runs_nothing(text: str) -
     assert RAN == []
 
 
+def test_a_ptype_object_names_the_key_it_repeats_far_apart() -> None:
+    pairs = ", ".join(f'"k{index}": {index}' for index in range(500))
+    (call,) = parse_calls(f'ptally(data={{{pairs}, "k0": 9}})', TEXT_TOOLS)
+    assert call.invalid is not None and "'k0' appears more than once" in call.invalid, call.invalid
+
+
 # --- lone surrogates ---------------------------------------------------------------------------
 
 
@@ -137,6 +143,17 @@ def test_a_lone_surrogate_in_a_reply_spoils_only_its_own_call(bad: str, name: st
     assert calls[1].invalid is not None, calls[1]
     result = dispatch(calls[1], ECHO_TOOLS)
     assert result.error is not None and result.error.code == "malformed_arguments"
+
+
+def test_surrogates_between_and_inside_many_calls_spoil_exactly_the_calls_that_hold_them() -> None:
+    pieces = []
+    for index in range(60):
+        held = index % 3 == 0
+        text = f"a\ud800{index}" if held else f"t{index}"
+        pieces.append(f'note \udfff {index}: {{"name": "echo", "arguments": {{"text": "{text}"}}}}')
+    calls = parse_calls("\n".join(pieces), ECHO_TOOLS)
+    assert len(calls) == 60
+    assert [call.invalid is not None for call in calls] == [index % 3 == 0 for index in range(60)]
 
 
 @pytest.mark.parametrize(

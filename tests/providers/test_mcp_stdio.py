@@ -146,6 +146,9 @@ def _until_probe(raw_server: _RawServer, request_id: str) -> list[Any]:
         pytest.param(_call_line([1]), None, None, id="array-id"),
         pytest.param("this is not json", None, -32700, id="not-json"),
         pytest.param('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":"x"}', 7, -32600, id="string-params"),
+        pytest.param('{"jsonrpc":"2.0","\\u0069d":1.5,"method":"tools/list"}', None, -32600, id="escaped-id-key"),
+        pytest.param('{"jsonrpc":"2.0","id":null,"method":"tools/list"}', None, -32600, id="null-id"),
+        pytest.param(_call_line(3, "DEEP").replace('"DEEP"', "[" * 5000 + "]" * 5000), None, -32600, id="5000-deep"),
     ],
 )
 def test_every_request_line_gets_exactly_one_response(

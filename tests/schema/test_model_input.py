@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import json
+import uuid
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 from typing import Annotated, Any
@@ -138,6 +139,42 @@ def test_a_set_of_colliding_hashes_is_refused_promptly(as_text: bool) -> None:
         result.error,
     )
     assert RAN == []
+
+
+@tool
+def distinct_ids(ids: set[uuid.UUID]) -> int:
+    """Count distinct ids."""
+    RAN.append("distinct_ids")
+    return len(ids)
+
+
+@tool
+def distinct_amounts(amounts: frozenset[Decimal]) -> int:
+    """Count distinct amounts."""
+    RAN.append("distinct_amounts")
+    return len(amounts)
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("distinct_ids", {"ids": [str(uuid.UUID(int=k * MERSENNE)) for k in range(1, 20_000)]}),
+        ("distinct_amounts", {"amounts": [str(k * MERSENNE) for k in range(1, 20_000)]}),
+    ],
+    ids=["uuid", "decimal"],
+)
+def test_values_that_collide_only_once_converted_are_refused_promptly(name: str, arguments: dict[str, Any]) -> None:
+    tools = [distinct_ids, distinct_amounts]
+    result = bounded(lambda: dispatch(ToolCall("c1", name, json.dumps(arguments)), tools))
+    assert (result.status, result.error and result.error.code) == ("failed", "invalid_arguments"), result.error
+    assert "hashes collide" in result.text()
+    assert RAN == []
+
+
+def test_a_set_of_a_few_colliding_values_is_still_a_set() -> None:
+    few = [str(uuid.UUID(int=k * MERSENNE)) for k in range(1, 10)]
+    result = dispatch(ToolCall("c1", "distinct_ids", {"ids": few}), [distinct_ids])
+    assert result.output == 9
 
 
 @pytest.mark.parametrize("pattern", ["^(a|aa)+$", "^(a+)+$"])

@@ -8,6 +8,7 @@ back before where the previous one stopped, so the pass is linear in the reply.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections.abc import Iterable
@@ -145,9 +146,9 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 def _without_surrogates(found: Found, lone: list[int]) -> Found:
     """The call, invalid if its text held a lone surrogate (replaced in ``raw`` so it encodes)."""
-    end = found.offset + len(found.raw)
-    held = next((position for position in lone if found.offset <= position < end), None)
-    if held is None or found.invalid is not None:
+    first = bisect.bisect_left(lone, found.offset)  # positions are in order: one search, not a scan
+    held = first < len(lone) and lone[first] < found.offset + len(found.raw)
+    if not held or found.invalid is not None:
         return found
     reason = "the call holds a lone surrogate, which is not Unicode text; write the call again"
     return Found(found.offset, found.raw, found.name, invalid=reason, id=found.id)

@@ -205,7 +205,7 @@ class _Parser:
             return result
         pairs = dict(result)
         if len(pairs) != len(result):  # parsers disagree on which of two values wins: refuse both
-            repeated = next(key for index, (key, _) in enumerate(result) if key in dict(result[:index]))
+            repeated = _first_repeated([key for key, _ in result])
             raise self.fail(f"the key {shorten(repeated, 40)!r} appears more than once in one object", start)
         return pairs
 
@@ -276,3 +276,13 @@ def _unescape(body: str, parser: _Parser) -> str:
         return result.encode("utf-16", "surrogatepass").decode("utf-16")
     except UnicodeDecodeError:
         raise parser.fail("a \\u escape names half of a surrogate pair") from None
+
+
+def _first_repeated(keys: list[str]) -> str:
+    """The first key that appeared before it (there is one)."""
+    seen: set[str] = set()
+    for key in keys:
+        if key in seen:
+            return key
+        seen.add(key)
+    raise AssertionError("no key repeats")

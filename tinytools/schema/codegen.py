@@ -32,6 +32,7 @@ from fastjsonschema.draft07 import CodeGeneratorDraft07
 from fastjsonschema.ref_resolver import RefResolver
 
 from tinytools.errors import ArgumentsError, SchemaError
+from tinytools.schema.convert import flooded
 from tinytools.schema.messages import ErrorMap, Site, Token
 
 
@@ -58,28 +59,15 @@ def _is_multiple(value: float, divisor: float) -> bool:
     return (exact[0] / exact[1]).denominator == 1  # int() and float(): an IntEnum's repr is no number
 
 
-FLOOD_ITEMS = 32
-"""An array this long or shorter is checked for uniqueness without a look at its hashes."""
-FLOOD_SHARE = 16
-"""Items of one array that may share a hash: more make building a set of them quadratic."""
-
-
 def _unique(items: Sequence[Any]) -> bool:
     """Whether an array's items are unique, as JSON compares them (``1`` and ``1.0`` are equal).
 
     Integers that all hash alike (``n + k * (2**61 - 1)``) would make the set below take time
-    quadratic in their number; an array in which more than `FLOOD_SHARE` items share a hash is
-    refused as not unique before the set is built.
+    quadratic in their number; such an array (see `flooded`) is refused as not unique before the
+    set is built.
     """
     keys = [_key(item) for item in items]
-    if len(keys) > FLOOD_ITEMS:
-        shared: dict[int, int] = {}
-        for key in keys:
-            digest = hash(key)
-            shared[digest] = count = shared.get(digest, 0) + 1
-            if count > FLOOD_SHARE:
-                return False
-    return len(set(keys)) == len(keys)
+    return not flooded(keys) and len(set(keys)) == len(keys)
 
 
 def _key(value: Any) -> Any:

@@ -109,10 +109,34 @@ def nullable(convert: Converter) -> Converter:
     return convert_nullable
 
 
+FLOOD_ITEMS = 32
+"""A collection this long or shorter is built without a look at its hashes."""
+FLOOD_SHARE = 16
+"""Items of one collection that may share a hash: more make building a set of them quadratic."""
+
+
+def flooded(items: Sequence[Any]) -> bool:
+    """Whether more than `FLOOD_SHARE` of the items hash alike, so a set of them costs their square.
+
+    Values that differ as JSON may still hash alike once converted (``UUID(int=k * (2**61 - 1))``,
+    ``Decimal(k * (2**61 - 1))``), so a set is checked again after conversion.
+    """
+    if len(items) <= FLOOD_ITEMS:
+        return False
+    shared: dict[int, int] = {}
+    for item in items:
+        digest = hash(item)
+        shared[digest] = count = shared.get(digest, 0) + 1
+        if count > FLOOD_SHARE:
+            return True
+    return False
+
+
 def sequence_of(item: Converter | None, build: Callable[[Any], Any]) -> Converter:
     """Convert each item (when needed), then build the container (list, tuple, set...)."""
     if item is None:
         return build
+    hashed = build is set or build is frozenset
 
     def convert_sequence(value: Any) -> Any:
         out = []
@@ -122,6 +146,8 @@ def sequence_of(item: Converter | None, build: Callable[[Any], Any]) -> Converte
             except ConversionError as exc:
                 exc.path.insert(0, index)
                 raise
+        if hashed and flooded(out):
+            raise ConversionError(f"the items make a set whose hashes collide (more than {FLOOD_SHARE} alike)")
         return build(out)
 
     return convert_sequence

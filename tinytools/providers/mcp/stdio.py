@@ -100,16 +100,22 @@ class _Reader:
             message = self.types.jsonrpc_message_adapter.validate_json(line, by_name=False)
         except ValueError:  # pydantic's ValidationError, its JSON parser's depth limit included
             return self._reread(line)
-        if isinstance(message, self.types.JSONRPCNotification) and b'"id"' in line:
-            return self._notification(json.loads(line), message)
+        if isinstance(message, self.types.JSONRPCNotification):  # few and small: read again for an id
+            try:
+                sent = json.loads(line)
+            except (ValueError, RecursionError):  # what the SDK read, ours cannot: no id of ours to see
+                sent = None
+            return self._notification(sent, message)
         return self.session_message(message), None
 
     def _reread(self, line: bytes) -> tuple[Any, Any]:
         """A line the SDK's parser refused, parsed by ours (which nests deeper) and checked again."""
         try:
             sent = json.loads(line)
-        except (ValueError, RecursionError):
+        except ValueError:
             return None, self._error(None, PARSE_ERROR, "Parse error: the line is not JSON text.")
+        except RecursionError:
+            return None, self._error(None, INVALID_REQUEST, "Invalid request: nested too deeply to read.")
         try:
             message = self.types.jsonrpc_message_adapter.validate_python(sent, by_name=False)
         except ValueError:
