@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from anthropic.types import ToolUseBlock
+from anthropic.types import ToolParam, ToolUseBlock
 
-from tinytools import Dispatcher, ToolCall
+from tinytools import Dispatcher, ToolCall, tool
 from tinytools.providers import anthropic
 
-from .conftest import add, get_weather
+from .conftest import add, assert_typed_dict, get_weather
 
 
 def test_export_shows_the_canonical_schema_as_input_schema() -> None:
@@ -44,3 +44,33 @@ def test_results_carry_is_error_and_the_model_facing_text() -> None:
     assert written[0] == {"type": "tool_result", "tool_use_id": "t1", "content": "3", "is_error": False}
     assert written[1]["is_error"] is True
     assert written[1]["content"].startswith("Error: Invalid arguments: tool 'add', argument 'a' at /a")
+
+
+def test_strict_export_shows_the_strict_rendering_and_a_strict_dispatcher_restores_defaults() -> None:
+    @tool
+    def greet(name: str, greeting: str = "Hello") -> str:
+        """Greet someone."""
+        return f"{greeting}, {name}"
+
+    exported = anthropic.export_tools([greet], strict=True)
+    assert exported == [
+        {
+            "name": "greet",
+            "description": "Greet someone.",
+            "input_schema": greet.strict().schema,
+            "strict": True,
+        }
+    ]
+    assert exported[0]["input_schema"]["required"] == ["name", "greeting"]
+    assert_typed_dict(ToolParam, exported[0])
+    sent = ToolCall("t1", "greet", {"name": "Ada", "greeting": None})
+    assert Dispatcher([greet], strict=True).dispatch(sent).output == "Hello, Ada"
+
+
+def test_cache_control_marks_the_last_tool_only() -> None:
+    exported = anthropic.export_tools([add, get_weather], cache_control={"type": "ephemeral", "ttl": "1h"})
+    assert "cache_control" not in exported[0]
+    assert exported[1]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    for entry in exported:
+        assert_typed_dict(ToolParam, entry)
+    assert anthropic.export_tools([], cache_control={"type": "ephemeral"}) == []

@@ -13,8 +13,9 @@ from types import ModuleType
 from typing import Any
 
 from tinytools.results import ToolResult
+from tinytools.tool import Tool
 
-__all__ = ["arguments", "field", "require", "result_text", "sentence", "sequence"]
+__all__ = ["arguments", "declared", "field", "require", "result_text", "sentence", "sequence"]
 
 
 def field(value: Any, *names: str) -> Any:
@@ -45,6 +46,22 @@ def arguments(value: Any) -> Any:
     if isinstance(value, Mapping) and value.__class__ is not dict:
         return dict(value)
     return value
+
+
+def declared(tool: Tool[..., Any], schema_key: str, *, strict: bool) -> dict[str, Any]:
+    """``{"name", "description", schema_key[, "strict"]}``: the schema, strict-rendered when asked.
+
+    Raises:
+        SchemaError: ``strict`` is set and the schema cannot be made strict.
+    """
+    definition: dict[str, Any] = {
+        "name": tool.name,
+        "description": tool.description,
+        schema_key: tool.strict().schema if strict else tool.input_schema,
+    }
+    if strict:
+        definition["strict"] = True
+    return definition
 
 
 def result_text(result: ToolResult) -> str:

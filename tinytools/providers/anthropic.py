@@ -11,27 +11,46 @@
     calls = adapter.read_calls(message)
     results = [dispatch(call, toolbox) for call in calls]
     messages.append({"role": "user", "content": adapter.write_results(results)})
+
+``export_tools(toolbox, strict=True)`` shows the strict rendering of each schema (see
+`tinytools.schema.strict`) and sets ``"strict": true`` (Anthropic's strict tool use); pair it with
+a dispatcher in strict mode. ``cache_control={"type": "ephemeral"}`` marks the last tool as a
+prompt-cache breakpoint, so the whole list of tools is cached between requests.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from tinytools.providers._common import arguments, field, result_text, sequence
+from tinytools.providers._common import arguments, declared, field, result_text, sequence
 from tinytools.results import ToolCall, ToolResult
 from tinytools.tool import Tool
 
 __all__ = ["export_tools", "read_calls", "write_results"]
 
 
-def export_tools(tools: Iterable[Tool[..., Any]]) -> list[dict[str, Any]]:
-    """The ``tools=`` of a Messages request: ``[{"name", "description", "input_schema"}]``.
+def export_tools(
+    tools: Iterable[Tool[..., Any]],
+    *,
+    strict: bool = False,
+    cache_control: Mapping[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """The ``tools=`` of a Messages request: ``[{"name", "description", "input_schema"[, "strict"]}]``.
 
     Args:
         tools: A `Toolbox` or any iterable of tools.
+        strict: Show the strict-mode rendering and set ``"strict": true``.
+        cache_control: Put on the last tool (``{"type": "ephemeral"}``, optionally with a
+            ``"ttl"``), making the tools a prompt-cache prefix.
+
+    Raises:
+        SchemaError: ``strict`` is set and a schema cannot be made strict.
     """
-    return [{"name": tool.name, "description": tool.description, "input_schema": tool.input_schema} for tool in tools]
+    exported = [declared(tool, "input_schema", strict=strict) for tool in tools]
+    if cache_control is not None and exported:
+        exported[-1]["cache_control"] = dict(cache_control)
+    return exported
 
 
 def read_calls(response: Any) -> list[ToolCall]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from tinytools.providers._common import arguments, field, result_text, sequence
+from tinytools.providers._common import arguments, declared, field, result_text, sequence
 from tinytools.results import ToolCall, ToolResult
 from tinytools.tool import Tool
 
@@ -37,14 +37,7 @@ def declaration(tool: Tool[..., Any], *, strict: bool = False) -> dict[str, Any]
     Raises:
         SchemaError: ``strict`` is set and the schema cannot be made strict.
     """
-    definition: dict[str, Any] = {
-        "name": tool.name,
-        "description": tool.description,
-        "parameters": tool.strict().schema if strict else tool.input_schema,
-    }
-    if strict:
-        definition["strict"] = True
-    return definition
+    return declared(tool, "parameters", strict=strict)
 
 
 def export_tools(tools: Iterable[Tool[..., Any]], *, strict: bool = False) -> list[dict[str, Any]]:
