@@ -1,13 +1,16 @@
 from __future__ import annotations
 
+import dataclasses
+import enum
 import inspect
+from typing import NamedTuple, TypedDict
 
 import docstring_parser
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tinytools.schema.docstrings import parse_docstring
+from tinytools.schema.docstrings import Docstring, describe_class, parse_docstring
 
 GOOGLE = """Find books.
 
@@ -91,13 +94,17 @@ WORDS = st.text("abcdefgh ", min_size=1, max_size=12).map(str.strip).filter(bool
 NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True)
 
 
-def _render(style: str, summary: str, body: str, params: list[tuple[str, str]], returns: str) -> str:
+def _render(
+    style: str, summary: str, body: str, params: list[tuple[str, str]], returns: str, *, empty_sections: bool = True
+) -> str:
     lines = [summary, ""] + ([body, ""] if body else [])
     if style == "google":
-        lines += ["Args:"] + [f"    {name}: {text}" for name, text in params]
+        lines += ["Args:"] if params or empty_sections else []
+        lines += [f"    {name}: {text}" for name, text in params]
         lines += ["", "Returns:", f"    {returns}"] if returns else []
     elif style == "numpy":
-        lines += ["Parameters", "----------"] + [f"{name} : int\n    {text}" for name, text in params]
+        lines += ["Parameters", "----------"] if params or empty_sections else []
+        lines += [f"{name} : int\n    {text}" for name, text in params]
         lines += ["", "Returns", "-------", "int", f"    {returns}"] if returns else []
     elif style == "rest":
         lines += [f":param {name}: {text}" for name, text in params] + ([f":returns: {returns}"] if returns else [])
@@ -132,10 +139,230 @@ def _guessed(text: str) -> tuple[str, dict[str, str], str | None]:
 def test_reading_one_style_gives_what_trying_every_style_gives(
     styles: list[str], summary: str, body: str, params: list[tuple[str, str]], returns: str
 ) -> None:
-    text = "\n\n".join(_render(style, summary, body, params, returns) for style in styles)
+    empty = len(styles) == 1  # empty sections amid two styles would swallow the other style's text
+    text = "\n\n".join(_render(style, summary, body, params, returns, empty_sections=empty) for style in styles)
+    # an empty section is read as if it were not there, where guessing keeps its title as text
+    oracle = "\n\n".join(_render(style, summary, body, params, returns, empty_sections=False) for style in styles)
 
     def fn() -> None: ...
 
     fn.__doc__ = text
     parsed = parse_docstring(fn)
-    assert (parsed.description, parsed.parameters, parsed.returns) == _guessed(inspect.cleandoc(text))
+    assert (parsed.description, parsed.parameters, parsed.returns) == _guessed(inspect.cleandoc(oracle))
+
+
+def _documented(doc: str) -> tuple[str, dict[str, str]]:
+    def fn() -> None: ...
+
+    fn.__doc__ = doc
+    parsed = parse_docstring(fn)
+    return parsed.description, parsed.parameters
+
+
+def test_google_args_without_a_summary_keeps_every_description() -> None:
+    def add(a: int, b: int) -> int:
+        """Args:
+        a: The first addend.
+        b (int): The second,
+            on two lines.
+        """
+        return a + b
+
+    assert parse_docstring(add).parameters == {"a": "The first addend.", "b": "The second, on two lines."}
+    assert parse_docstring(add).description == ""
+
+
+def test_args_none_means_no_parameters_not_a_description() -> None:
+    def ping() -> str:
+        """Check the service.
+
+        Args:
+            None
+
+        Returns:
+            The word pong.
+        """
+        return "pong"
+
+    def bare() -> None:
+        """Args:
+        None
+        """
+
+    assert parse_docstring(ping) == Docstring("Check the service.", {}, "The word pong.")
+    assert parse_docstring(bare) == Docstring()
+
+
+def test_the_tool_description_carries_no_section_text() -> None:
+    from tinytools import tool
+
+    def lookup(key: str) -> str:
+        """Args:
+            key: What to look up.
+
+        Returns:
+            The value.
+        """
+        return key
+
+    made = tool(lookup)
+    assert "Args" not in made.description
+    assert made.input_schema["properties"]["key"] == {"type": "string", "description": "What to look up."}
+
+
+def _as_written(style: str, summary: str, body: str, params: list[tuple[str, str, str]], layout: str) -> str:
+    """A docstring as it sits in a function body: opening line unindented, the rest at 4 spaces.
+
+    ``flush`` is what ruff's formatter makes of an opening ``Args:``: its lines moved level with it.
+    """
+    lines = ([summary, ""] + ([body, ""] if body else [])) if summary else []
+    for name, text, more in params:
+        tail = [more] if more else []
+        if style == "google":
+            lines += ([] if any(line == "Args:" for line in lines) else ["Args:"]) + [f"    {name} (int): {text}"]
+            lines += [f"        {line}" for line in tail]
+        elif style == "numpy":
+            lines += ([] if "Parameters" in lines else ["Parameters", "----------"]) + [f"{name} : int"]
+            lines += [f"    {line}" for line in [text, *tail]]
+        else:
+            lines += [f":param {name}: {text}"] + [f"    {line}" for line in tail]
+    head, *rest = lines
+    if layout == "flush" and head == "Args:":
+        rest = [line.removeprefix("    ") for line in rest]
+    closing = layout != "inline"
+    return "\n".join([head] + [f"    {line}" if line else "" for line in rest]) + ("\n    " if closing else "")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    style=st.sampled_from(["google", "numpy", "rest"]),
+    summary=st.one_of(st.just(""), WORDS),
+    body=st.one_of(st.just(""), WORDS),
+    params=st.lists(
+        st.tuples(NAMES, WORDS, st.one_of(st.just(""), WORDS)), min_size=1, max_size=3, unique_by=lambda p: p[0]
+    ),
+    layout=st.sampled_from(["closing", "inline", "flush"]),
+)
+def test_every_style_with_or_without_a_summary(
+    style: str, summary: str, body: str, params: list[tuple[str, str, str]], layout: str
+) -> None:
+    description, parameters = _documented(_as_written(style, summary, body, params, layout))
+    assert description == "\n\n".join(part for part in (summary, body if summary else "") if part)
+    assert not any(mark in description for mark in ("Args:", "Parameters", "---", ":param"))
+    assert parameters == {name: " ".join(f"{text} {more}".split()) for name, text, more in params}
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    """Across, in metres."""
+    y: int = 0
+
+
+class Address(TypedDict):
+    """Where a parcel goes.
+
+    Attributes:
+        street: Street and number.
+        city: Named in the section.
+    """
+
+    street: str
+    city: str
+    """Named in the body."""
+
+
+class Shade(enum.Enum):
+    DARK = 1
+    """Almost black."""
+    LIGHT = 2
+
+
+def test_a_dataclass_has_no_description_of_its_own_but_its_fields_do() -> None:
+    assert (Point.__doc__ or "").startswith("Point(x: ")  # what dataclasses generate is not documentation
+    assert describe_class(Point) == Docstring("", {"x": "Across, in metres."})
+
+
+def test_a_section_and_attribute_docstrings_with_the_attribute_winning() -> None:
+    assert describe_class(Address) == Docstring(
+        "Where a parcel goes.", {"street": "Street and number.", "city": "Named in the body."}
+    )
+
+
+def test_enum_members_and_named_tuples() -> None:
+    class Pair(NamedTuple):
+        left: int
+        """The left one."""
+        right: int
+
+    assert Pair.__doc__ == "Pair(left, right)"
+    assert describe_class(Pair) == Docstring("", {"left": "The left one."})
+    assert describe_class(Shade) == Docstring("", {"DARK": "Almost black."})
+
+
+def test_msgspec_struct_and_pydantic_model() -> None:
+    import msgspec
+    import pydantic
+
+    class Parcel(msgspec.Struct):
+        """A parcel.
+
+        Args:
+            weight: In grams.
+        """
+
+        weight: int
+        size: str = "S"
+        """One of S, M, L."""
+
+    class Order(pydantic.BaseModel):
+        number: int
+        """The order number."""
+
+    assert describe_class(Parcel) == Docstring("A parcel.", {"weight": "In grams.", "size": "One of S, M, L."})
+    assert describe_class(Order) == Docstring("", {"number": "The order number."})
+
+
+def test_bases_document_inherited_fields_but_not_the_subclass() -> None:
+    @dataclasses.dataclass
+    class Labelled(Point):
+        label: str = ""
+        """Shown beside the point."""
+        x: int = 1
+        """Overridden: across, in feet."""
+
+    assert describe_class(Labelled) == Docstring(
+        "", {"x": "Overridden: across, in feet.", "label": "Shown beside the point."}
+    )
+
+
+def test_same_named_classes_in_two_functions_are_told_apart() -> None:
+    def first() -> type:
+        class Box(TypedDict):
+            size: int
+            """First box."""
+
+        return Box
+
+    def second() -> type:
+        class Box(TypedDict):
+            size: int
+            """Second box."""
+
+        return Box
+
+    assert describe_class(first()).parameters == {"size": "First box."}
+    assert describe_class(second()).parameters == {"size": "Second box."}
+
+
+def test_a_class_without_source_keeps_its_docstring() -> None:
+    namespace: dict[str, object] = {"__name__": "made_in_exec"}
+    exec(
+        'class Shape:\n    """A shape.\n\n    Attributes:\n        sides: How many.\n    """\n'
+        '    sides: int\n    "lost"\n',
+        namespace,
+    )
+    assert describe_class(namespace["Shape"]) == Docstring("A shape.", {"sides": "How many."})  # type: ignore[arg-type]
+    repl: dict[str, object] = {"__name__": "__main__"}  # a REPL's module has no file
+    exec("class Blank:\n    a: int\n    'lost too'\n", repl)
+    assert describe_class(repl["Blank"]) == Docstring()  # type: ignore[arg-type]

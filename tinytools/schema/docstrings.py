@@ -9,13 +9,17 @@ keep, in half the time.
 
 from __future__ import annotations
 
+import ast
 import inspect
+import itertools
+import linecache
 import re
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Docstring", "parse_docstring"]
+__all__ = ["Docstring", "describe_class", "parse_docstring"]
 
 _MARKS = {  # broad on purpose: a docstring with the marks of two styles is left to guessing
     "GOOGLE": re.compile(r"^[ \t]*\w[\w \t]*:[ \t]*$", re.MULTILINE),
@@ -23,6 +27,20 @@ _MARKS = {  # broad on purpose: a docstring with the marks of two styles is left
     "REST": re.compile(r"^[ \t]*:", re.MULTILINE),
     "EPYDOC": re.compile(r"^[ \t]*@", re.MULTILINE),
 }
+_GOOGLE_TITLES = (
+    r"(Arguments|Args|Parameters|Params|Raises|Exceptions|Except|Attributes|Examples?|Returns|Yields):[ \t]*"
+)
+_GOOGLE_TITLE = re.compile(_GOOGLE_TITLES)  # the titles docstring-parser's Google reader knows
+_SECTION_TITLE = re.compile(  # those, and underlined NumPy ones
+    rf"^{_GOOGLE_TITLES}$"
+    r"|^(Parameters|Other Parameters|Attributes|Returns|Yields|Raises|Warns|Examples|See Also|Notes)[ \t]*\n-+[ \t]*$",
+    re.MULTILINE,
+)
+_NOTHING_DOCUMENTED = re.compile(  # an empty section, or `Args:` then `None`: the convention for "no parameters"
+    r"^(Arguments|Args|Parameters|Params|Attributes|Raises|Returns|Yields):[ \t]*(None\.?)?"
+    r"(\n[ \t]+None\.?)?[ \t]*(\n[ \t]*)*(?=\n\S|\Z)",
+    re.MULTILINE,
+)
 
 
 @dataclass(frozen=True)
@@ -39,12 +57,18 @@ class Docstring:
 
 def parse_docstring(fn: Callable[..., Any]) -> Docstring:
     """Read the description and parameter descriptions from ``fn``'s docstring."""
-    text = inspect.getdoc(fn)
+    raw = fn.__doc__ if isinstance(getattr(fn, "__doc__", None), str) else inspect.getdoc(fn)
+    return _parse(raw) if raw else Docstring()
+
+
+def _parse(raw: str) -> Docstring:
+    text = _clean(raw)
     if not text:
         return Docstring()
     import docstring_parser  # loaded by the first tool with a docstring, not by `import tinytools`
 
     styles = [style for style, mark in _MARKS.items() if mark.search(text)]
+    text = "\n" + text  # docstring-parser cleans again; a blank opening line keeps a leading title's margin
     try:
         parsed = docstring_parser.parse(text, docstring_parser.DocstringStyle[styles[0]]) if len(styles) == 1 else None
     except docstring_parser.ParseError:  # guessing keeps the readings that parse
@@ -52,6 +76,155 @@ def parse_docstring(fn: Callable[..., Any]) -> Docstring:
     if parsed is None or not parsed.meta:  # nothing read: guessing may keep more description
         parsed = docstring_parser.parse(text)
     parts = [part.strip() for part in (parsed.short_description, parsed.long_description) if part]
+    if not parsed.meta:  # sections nobody could read are still not the tool's description
+        parts = [_before_sections(part) for part in parts]
+        parts = [part for part in parts if part]
     parameters = {param.arg_name: " ".join(param.description.split()) for param in parsed.params if param.description}
     returns = parsed.returns.description if parsed.returns and parsed.returns.description else None
     return Docstring("\n\n".join(parts), parameters, returns)
+
+
+def describe_class(cls: type) -> Docstring:
+    """Read what a class documents about itself and its fields.
+
+    ``description`` is the class's own docstring (summary and body), never one it inherits or
+    one a library generated for it (a dataclass's or named tuple's ``Point(x, y)``).
+    ``parameters`` maps a field name to its description, read from an ``Args:``,
+    ``Attributes:`` or ``Parameters`` section and from attribute docstrings (a string right
+    after the field's assignment in the class body); the attribute docstring wins, and a
+    class's own documentation wins over its bases'. Attribute docstrings need the class's
+    source; a class made by ``exec`` or in a REPL has none, and then only its docstring counts.
+    The answer is computed once per class.
+    """
+    known = _DESCRIBED.get(cls)
+    if known is None:
+        own = _parse(doc) if (doc := _own_doc(cls)) else Docstring()
+        parameters: dict[str, str] = {}
+        for klass in reversed(cls.__mro__):  # bases first, so the class's own documentation wins
+            if klass.__module__.partition(".")[0] not in _LIBRARY_MODULES:
+                parameters.update(_parse(doc).parameters if (doc := _own_doc(klass)) else {})
+                parameters.update(_attribute_docstrings(klass))
+        known = _DESCRIBED[cls] = Docstring(own.description, parameters)
+    return known
+
+
+_DESCRIBED: weakref.WeakKeyDictionary[type, Docstring] = weakref.WeakKeyDictionary()
+_LIBRARY_MODULES = frozenset(
+    {"builtins", "typing", "typing_extensions", "enum", "collections", "abc", "dataclasses", "pydantic", "msgspec"}
+)
+_GENERATED_DOC = re.compile(r"\w+\(.*\)")  # what dataclasses and namedtuple write: `Point(x: int, y: int)`
+_CLASS_LINE = re.compile(r"[ \t]*(?:class|def|async[ \t]+def)[ \t]+(\w+)")
+_FILES: dict[str, tuple[list[str], dict[str, list[int]]]] = {}
+
+
+def _own_doc(cls: type) -> str | None:
+    doc = cls.__dict__.get("__doc__")
+    if not isinstance(doc, str) or doc == "An enumeration.":  # Enum's own default before Python 3.11
+        return None
+    return None if _GENERATED_DOC.fullmatch(doc) and doc.startswith(f"{cls.__name__}(") else doc
+
+
+def _attribute_docstrings(cls: type) -> dict[str, str]:
+    """Field name -> the string literal right after its assignment, from the class's source."""
+    block = _class_source(cls)
+    if block is None or not re.search(r"^[ \t]+[rRuU]?[\"']", block, re.MULTILINE):
+        return {}
+    try:
+        body = ast.parse(block).body
+    except SyntaxError:  # the file changed since the class was made, or an odd block
+        return {}
+    statements = body[0].body if body and isinstance(body[0], ast.ClassDef) else []
+    fields = set(inspect.get_annotations(cls)) | set(cls.__dict__)
+    docs = {}
+    for statement, following in itertools.pairwise(statements):
+        target: ast.expr | None = statement.target if isinstance(statement, ast.AnnAssign) else None
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target = statement.targets[0]
+        if isinstance(target, ast.Name) and target.id in fields and _is_string(following):
+            docs[target.id] = " ".join(following.value.value.split())  # type: ignore[attr-defined]
+    return docs
+
+
+def _is_string(statement: ast.stmt) -> bool:
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, str)
+    )
+
+
+def _class_source(cls: type) -> str | None:
+    """The lines of ``class cls``, dedented, or None when its source is not to be had."""
+    try:
+        filename = inspect.getsourcefile(cls)
+    except (TypeError, OSError):  # a class of a builtin module, of `exec`, of a REPL
+        return None
+    lines = linecache.getlines(filename) if filename else []
+    if not lines:
+        return None
+    known = _FILES.get(filename)  # type: ignore[arg-type]
+    if known is None or known[0] is not lines:  # linecache hands out a new list when the file changed
+        known = _FILES[filename] = (lines, _definitions(lines))  # type: ignore[index]
+    path = [part for part in cls.__qualname__.split(".") if part != "<locals>"]
+    for start in known[1].get(path[-1], []):
+        if _enclosing(lines, start) == path[:-1] and lines[start].lstrip().startswith("class"):
+            return _block(lines, start)
+    return None
+
+
+def _definitions(lines: list[str]) -> dict[str, list[int]]:
+    index: dict[str, list[int]] = {}
+    for number, line in enumerate(lines):
+        if match := _CLASS_LINE.match(line):
+            index.setdefault(match.group(1), []).append(number)
+    return index
+
+
+def _enclosing(lines: list[str], start: int) -> list[str]:
+    """The names of the classes and functions around line ``start``, outermost first."""
+    names: list[str] = []
+    indent = _indent(lines[start])
+    for line in reversed(lines[:start]):
+        if indent == 0:
+            break
+        if line.strip() and _indent(line) < indent and (match := _CLASS_LINE.match(line)):
+            names.append(match.group(1))
+            indent = _indent(line)
+        elif line.strip() and _indent(line) < indent and not line.lstrip().startswith(("@", "#", ")")):
+            indent = _indent(line)
+    return names[::-1]
+
+
+def _block(lines: list[str], start: int) -> str:
+    indent = _indent(lines[start])
+    end = start + 1
+    while end < len(lines) and (not lines[end].strip() or _indent(lines[end]) > indent):
+        end += 1
+    return "".join(line[indent:] if line.strip() else "\n" for line in lines[start:end])
+
+
+def _clean(raw: str) -> str:
+    """`inspect.cleandoc`, except that a section title on the opening line stays above its lines.
+
+    The opening line's indentation went into the quotes and cleandoc measures the margin on the
+    other lines, so ``Args:`` written right after the quotes ends up level with its own
+    parameters (and formatters such as ruff's put them there in the source too). The lines
+    between such a title and the next one belong to it, and are indented under it. A section
+    that documents ``None`` says there is nothing to document and is dropped.
+    """
+    lines = inspect.cleandoc(raw).split("\n")
+    if _GOOGLE_TITLE.fullmatch(lines[0]):
+        ends = (i for i, line in enumerate(lines) if i and _GOOGLE_TITLE.fullmatch(line))
+        end = next(ends, len(lines))
+        if any(line.strip() and not _indent(line) for line in lines[1:end]):
+            lines[1:end] = [f"    {line}" if line.strip() else line for line in lines[1:end]]
+    return _NOTHING_DOCUMENTED.sub("", "\n".join(lines)).strip()
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _before_sections(text: str) -> str:
+    match = _SECTION_TITLE.search(text)
+    return text[: match.start()].strip() if match else text
