@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from tinytools.encoding import Encoders, check_encoders
 from tinytools.errors import ToolDefinitionError
 from tinytools.policy import ToolPolicy
 from tinytools.tool import NAME_PATTERN, Tool, make_tool
@@ -26,7 +27,11 @@ class Toolbox:
         tools: Iterable[Tool[..., Any] | Callable[..., Any]] = (),
         *,
         aliases: Mapping[str, str] | None = None,
+        encoders: Encoders | None = None,
     ):
+        self.encoders = check_encoders(encoders)
+        """How outputs of other types encode (class -> function returning JSON-able data), for
+        every dispatcher of this toolbox; a dispatcher's own ``encoders`` win (`tinytools.encoding`)."""
         self._tools: dict[str, Tool[..., Any]] = {}
         self._folded: dict[str, str] = {}
         self._aliases: dict[str, str] = {}

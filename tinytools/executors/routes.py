@@ -16,6 +16,7 @@ from collections.abc import Callable
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
+from tinytools.encoding import Unencodable
 from tinytools.errors import RetryableError, ToolError, TransferError
 from tinytools.executors.failures import ExecutorError, RemoteToolError
 from tinytools.executors.pools import SharedPool, reap
@@ -129,8 +130,7 @@ class Route:
         if kind == "exception":
             raise RemoteToolError(f"{value[0]} in a worker:\n{value[1]}")
         if kind == "unencodable":
-            message = f"Tool {self.tool.name!r} returned a value of type {value!r} that cannot be encoded as JSON."
-            raise ToolError(message, code="invalid_output")
+            raise ToolError(Unencodable(*value).describe(self.tool.name), code="invalid_output")
         if kind == "rerun":
             reason = "the cluster ran the call again after its worker died; the second attempt stood down"
             raise ExecutorError("worker_lost", reason, may_have_acted=True)

@@ -19,6 +19,7 @@ from time import perf_counter
 from typing import Any
 
 from tinytools.context import Invocation
+from tinytools.encoding import OutputEncoder
 from tinytools.errors import RetryableError, ToolError
 from tinytools.executors.factories import provided
 from tinytools.results import ToolOutput
@@ -80,7 +81,7 @@ def call_tool(job: bytes) -> bytes:
     """Run one pickled job and return its pickled answer ``(call_id, kind, value)``.
 
     Kinds: ``returned`` (the output), ``tool_error`` (message, code, retryable), ``exception``
-    (type and traceback text), ``unencodable`` (the output's type name), ``rerun`` (an earlier
+    (type and traceback text), ``unencodable`` (the fields of an `Unencodable`), ``rerun`` (an earlier
     attempt of this non-idempotent call started on a worker that died) and ``unavailable``
     (the tool or an argument could not be loaded here; the tool did not run).
     """
@@ -140,23 +141,25 @@ def _raised(call_id: str, exc: BaseException) -> bytes:
 
 
 def _returned(call_id: str, output: Any) -> bytes:
+    """The output goes back as it is, to be encoded where the dispatcher and its encoders are.
+
+    Only an output that does not pickle is made plain data here, by the built-in rules of
+    `tinytools.encoding` (the application's encoders stay in the dispatcher's process, so they
+    need not pickle); one that cannot be answers ``unencodable`` with what `Unencodable` says.
+    """
     try:
         return pack_answer(call_id, "returned", output)
     except Exception:
         pass
+    value = output.value if isinstance(output, ToolOutput) else output
+    encoder = OutputEncoder()
     try:
-        return pack_answer(call_id, "returned", _builtins(output))
+        plain = encoder.to_builtins(value)
+        if isinstance(output, ToolOutput):
+            plain = ToolOutput(plain, content=output.content, artifacts=output.artifacts)
+        return pack_answer(call_id, "returned", plain)
     except Exception:
-        return pack_answer(call_id, "unencodable", type(output).__name__)
-
-
-def _builtins(output: Any) -> Any:
-    """The output as plain data, for a value that does not pickle (its JSON is the same)."""
-    import msgspec
-
-    if isinstance(output, ToolOutput):
-        return ToolOutput(msgspec.to_builtins(output.value), content=output.content, artifacts=output.artifacts)
-    return msgspec.to_builtins(output)
+        return pack_answer(call_id, "unencodable", tuple(encoder.locate(value)))
 
 
 def _claim(guard: str | None) -> Callable[[], None] | None:

@@ -180,7 +180,7 @@ class Attempts:
         plan, call, start = flight.plan, flight.call, flight.start
         kind, value = outcome.kind, outcome.value
         if kind == RETURNED:
-            result = finish(call, plan.tool, value, start, self.boundary.store)
+            result = finish(call, plan.tool, value, start, self.boundary.store, plan.encoder)
             if result.status != "succeeded":
                 return self.failure(flight, result, None), False
             refused = self.policies.result_denial(plan.tool, result) if self.policies.middleware else None

@@ -14,6 +14,7 @@ from time import perf_counter
 from typing import TYPE_CHECKING, Any, Literal
 
 from tinytools.context import CancellationToken, RunContext, Stores
+from tinytools.encoding import Encoders, OutputEncoder
 from tinytools.results import ToolCall, ToolResult
 from tinytools.run.admission import Admission, Rewrite, UnknownToolPolicy, check_unknown_policy
 from tinytools.run.approval import Policies
@@ -24,6 +25,7 @@ from tinytools.run.express import express
 from tinytools.run.flight import Scope
 from tinytools.run.gate import Gate
 from tinytools.run.limits import Limits
+from tinytools.run.output import DEFAULT_ENCODER
 from tinytools.run.pipeline import Pipeline
 from tinytools.run.plan import Plan
 from tinytools.run.threads import run_coroutine
@@ -81,6 +83,10 @@ class Dispatcher:
             ``@tool(executor="name")``. See `tinytools.executors`.
         expose_errors: Exception types (besides `ToolError`) whose message the model may read,
             for every tool; a tool adds its own with ``@tool(expose_errors=...)``.
+        encoders: How to encode outputs of other types as JSON data: class -> function returning
+            JSON-able data (``{Fraction: str}``), looked up by the MRO; for one class, these win
+            over the toolbox's ``encoders``. Applied in this process, also to outputs that come
+            back from an executor's workers (see `tinytools.encoding`).
 
     Raises:
         ToolDefinitionError: A tool cannot go to the executor it would run on.
@@ -104,6 +110,7 @@ class Dispatcher:
         stores: Mapping[str, Any] | None = None,
         executor: Executor | Mapping[str, Executor] | None = None,
         expose_errors: Iterable[type[BaseException]] = (),
+        encoders: Encoders | None = None,
     ):
         self.toolbox = toolbox if isinstance(toolbox, Toolbox) else Toolbox(toolbox)
         if invalid_args not in ("return_error", "fail"):
@@ -117,6 +124,8 @@ class Dispatcher:
         """The run's cancellation token; `cancel` sets it."""
         self.context = context or RunContext()
         self.expose_errors = tuple(expose_errors)
+        self.encoder = _encoder(self.toolbox, encoders)
+        """Turns outputs that are not plain data into plain data, for every plan of this dispatcher."""
         limit = DEFAULT_INLINE_OUTPUT_BYTES if max_inline_output_bytes is DEFAULT else max_inline_output_bytes
         self.boundary = Boundary(hook=redact, limit=limit, store=artifacts)
         self.routes = _routes(self.toolbox, executor)
@@ -177,6 +186,7 @@ class Dispatcher:
                 boundary=self.boundary,
                 fail_invalid=self.invalid_args == "fail",
                 plain=self._plain,
+                encoder=self.encoder,
             )
             if plan.plain:
                 plan.express = express(plan, self.admission)
@@ -274,6 +284,12 @@ def _names(allowed: Iterable[str] | None) -> frozenset[str] | set[str] | None:
     if allowed is None or isinstance(allowed, (set, frozenset)):
         return allowed
     return frozenset(allowed)
+
+
+def _encoder(toolbox: Toolbox, encoders: Encoders | None) -> OutputEncoder:
+    """The dispatcher's encoder: its own ``encoders`` over the toolbox's; the shared default when neither has any."""
+    merged = {**getattr(toolbox, "encoders", {}), **(encoders or {})}
+    return OutputEncoder(merged) if merged else DEFAULT_ENCODER
 
 
 def _routes(toolbox: Toolbox, executor: Executor | Mapping[str, Executor] | None) -> dict[str, Any]:

@@ -30,7 +30,7 @@ def express(plan: Plan, admission: Admission) -> Callable[[ToolCall, Mapping[str
     """The express path of ``plan`` (see the module); ``admission`` holds the run's limits."""
     tool, name, boundary, exposed = plan.tool, plan.name, plan.boundary, plan.exposed
     reader = plan.reader()
-    limit = plan.limit
+    limit, encoder = plan.limit, plan.encoder
     unchecked = not tool.validate_output
     encode = msgspec.json.encode
     now = perf_counter_ns
@@ -73,7 +73,7 @@ def express(plan: Plan, admission: Admission) -> Callable[[ToolCall, Mapping[str
                     return ToolResult(
                         call_id=call.id, name=name, status="succeeded", output=output, elapsed=now() - start
                     )
-        return boundary.seal(finish(call, tool, output, start, boundary.store), None, start)
+        return boundary.seal(finish(call, tool, output, start, boundary.store, encoder), None, start)
 
     return run
 

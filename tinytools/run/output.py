@@ -1,7 +1,10 @@
 """The output checks: what a tool returned becomes a succeeded result, or a failure that says why.
 
-The value must encode as JSON (dataclasses, Structs, enums and the like become plain data); with
-``@tool(validate_output=True)`` it must also match the output schema. A `ToolOutput` brings
+The value must encode as JSON: the types tinytools takes as inputs (dataclasses, Structs, enums,
+pydantic models and the like) become plain data, and so do the types the application gave
+encoders for (`tinytools.encoding.OutputEncoder`, one per dispatcher). A value that cannot fails
+``invalid_output`` naming the innermost type at fault and its JSON pointer. With
+``@tool(validate_output=True)`` the output must also match the output schema. A `ToolOutput` brings
 content and artifacts along; raw artifact bytes go to the dispatcher's store, and a store that
 fails ends the call ``artifact_store_failed`` (``outcome_unknown``: the tool did run).
 """
@@ -14,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from tinytools.encoding import OutputEncoder
 from tinytools.results import ArtifactRef, ToolCall, ToolOutput, ToolResult
 from tinytools.run.outcomes import failed, logger
 
@@ -21,25 +25,33 @@ if TYPE_CHECKING:
     from tinytools.run.artifacts import ArtifactStore
     from tinytools.tool import Tool
 
-__all__ = ["PLAIN_OUTPUT", "finish", "store_failure"]
+__all__ = ["DEFAULT_ENCODER", "PLAIN_OUTPUT", "finish", "store_failure"]
 
 PLAIN_OUTPUT = frozenset({dict, list, str, int, float, bool, type(None)})
 """Classes msgspec encodes as they are, with no conversion to plain data first."""
+DEFAULT_ENCODER = OutputEncoder()
+"""The encoder of a dispatcher without encoders of its own or its toolbox's: built-in rules only."""
 _encode = msgspec.json.encode
 
 
-def finish(call: ToolCall, tool: Tool[..., Any], output: Any, start: int, store: ArtifactStore | None) -> ToolResult:
-    """Check a tool's return value and wrap it in a succeeded result (or say why not)."""
+def finish(
+    call: ToolCall,
+    tool: Tool[..., Any],
+    output: Any,
+    start: int,
+    store: ArtifactStore | None,
+    encoder: OutputEncoder = DEFAULT_ENCODER,
+) -> ToolResult:
+    """Check a tool's return value and wrap it in a succeeded result (or say why not).
+
+    ``encoder`` turns what is not plain data into plain data (the plan's, `Plan.encoder`).
+    """
     if output.__class__ is ToolOutput:
-        return _finish_output(call, tool, output, start, store)
+        return _finish_output(call, tool, output, start, store, encoder)
     try:
-        if output.__class__ in PLAIN_OUTPUT:
-            _encode(output)
-        else:
-            output = msgspec.to_builtins(output)
-            _encode(output)  # to_builtins passes some values through unchecked (an Enum's value)
+        output = _plain(output, encoder, checked=tool.validate_output)
     except (TypeError, ValueError, OverflowError, RecursionError) as exc:
-        return _unencodable(call, tool.name, output, exc, start)
+        return _unencodable(call, tool.name, output, exc, start, encoder)
     if tool.validate_output:
         problem = tool.output_problem(output)
         if problem is not None:
@@ -50,8 +62,31 @@ def finish(call: ToolCall, tool: Tool[..., Any], output: Any, start: int, store:
     )
 
 
+def _plain(output: Any, encoder: OutputEncoder, *, checked: bool) -> Any:
+    """``output`` as JSON data; a dict or list that encodes stays as it is, unless it is ``checked``.
+
+    A dict that msgspec encodes may still hold a datetime or a set (its JSON is the same); the
+    output schema's validator needs the JSON data itself, so a checked output is converted.
+
+    Raises:
+        TypeError, ValueError, OverflowError, RecursionError: It cannot be encoded.
+    """
+    if output.__class__ in PLAIN_OUTPUT and not checked:
+        try:
+            _encode(output)
+            return output
+        except TypeError:  # a list or dict holding values that are not plain data
+            pass
+    return encoder.to_builtins(output)
+
+
 def _finish_output(
-    call: ToolCall, tool: Tool[..., Any], output: ToolOutput, start: int, store: ArtifactStore | None
+    call: ToolCall,
+    tool: Tool[..., Any],
+    output: ToolOutput,
+    start: int,
+    store: ArtifactStore | None,
+    encoder: OutputEncoder,
 ) -> ToolResult:
     refs: list[ArtifactRef] = []
     for artifact in output.artifacts:
@@ -66,7 +101,7 @@ def _finish_output(
             refs.append(store.put(data, media_type, {"tool": tool.name, "call_id": call.id}))
         except Exception as exc:
             return store_failure(call, tool.name, exc, start)
-    result = finish(call, tool, output.value, start, None)
+    result = finish(call, tool, output.value, start, None, encoder)
     if result.status == "succeeded":
         result.content = output.content
         result.artifacts = refs
@@ -83,8 +118,19 @@ def store_failure(call: ToolCall, name: str, exc: BaseException, start: int) -> 
     return result
 
 
-def _unencodable(call: ToolCall, name: str, output: Any, exc: Exception, start: int) -> ToolResult:
-    type_name = type(output).__name__
-    logger().error("tool %r returned a value that cannot be encoded: %s", name, exc)
-    message = f"Tool {name!r} returned a value of type {type_name!r} that cannot be encoded as JSON."
-    return failed(call, name, "invalid_output", message, start)
+def _unencodable(
+    call: ToolCall, name: str, output: Any, exc: Exception, start: int, encoder: OutputEncoder
+) -> ToolResult:
+    found = encoder.locate(output)
+    logger().error(
+        "tool %r returned a value that cannot be encoded: %s.%s at %r (%s: %s); "
+        "give the dispatcher or toolbox an encoder for it: encoders={%s: ...}",
+        name,
+        found.module,
+        found.type_name,
+        found.pointer,
+        type(exc).__name__,
+        exc,
+        found.type_name,
+    )
+    return failed(call, name, "invalid_output", found.describe(name), start, found.details())

@@ -30,6 +30,7 @@ from tinytools.schema.reader import Reader, positional_reader
 from tinytools.signature import EMPTY, Slot
 
 if TYPE_CHECKING:
+    from tinytools.encoding import OutputEncoder
     from tinytools.executors.routes import Route
     from tinytools.policy import Rule
     from tinytools.run.boundary import Boundary
@@ -68,6 +69,7 @@ class Plan:
         boundary: Boundary,
         fail_invalid: bool,
         plain: bool,
+        encoder: OutputEncoder,
     ):
         self.tool = tool
         self.name = tool.name
@@ -88,6 +90,8 @@ class Plan:
         self.boundary = boundary
         self.limit = sys.maxsize if boundary.limit is None else boundary.limit
         """The budget of a result's text; an encoded output this long or shorter always fits."""
+        self.encoder = encoder
+        """Turns outputs that are not plain data into plain data (the dispatcher's, shared by its plans)."""
         self.fail_invalid = fail_invalid
         """Whether arguments that fail the schema raise `ArgumentsError` (``invalid_args="fail"``)."""
         self.runtime = bool(tool.wants) or "call" in tool.injection_sources.values()

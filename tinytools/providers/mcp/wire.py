@@ -16,6 +16,8 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+import msgspec
+
 from tinytools.errors import SchemaError
 from tinytools.policy import SideEffect
 from tinytools.providers._common import arguments, field, result_text, sequence
@@ -167,14 +169,23 @@ def write_results(results: Iterable[ToolResult]) -> list[dict[str, Any]]:
 
 
 def check_output(result: ToolResult, tool: Tool[..., Any] | None) -> ToolResult:
-    """Refuse output that does not match the declared schema, which the client would reject."""
+    """Refuse output that does not match the declared schema, which the client would reject.
+
+    An output that holds values JSON writes differently (a datetime or a set inside a dict, its
+    text already right) is checked, and sent, as the JSON data the client receives.
+    """
     if tool is None or result.is_error:
         return result
     check = _output(tool).check
     output = result.output
     try:
         if check is not None:
-            check(output if isinstance(output, dict) else {"result": output})
+            try:
+                check(output if isinstance(output, dict) else {"result": output})
+            except ValueError:
+                output = msgspec.json.decode(msgspec.json.encode(output))
+                check(output if isinstance(output, dict) else {"result": output})
+                result = msgspec.structs.replace(result, output=output)
     except ValueError:
         message = f"Tool {tool.name!r} returned output that does not match its declared output schema."
         error = StructuredError("invalid_output", message)
