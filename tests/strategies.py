@@ -1,7 +1,8 @@
 """Hypothesis strategies: generated tool signatures with values that fit them and values that don't.
 
 A signature is a list of parameters, each with a type from `TYPES` (written as source text),
-an optional default, and sometimes an `Injected` marker. `build_tool` turns it into a real
+an optional default (plain, or a pydantic ``Field``: as the default, or inside ``Annotated`` for a
+keyword-only parameter), and sometimes an `Injected` marker. `build_tool` turns it into a real
 function through generated source, with or without future annotations.
 """
 
@@ -32,7 +33,7 @@ class Point:
 
 
 NAMESPACE = (
-    "import datetime\nfrom typing import *\nfrom tinytools import Injected, Param\n"
+    "import datetime\nfrom typing import *\nfrom pydantic import Field\nfrom tinytools import Injected, Param\n"
     "from tests.strategies import Color, Point\n"
 )
 
@@ -96,6 +97,8 @@ class Parameter:
     """Its type; None for an injected parameter (``Annotated[object, Injected]``)."""
     has_default: bool
     kind: str = "positional_or_keyword"
+    field: bool = False
+    """Whether its default is written as a pydantic ``Field`` (the function's own default is then not the value)."""
 
     @property
     def injected(self) -> bool:
@@ -132,7 +135,10 @@ def signatures(draw: st.DrawFn, *, kinds: bool = False) -> Signature:
     """Signatures; with ``kinds``, parameters of every kind and injected ones among them."""
     names = draw(st.lists(identifiers, min_size=0, max_size=6, unique=True))
     kind = st.sampled_from(KINDS) if kinds else st.just("positional_or_keyword")
-    parameters = [Parameter(name, draw(st.sampled_from(TYPES)), draw(st.booleans()), draw(kind)) for name in names]
+    parameters = [
+        Parameter(name, draw(st.sampled_from(TYPES)), draw(st.booleans()), draw(kind), draw(st.booleans()))
+        for name in names
+    ]
     injected = [f"inj_{index}" for index in range(draw(st.integers(0, 2)))]
     hidden_kind = kind if kinds else st.just("keyword_only")
     hidden = [Parameter(name, None, kinds and draw(st.booleans()), draw(hidden_kind)) for name in injected]
@@ -160,9 +166,14 @@ def build_tool(signature: Signature, defaults: dict[str, Any]) -> tuple[Tool[...
                 params.append("*")
             kind = p.kind
         annotation = "Annotated[object, Injected]" if p.case is None else p.case.source
+        default = f"DEFAULTS[{p.name!r}]"
+        if p.has_default and p.field and p.kind == "keyword_only":
+            annotation, default = f"Annotated[{annotation}, Field(default={default})]", ""
+        elif p.has_default and p.field:
+            default = f"Field({default})"
         text_ = f"{p.name}: {annotation}"
-        if p.has_default:
-            text_ += " = HIDDEN_DEFAULT" if p.case is None else f" = DEFAULTS[{p.name!r}]"
+        if p.has_default and default:
+            text_ += " = HIDDEN_DEFAULT" if p.case is None else f" = {default}"
         params.append(text_)
     if kind == "positional_only":
         params.append("/")

@@ -33,6 +33,7 @@ __all__ = [
     "SchemaError",
     "TinyToolsError",
     "ToolDefinitionError",
+    "ToolDefinitionWarning",
     "ToolError",
     "ToolNotFound",
     "TransferError",
@@ -301,4 +302,11 @@ class RetryableError(ToolError):
 
     When no attempt is left (or the tool is not idempotent) its message reaches the model
     like any `ToolError`'s.
+    """
+
+
+class ToolDefinitionWarning(UserWarning):
+    """A tool was defined, but the model will read less about it than the application may think.
+
+    For example: it has no description at all, or a parameter's default cannot be shown as JSON.
     """

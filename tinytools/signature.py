@@ -9,7 +9,10 @@ of a call's values all read, so none of them inspects the function again.
 
 from __future__ import annotations
 
+import functools
 import inspect
+import types
+import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -18,14 +21,25 @@ import typing_extensions
 from tinytools.context import CancellationToken, Invocation, Progress, Stores
 from tinytools.errors import ToolDefinitionError
 from tinytools.results import ToolCall
-from tinytools.schema.annotations import split_annotated
+from tinytools.schema.annotations import field_alias, field_default, pydantic_field, split_annotated
 from tinytools.schema.convert import Converter, unchanged
 from tinytools.schema.docstrings import parse_docstring
 from tinytools.schema.hints import SchemaBuilder, type_namespace
 from tinytools.schema.shapes import with_default
 from tinytools.schema.validation import InputSchema
 
-__all__ = ["EMPTY", "INJECTABLE_TYPES", "Injected", "Injection", "Signature", "Slot", "read_signature"]
+__all__ = [
+    "EMPTY",
+    "INJECTABLE_TYPES",
+    "Injected",
+    "Injection",
+    "Signature",
+    "Slot",
+    "default_name",
+    "output_schema",
+    "read_signature",
+    "return_hint",
+]
 
 EMPTY = inspect.Parameter.empty
 """A slot's default when it has none."""
@@ -88,7 +102,18 @@ class Injection:
 class Slot:
     """One parameter of a tool's function: where its value comes from and how it is passed."""
 
-    __slots__ = ("convert", "default", "injection", "keep", "keyword_only", "name", "positional_only")
+    __slots__ = (
+        "convert",
+        "default",
+        "factory",
+        "fills",
+        "injection",
+        "keep",
+        "keyword_only",
+        "name",
+        "parameter",
+        "positional_only",
+    )
 
     def __init__(
         self,
@@ -98,15 +123,27 @@ class Slot:
         default: Any,
         injection: Injection | None = None,
         convert: Converter | None = None,
+        parameter: str | None = None,
+        factory: Callable[[], Any] | None = None,
+        fills: bool = False,
     ):
         self.name = name
-        """The parameter's name (the schema property, for a model-visible one)."""
+        """The name the model sends the value by: the schema property (a ``Field`` alias, or the parameter's name)."""
+        self.parameter = name if parameter is None else parameter
+        """The function's own name for the parameter (the keyword it is passed by)."""
         self.positional_only = kind is inspect.Parameter.POSITIONAL_ONLY
         """Whether the value must be passed by position (a parameter before ``/``)."""
         self.keyword_only = kind is inspect.Parameter.KEYWORD_ONLY
         """Whether the value must be passed by keyword (a parameter after ``*``)."""
         self.default = default
-        """The function's own default object, or `EMPTY`."""
+        """The value an omitted argument takes (the function's own default, or its ``Field``'s), or `EMPTY`."""
+        self.factory = factory
+        """Makes the value of an omitted argument afresh for each call (a ``Field``'s ``default_factory``)."""
+        self.fills = fills
+        """Whether an omitted argument is passed explicitly (`default` or `factory`), not left to the function.
+
+        True when the function's own default is not the value (``x: int = Field(3)``).
+        """
         self.injection = injection
         """How a hidden parameter gets its value; None for one the model sends."""
         self.convert = convert
@@ -118,7 +155,7 @@ class Slot:
 class Signature:
     """What reading a function gives: its slots, its schemas and its description."""
 
-    __slots__ = ("description", "input_schema", "output_schema", "slots")
+    __slots__ = ("description", "input_schema", "late_return", "method", "output_schema", "slots")
 
     def __init__(
         self,
@@ -126,6 +163,9 @@ class Signature:
         input_schema: InputSchema,
         output_schema: dict[str, Any] | None,
         description: str,
+        *,
+        method: bool = False,
+        late_return: bool = False,
     ):
         self.slots = slots
         """Every parameter, in signature order."""
@@ -135,39 +175,170 @@ class Signature:
         """The return annotation's schema, or None."""
         self.description = description
         """The docstring's description."""
+        self.method = method
+        """Whether the function is a method not yet bound: its first parameter (``self``/``cls``) is left out."""
+        self.late_return = late_return
+        """Whether the return type is known only once the method's class is: ``Self``, or the class itself."""
+
+
+_SELF = (typing_extensions.Self, getattr(typing, "Self", typing_extensions.Self))
+
+
+class _Target:
+    """Where to read a callable's hints, docstring and name, and which of its parameters to leave out."""
+
+    __slots__ = ("docs", "drop_first", "hidden", "hints", "name", "self_type")
+
+    def __init__(self, hints: Any, docs: Any, name: str, *, hidden: frozenset[str] = frozenset()):
+        self.hints = hints
+        self.docs = docs
+        self.name = name
+        self.hidden = hidden
+        """Parameters a ``functools.partial`` already set: not the model's to send."""
+        self.drop_first = False
+        """Whether the first parameter is an unbound method's ``self``/``cls``."""
+        self.self_type: type | None = None
+        """The class ``Self`` stands for, when known (a bound method's)."""
+
+
+def default_name(fn: Callable[..., Any]) -> str:
+    """The name a tool made from ``fn`` gets unless given one: the function's (or the callable's class's)."""
+    return _target(fn, "").name
 
 
 def read_signature(fn: Callable[..., Any], name: str, localns: Mapping[str, Any] | None) -> Signature:
     """Read ``fn`` into slots and schemas (what `tinytools.tool` does when defining a tool).
 
+    ``fn`` is a function, a bound method, a ``functools.partial`` (the arguments it sets are
+    hidden) or an object with ``__call__``. A function defined in a class body whose first
+    parameter is ``self`` or ``cls`` is read as a method: that parameter is left out.
+
     Raises:
         ToolDefinitionError: A parameter cannot be expressed: ``*args``, ``**kwargs``, or a type
-            with no JSON Schema that is not injected.
+            with no JSON Schema that is not injected; or ``fn`` is not a callable tinytools can read.
     """
-    hints = _type_hints(fn, name, localns)
-    docs = parse_docstring(fn)
-    builder = SchemaBuilder(name, localns=localns)
+    target = _target(fn, name)
+    hints, late = _type_hints(target.hints, name, localns, method=target.drop_first)
+    docs = parse_docstring(target.docs)
+    builder = SchemaBuilder(name, localns=localns, self_type=target.self_type)
     slots: list[Slot] = []
     properties: dict[str, Any] = {}
     required: list[str] = []
-    for parameter in inspect.signature(fn).parameters.values():
+    for parameter in _parameters(fn, target, name):
         _check_kind(parameter, name)
         hint = hints.get(parameter.name, Any)
         injection = _injection(parameter, hint)
         if injection is not None:
             slots.append(Slot(parameter.name, kind=parameter.kind, default=parameter.default, injection=injection))
             continue
-        schema, convert = builder.build(hint, parameter.name)
-        if "description" not in schema and parameter.name in docs.parameters:
-            schema = {**schema, "description": docs.parameters[parameter.name]}
-        if parameter.default is EMPTY:
-            required.append(parameter.name)
-        else:
-            schema = with_default(schema, parameter.default)
-        properties[parameter.name] = schema
-        slots.append(Slot(parameter.name, kind=parameter.kind, default=parameter.default, convert=convert))
+        slot, schema = _visible(parameter, hint, builder, docs.parameters.get(parameter.name))
+        if slot.name in properties:
+            raise ToolDefinitionError(
+                f"two parameters are sent as {slot.name!r}; give one another alias", tool=name, parameter=slot.parameter
+            )
+        if slot.default is EMPTY and slot.factory is None:
+            required.append(slot.name)
+        properties[slot.name] = schema
+        slots.append(slot)
     root = _root(properties, required, builder.defs)
-    return Signature(tuple(slots), _parse_generated(root, name), _output_schema(hints, name, localns), docs.description)
+    returns = hints.get("return")
+    return Signature(
+        tuple(slots),
+        _parse_generated(root, name),
+        output_schema(returns, name, localns, target.self_type) if "return" in hints else None,
+        docs.description,
+        method=target.drop_first,
+        late_return=late or returns in _SELF,
+    )
+
+
+def _visible(
+    parameter: inspect.Parameter, hint: Any, builder: SchemaBuilder, documented: str | None
+) -> tuple[Slot, dict[str, Any]]:
+    """The slot and the schema of a parameter the model sends, a pydantic ``Field`` honoured."""
+    default = parameter.default
+    field = default if pydantic_field(default) else _annotated_field(hint)
+    if field is default:
+        hint = typing_extensions.Annotated[hint, field]  # its description and bounds, read like Annotated's
+    schema, convert = builder.build(hint, parameter.name)
+    if "description" not in schema and documented:
+        schema = {**schema, "description": documented}
+    factory = None
+    if field is not None and default in (field, EMPTY):
+        default, factory = field_default(field)
+    if default is not EMPTY:
+        schema = with_default(schema, default, builder.tool, parameter.name)
+    slot = Slot(
+        field_alias(field) or parameter.name if field is not None else parameter.name,
+        kind=parameter.kind,
+        default=default,
+        convert=convert,
+        parameter=parameter.name,
+        factory=factory,
+        fills=default is not parameter.default or factory is not None,
+    )
+    return slot, schema
+
+
+def _annotated_field(hint: Any) -> Any:
+    """The last pydantic ``Field(...)`` in ``Annotated`` metadata, or None."""
+    fields = [item for item in split_annotated(hint)[1] if pydantic_field(item)]
+    return fields[-1] if fields else None
+
+
+def _target(fn: Any, tool_name: str) -> _Target:
+    """Where a callable's hints, docstring and name are read (see `_Target`).
+
+    Raises:
+        ToolDefinitionError: ``fn`` is a class, or not callable.
+    """
+    if isinstance(fn, functools.partial):
+        inner = _target(fn.func, tool_name)
+        return _Target(inner.hints, inner.docs, inner.name, hidden=inner.hidden | frozenset(fn.keywords))
+    if isinstance(fn, types.MethodType):
+        target = _Target(fn, fn, fn.__name__)
+        owner = fn.__self__
+        target.self_type = owner if isinstance(owner, type) else type(owner)
+        return target
+    if isinstance(fn, (types.FunctionType, types.BuiltinFunctionType)):
+        target = _Target(fn, fn, fn.__name__)
+        target.drop_first = isinstance(fn, types.FunctionType) and _unbound_method(fn)
+        return target
+    if isinstance(fn, type):
+        raise ToolDefinitionError(
+            f"{fn.__name__} is a class, not a function: make a tool of a function, of an instance with "
+            "__call__, or of an instance's methods with Toolbox.from_object(instance)",
+            tool=tool_name or fn.__name__,
+        )
+    if not callable(fn):
+        raise ToolDefinitionError(f"{fn!r:.80} is not callable: a tool wraps a function", tool=tool_name)
+    call = type(fn).__call__
+    target = _Target(call, call if call.__doc__ else fn, type(fn).__name__)
+    target.self_type = type(fn)
+    return target
+
+
+def _unbound_method(fn: types.FunctionType) -> bool:
+    """Whether ``fn`` was defined in a class body and takes ``self`` or ``cls`` first."""
+    owner, _, _ = fn.__qualname__.rpartition(".")
+    if not owner or owner.endswith("<locals>"):
+        return False
+    first = next(iter(inspect.signature(fn).parameters.values()), None)
+    return first is not None and first.name in ("self", "cls") and first.kind is not inspect.Parameter.KEYWORD_ONLY
+
+
+def _parameters(fn: Callable[..., Any], target: _Target, tool_name: str) -> list[inspect.Parameter]:
+    """The parameters the tool reads: the signature's, less an unbound method's first and a partial's own."""
+    try:
+        parameters = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError) as exc:
+        raise ToolDefinitionError(
+            f"cannot read the signature of {fn!r:.80} ({exc}); wrap it in a function with typed parameters",
+            tool=tool_name,
+        ) from None
+    if target.drop_first:
+        parameters = parameters[1:]
+    return [parameter for parameter in parameters if parameter.name not in target.hidden]
 
 
 def _root(properties: dict[str, Any], required: list[str], defs: dict[str, Any]) -> dict[str, Any]:
@@ -180,14 +351,33 @@ def _root(properties: dict[str, Any], required: list[str], defs: dict[str, Any])
     return root
 
 
-def _type_hints(fn: Callable[..., Any], tool_name: str, localns: Mapping[str, Any] | None) -> dict[str, Any]:
+def _type_hints(
+    fn: Any, tool_name: str, localns: Mapping[str, Any] | None, *, method: bool = False
+) -> tuple[dict[str, Any], bool]:
+    """The resolved hints, and whether the return annotation waits for the class (a method's ``-> "Cls"``).
+
+    In a class body the class does not exist yet, so a method returning its own class is read
+    without its return type, which `return_hint` reads once the method is bound.
+    """
+    if isinstance(fn, types.BuiltinFunctionType):
+        return {}, False  # a builtin has no hints: its parameters take any JSON value
+    namespace = type_namespace(localns)
     try:
-        return typing_extensions.get_type_hints(fn, localns=type_namespace(localns), include_extras=True)
+        return typing_extensions.get_type_hints(fn, localns=namespace, include_extras=True), False
     except NameError as exc:
-        raise ToolDefinitionError(
-            f"cannot resolve a type hint ({exc}); define the type at module level or import it",
-            tool=tool_name,
-        ) from None
+        problem = exc
+    annotations = getattr(fn, "__annotations__", {})
+    if method and "return" in annotations:
+        shim = types.FunctionType(fn.__code__, fn.__globals__)
+        shim.__annotations__ = {key: value for key, value in annotations.items() if key != "return"}
+        try:
+            return typing_extensions.get_type_hints(shim, localns=namespace, include_extras=True), True
+        except NameError as exc:
+            problem = exc
+    raise ToolDefinitionError(
+        f"cannot resolve a type hint ({problem}); define the type at module level or import it",
+        tool=tool_name,
+    ) from None
 
 
 def _check_kind(parameter: inspect.Parameter, tool_name: str) -> None:
@@ -226,12 +416,21 @@ def _parse_generated(root: dict[str, Any], tool_name: str) -> InputSchema:
         raise
 
 
-def _output_schema(hints: dict[str, Any], tool_name: str, localns: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    if "return" not in hints:
-        return None
-    builder = SchemaBuilder(tool_name, localns=localns)
+def return_hint(fn: Callable[..., Any]) -> Any:
+    """``fn``'s return annotation, resolved now (a method's class exists once it is bound), or None."""
     try:
-        schema, _ = builder.build(hints["return"])
+        return typing_extensions.get_type_hints(fn, include_extras=True).get("return")
+    except NameError:
+        return None
+
+
+def output_schema(
+    returns: Any, tool_name: str, localns: Mapping[str, Any] | None, self_type: type | None = None
+) -> dict[str, Any] | None:
+    """The JSON Schema of a return annotation, or None when it has none (``Self`` needs ``self_type``)."""
+    builder = SchemaBuilder(tool_name, localns=localns, self_type=self_type, output=True)
+    try:
+        schema, _ = builder.build(returns)
     except ToolDefinitionError:
         return None
     if builder.defs:

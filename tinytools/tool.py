@@ -8,22 +8,34 @@ nothing here is computed per call.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import re
 import sys
+import types
+import warnings
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 import msgspec
 from typing_extensions import ParamSpec
 
-from tinytools.errors import ECHO_LIMIT, ArgumentsError, ToolDefinitionError, shorten
+from tinytools.errors import ECHO_LIMIT, ArgumentsError, ToolDefinitionError, ToolDefinitionWarning, shorten
 from tinytools.policy import ToolPolicy
 from tinytools.schema.validation import InputSchema, compile_validator
-from tinytools.signature import INJECTABLE_TYPES, Injected, Slot, read_signature
+from tinytools.signature import (
+    INJECTABLE_TYPES,
+    Injected,
+    Slot,
+    default_name,
+    output_schema,
+    read_signature,
+    return_hint,
+)
 from tinytools.toolformat import ToolFormat
 
 if TYPE_CHECKING:
+    from tinytools.results import ToolResult
     from tinytools.schema.strict import StrictSchema
 
 __all__ = ["INJECTABLE_TYPES", "NAME_PATTERN", "Injected", "Tool", "make_tool", "tool"]
@@ -41,7 +53,10 @@ _encode = msgspec.json.encode
 class Tool(Generic[P, R]):
     """A function with a name, a description and an enforced input schema.
 
-    A tool is still callable exactly like the function it wraps.
+    A tool is still callable exactly like the function it wraps. Made in a class body
+    (``@tool`` over a method, or over a ``@classmethod``), it is a descriptor:
+    ``instance.method`` is that instance's tool (``cls.method`` the class's, for a class
+    method), with ``self``/``cls`` bound and never shown to the model.
     """
 
     def __init__(
@@ -111,6 +126,10 @@ class Tool(Generic[P, R]):
         self.expose_errors = _check_exposed(expose_errors, name)
         """Exception types (besides `ToolError`) whose message the model may read."""
         self._hide(slots)
+        self.binds: str | None = None
+        """``"instance"`` or ``"class"`` for a method not yet bound (see `Tool.__get__`), else None."""
+        self._late_return = False
+        self._self_schemas: dict[type, dict[str, Any] | None] = {}
         self._output_check: Callable[[Any], None] | None = None
         self._strict: StrictSchema | None = None
         self._fragments: dict[str, str] = {}
@@ -140,6 +159,33 @@ class Tool(Generic[P, R]):
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """Call the wrapped function directly, as if it were not a tool."""
         return self.fn(*args, **kwargs)
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Tool[..., Any]:
+        """The tool of a method made in a class body, bound to ``instance`` (to ``owner`` for a class method).
+
+        From the class, an instance method's tool is itself, unbound (a toolbox refuses it); a
+        tool that is not a method is itself from anywhere.
+        """
+        if self.binds is None or (instance is None and self.binds == "instance"):
+            return self
+        if self.binds == "class" and not isinstance(instance, type):
+            instance = owner if owner is not None else type(instance)
+        return self.bound_to(instance)
+
+    def bound_to(self, instance: Any) -> Tool[..., Any]:
+        """This method's tool with ``self`` (or ``cls``) set to ``instance``: a tool a toolbox can hold."""
+        if self.binds is None:
+            raise ToolDefinitionError("only a method's tool can be bound to an instance", tool=self.name)
+        bound = copy.copy(self)
+        bound.fn = bound.__wrapped__ = types.MethodType(self.fn, instance)
+        bound.binds = None
+        if self._late_return:
+            cls = instance if isinstance(instance, type) else type(instance)
+            if cls not in self._self_schemas:
+                self._self_schemas[cls] = output_schema(return_hint(self.fn), self.name, None, cls)
+            bound.output_schema = self._self_schemas[cls]
+            bound._output_check = None
+        return bound
 
     def __repr__(self) -> str:
         return f"<Tool {self.name!r}>"
@@ -172,14 +218,12 @@ class Tool(Generic[P, R]):
     def fragment(self, parameter: str) -> str | None:
         """The JSON text of one argument's schema, quoted in error messages (cached).
 
-        A ``$ref`` to ``$defs`` is shown as the definition it names.
+        Each ``$ref`` to ``$defs`` is shown as the definition it names (a recursive one once), so
+        the fragment stands on its own.
         """
         cached = self._fragments.get(parameter)
         if cached is None and parameter in self.schema.properties:
-            schema = self.schema.properties[parameter]
-            ref = schema.get("$ref", "") if isinstance(schema, dict) else ""
-            if ref.startswith("#/$defs/") and len(schema) == 1:
-                schema = self.input_schema.get("$defs", {}).get(ref[8:], schema)
+            schema = _resolved(self.schema.properties[parameter], self.input_schema.get("$defs", {}), ())
             cached = self._fragments[parameter] = shorten(_encode(schema).decode(), 400)
         return cached
 
@@ -199,6 +243,37 @@ class Tool(Generic[P, R]):
         if parameter in self.schema.properties:  # not a key the model made up: their number is unbounded
             self._framings[parameter] = framing
         return framing
+
+    def invoke(
+        self, arguments: Mapping[str, Any] | str | None = None, *, inject: Mapping[str, Any] | None = None
+    ) -> ToolResult:
+        """Validate, convert and run one call of this tool, and return its `ToolResult` (for tests and notebooks).
+
+        ``arguments`` is what a model would send: a JSON object, as a dict or as text. The call
+        runs exactly as `tinytools.dispatch` runs it, through a toolbox of this tool alone.
+        """
+        from tinytools.run.dispatch import dispatch  # the pipeline sits above the nouns
+
+        return dispatch(self._call(arguments), self._alone(), inject=inject)
+
+    async def ainvoke(
+        self, arguments: Mapping[str, Any] | str | None = None, *, inject: Mapping[str, Any] | None = None
+    ) -> ToolResult:
+        """`invoke` from async code: the call runs as `tinytools.adispatch` runs it."""
+        from tinytools.run.dispatch import adispatch  # the pipeline sits above the nouns
+
+        return await adispatch(self._call(arguments), self._alone(), inject=inject)
+
+    def _call(self, arguments: Mapping[str, Any] | str | None) -> Any:
+        from tinytools.results import ToolCall  # results are loaded by the first call, not by the nouns
+
+        given: Any = {} if arguments is None else arguments
+        return ToolCall(id=f"invoke-{self.name}", name=self.name, arguments=given)
+
+    def _alone(self) -> Any:
+        from tinytools.toolbox import Toolbox
+
+        return Toolbox([self])
 
     def definition(self) -> dict[str, Any]:
         """The neutral declaration: ``{"name", "description", "input_schema"}``."""
@@ -229,6 +304,29 @@ class Tool(Generic[P, R]):
             input_schema=InputSchema.parse(schema),
             **options,
         )
+
+
+def _resolved(schema: Any, defs: Mapping[str, Any], seen: tuple[str, ...]) -> Any:
+    """``schema`` with each ``$ref`` to ``defs`` replaced by its definition; a loop stays a ``$ref``.
+
+    Three levels of definitions at most: the fragment is cut to 400 characters anyway, and
+    definitions that share definitions would otherwise grow it exponentially.
+    """
+    if isinstance(schema, list):
+        return [_resolved(item, defs, seen) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    ref = schema.get("$ref")
+    if (
+        isinstance(ref, str)
+        and ref.startswith("#/$defs/")
+        and ref[8:] in defs
+        and ref[8:] not in seen
+        and len(seen) < 3
+    ):
+        rest = {key: value for key, value in schema.items() if key != "$ref"}
+        return {**_resolved(defs[ref[8:]], defs, (*seen, ref[8:])), **_resolved(rest, defs, seen)}
+    return {key: _resolved(value, defs, seen) for key, value in schema.items()}
 
 
 def _runtime(policy: ToolPolicy, name: str, *, timeout: float | None, idempotent: bool, retries: int) -> ToolPolicy:
@@ -315,12 +413,31 @@ def make_tool(
     localns: Mapping[str, Any] | None = None,
     **options: Any,
 ) -> Tool[P, R]:
-    """Build a `Tool` from a function's signature, hints and docstring (what `tool` does)."""
+    """Build a `Tool` from a callable's signature, hints and docstring (what `tool` does).
+
+    ``fn`` may be a function, a bound method, a ``staticmethod`` or ``classmethod`` (in a class
+    body, under ``@tool``), a ``functools.partial`` (the arguments it sets are hidden from the
+    model) or an object with ``__call__``.
+    """
+    binds = None
+    if isinstance(fn, types.MethodType) and isinstance(fn.__func__, Tool):  # @classmethod over @tool
+        fn = fn.__func__.bound_to(fn.__self__).fn
     if isinstance(fn, Tool):
-        fn = fn.fn
-    tool_name = name if name is not None else getattr(fn, "__name__", "")
+        binds, fn = fn.binds, fn.fn
+    if isinstance(fn, staticmethod):
+        fn = fn.__func__
+    elif isinstance(fn, classmethod):
+        binds, fn = "class", fn.__func__
+    tool_name = name if name is not None else default_name(fn)
     read = read_signature(fn, tool_name, localns)
-    return Tool(
+    if description is None and not read.description:
+        warnings.warn(
+            f"tool {tool_name!r} has no description: the model reads only its name; "
+            "give the function a docstring or pass description=",
+            ToolDefinitionWarning,
+            stacklevel=3,
+        )
+    made = Tool(
         fn,
         name=tool_name,
         description=description if description is not None else read.description,
@@ -329,6 +446,10 @@ def make_tool(
         slots=read.slots,
         **options,
     )
+    if read.method:
+        made.binds = binds or "instance"
+        made._late_return = read.late_return
+    return made
 
 
 def _check_name(name: object) -> None:

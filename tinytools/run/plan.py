@@ -167,6 +167,8 @@ class Plan:
         for slot in slots:
             if slot.injection is None:
                 value = self._converted(slot, arguments.get(slot.name, EMPTY))
+                if value is EMPTY and slot.fills:  # a Field's default: the function's own is the Field
+                    value = slot.default if slot.factory is None else slot.factory()
             else:
                 value = self._injected(slot, inject, runtime)
                 if slot.injection.secret:
@@ -174,7 +176,7 @@ class Plan:
             if slot.positional_only and not by_keyword:
                 args.append(slot.default if value is EMPTY else value)
             elif value is not EMPTY:
-                kwargs[slot.name] = value
+                kwargs[slot.parameter] = value
         return args, kwargs, secrets
 
     def secrets(self, inject: Mapping[str, Any] | None) -> list[Any]:
@@ -278,7 +280,10 @@ def _by_position(tool: Tool[..., Any]) -> bool:
         return False
     required = set(tool.schema.required)
     return all(
-        slot.injection is None and not slot.keyword_only and (slot.name in required or slot.default is not EMPTY)
+        slot.injection is None
+        and not slot.keyword_only
+        and slot.factory is None
+        and (slot.name in required or slot.default is not EMPTY)
         for slot in slots
     )
 

@@ -1,19 +1,23 @@
 """What ``Annotated`` metadata adds to a parameter's schema: `Param`, annotated-types, descriptions.
 
 `split_annotated` takes a hint apart into its base type and its metadata; `constraints` reads
-the metadata this library understands (a `Param`, annotated-types' ``Gt``/``Len``/..., a plain
-string as the description) into JSON Schema keywords and leaves other libraries' metadata alone.
+the metadata this library understands (a `Param`, a pydantic ``Field(...)``, annotated-types'
+``Gt``/``Len``/..., a plain string as the description) into JSON Schema keywords and leaves other
+libraries' metadata alone. `pydantic_field` and `field_default` read what a ``Field`` says about
+the parameter itself: its default (or factory) and its alias.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import typing
+from collections.abc import Callable
 from typing import Any
 
 import typing_extensions
 
-__all__ = ["Param", "constraints", "split_annotated"]
+__all__ = ["Param", "constraints", "field_alias", "field_default", "pydantic_field", "split_annotated"]
 
 _ANNOTATED = (typing.Annotated, typing_extensions.Annotated)
 
@@ -74,6 +78,31 @@ def split_annotated(hint: Any) -> tuple[Any, tuple[Any, ...]]:
     return hint, metadata
 
 
+def pydantic_field(item: Any) -> bool:
+    """Whether ``item`` is a pydantic ``FieldInfo`` (what ``Field(...)`` returns), without importing pydantic."""
+    cls = type(item)
+    return cls.__name__ == "FieldInfo" and cls.__module__.startswith("pydantic")
+
+
+def field_default(field: Any) -> tuple[Any, Callable[[], Any] | None]:
+    """A ``Field``'s default (``inspect.Parameter.empty`` when required) and its ``default_factory``."""
+    factory = field.default_factory
+    if factory is not None:
+        return inspect.Parameter.empty, factory
+    default = field.default
+    if default is Ellipsis or type(default).__name__ == "PydanticUndefinedType":
+        return inspect.Parameter.empty, None
+    return default, None
+
+
+def field_alias(field: Any) -> str | None:
+    """The name a ``Field`` gives the value on the wire (``validation_alias``, else ``alias``), or None."""
+    alias = field.validation_alias
+    if not isinstance(alias, str):
+        alias = field.alias
+    return alias if isinstance(alias, str) else None
+
+
 def constraints(metadata: tuple[Any, ...], is_array: bool) -> dict[str, Any]:
     """Collect schema keywords from ``Annotated`` metadata; foreign metadata is ignored."""
     found: dict[str, Any] = {}
@@ -82,11 +111,10 @@ def constraints(metadata: tuple[Any, ...], is_array: bool) -> dict[str, Any]:
             found["description"] = item
         elif isinstance(item, Param):
             found.update({k: v for k, v in vars(item).items() if v is not None})
-        elif type(item).__module__ == "annotated_types" and type(item).__name__ in _ANNOTATED_TYPES:
-            for attribute in _ANNOTATED_TYPES[type(item).__name__]:
-                value = getattr(item, attribute, None)
-                if value is not None:
-                    found[attribute] = value
+        elif pydantic_field(item):
+            found.update(_field_keywords(item))
+        else:
+            found.update(_annotated_type(item))
     keywords: dict[str, Any] = {}
     for name, value in found.items():
         if name in _NUMERIC:
@@ -101,3 +129,30 @@ def constraints(metadata: tuple[Any, ...], is_array: bool) -> dict[str, Any]:
         else:
             keywords[name] = value
     return keywords
+
+
+def _annotated_type(item: Any) -> dict[str, Any]:
+    """The `Param` fields an annotated-types constraint (``Ge(1)``, ``Len(2, 5)``...) stands for."""
+    found = {}
+    if type(item).__module__ == "annotated_types" and type(item).__name__ in _ANNOTATED_TYPES:
+        for attribute in _ANNOTATED_TYPES[type(item).__name__]:
+            value = getattr(item, attribute, None)
+            if value is not None:
+                found[attribute] = value
+    elif type(item).__name__ == "_PydanticGeneralMetadata":  # what Field(pattern=...) keeps
+        pattern = getattr(item, "pattern", None)
+        if isinstance(pattern, str):
+            found["pattern"] = pattern
+    return found
+
+
+def _field_keywords(field: Any) -> dict[str, Any]:
+    """The `Param` fields a pydantic ``Field(...)`` sets: its description, examples and constraints."""
+    found: dict[str, Any] = {}
+    for item in field.metadata:
+        found.update(_annotated_type(item))
+    if field.description is not None:
+        found["description"] = field.description
+    if field.examples is not None:
+        found["examples"] = list(field.examples)
+    return found

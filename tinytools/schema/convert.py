@@ -19,6 +19,7 @@ from tinytools.errors import ArgumentsError
 __all__ = ["ConversionError", "Converter", "conversion_failure", "refused", "unchanged"]
 
 Converter = Callable[[Any], Any]
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 class ConversionError(Exception):
@@ -232,39 +233,28 @@ def via_msgspec(target: type, expected: str) -> Converter:
     return convert_string
 
 
-def via_validate(validate: Callable[[Any], Any], name: str) -> Converter:
-    """Convert through a class's own validator (a pydantic model's ``model_validate``)."""
-
-    def convert_model(value: Any) -> Any:
-        try:
-            return validate(value)
-        except Exception as exc:
-            raise refused(name, exc) from None
-
-    return convert_model
-
-
 def union_of(
-    members: Sequence[tuple[tuple[type, ...], Converter | None, Callable[[Any], bool]]],
+    members: Sequence[tuple[tuple[type, ...], frozenset[tuple[type, Any]], Converter | None, Callable[[Any], bool]]],
 ) -> Converter:
     """Convert a value into the union member it belongs to.
 
-    A value whose class is exactly a member's type (``3`` for ``int`` in ``float | int``)
-    stays that type; otherwise the first member (left to right) whose schema
-    accepts the value converts it.
+    A value that a member takes exactly, as it is, stays that member's: ``3`` for ``int`` in
+    ``float | int``, ``3`` for ``Literal[1, 2, 3]`` in ``float | Literal[1, 2, 3]``. Otherwise the
+    first member (left to right) whose schema accepts the value converts it.
 
     Args:
-        members: Per member: the classes it takes exactly (empty for containers and classes), its
-            converter, and a predicate saying whether its schema accepts a value.
+        members: Per member: the classes it takes exactly (empty for containers and classes), the
+            (class, value) pairs it takes exactly (a ``Literal``'s), its converter, and a predicate
+            saying whether its schema accepts a value.
     """
-    exact = tuple((types, convert) for types, convert, _ in members if types)
+    exact = tuple((types, values, convert) for types, values, convert, _ in members if types or values)
 
     def convert_union(value: Any) -> Any:
         cls = value.__class__
-        for types, convert in exact:
-            if cls in types:
+        for types, values, convert in exact:
+            if cls in types or (values and cls in _SCALARS and (cls, value) in values):
                 return value if convert is None else convert(value)
-        for _, convert, accepts in members:
+        for _, _, convert, accepts in members:
             if accepts(value):
                 return value if convert is None else convert(value)
         raise ConversionError("no member of the union accepts this value")

@@ -27,6 +27,7 @@ import typing_extensions
 
 from tinytools.errors import ToolDefinitionError
 from tinytools.schema import convert as _convert
+from tinytools.schema import models
 from tinytools.schema.annotations import constraints, split_annotated
 from tinytools.schema.convert import Converter
 from tinytools.schema.shapes import enum_schema, exact_types, union_schema, with_default
@@ -64,6 +65,7 @@ _STRING_FORMATS: dict[type, tuple[str, str]] = {
     uuid.UUID: ("uuid", "a UUID string"),
     decimal.Decimal: ("decimal", "a decimal number as a string"),
 }
+_SELF = tuple({typing_extensions.Self, getattr(typing, "Self", typing_extensions.Self)})
 _SCALAR_VALUES = frozenset({str, int, float, bool})
 _BOUNDS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
 DECIMAL_PATTERN = r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]{1,4})?$"
@@ -91,8 +93,17 @@ class SchemaBuilder:
         tool: The tool's name, for error messages.
     """
 
-    def __init__(self, tool: str, *, localns: Mapping[str, Any] | None = None):
+    def __init__(
+        self,
+        tool: str,
+        *,
+        localns: Mapping[str, Any] | None = None,
+        self_type: type | None = None,
+        output: bool = False,
+    ):
         self.tool = tool
+        self._self_type = self_type
+        self._mode = "serialization" if output else "validation"  # a pydantic model's schema as it is read or written
         self.defs: dict[str, dict[str, Any]] = {}
         self._named: dict[Any, str] = {}
         self._converters: dict[str, Converter | None] = {}
@@ -128,6 +139,10 @@ class SchemaBuilder:
             return {"type": "number"}, _convert.to_float
         if hint is str:
             return {"type": "string"}, None
+        if hint in _SELF:
+            if self._self_type is None:
+                raise self._unsupported(hint, parameter)
+            return self.build(self._self_type, parameter)
         if origin in _WRAPPERS:
             return self.build(args[0], parameter)
         if origin in _UNIONS:
@@ -145,8 +160,11 @@ class SchemaBuilder:
                 text["pattern"] = DECIMAL_PATTERN
             return text, _convert.via_msgspec(hint, expected)
         if (origin or hint) in _SEQUENCES:
-            item_schema, item_convert = self.build(args[0] if args else Any, parameter)
+            item = args[0] if args else Any
+            item_schema, item_convert = self.build(item, parameter)
             build = _SEQUENCES[origin or hint]
+            if build is not list:
+                item_schema = self._set_item(item, item_schema, parameter)
             schema: dict[str, Any] = {"type": "array", "items": item_schema}
             if build is not list:
                 schema["uniqueItems"] = True
@@ -160,6 +178,24 @@ class SchemaBuilder:
         if isinstance(hint, type):
             return self._named_type(hint, parameter)
         raise self._unsupported(hint, parameter)
+
+    def _set_item(self, item: Any, schema: dict[str, Any], parameter: str | None) -> dict[str, Any]:
+        """The schema of a set's items: only values that hash (``Any`` narrows to JSON scalars).
+
+        Raises:
+            ToolDefinitionError: The items would be lists, dicts or other unhashable values.
+        """
+        base = split_annotated(item)[0]
+        if base is Any or base is object or base is typing_extensions.Any:
+            return {**schema, "type": ["string", "number", "boolean", "null"]}
+        unhashable = _unhashable(base)
+        if unhashable is not None:
+            raise ToolDefinitionError(
+                f"a set cannot hold {unhashable} (they are unhashable); use a list, or a frozen type for the items",
+                tool=self.tool,
+                parameter=parameter,
+            )
+        return schema
 
     def _choices(
         self, built: tuple[dict[str, Any], Converter | None], hint: Any, parameter: str | None
@@ -191,7 +227,8 @@ class SchemaBuilder:
         if len(non_null) == 1 and len(built) == 2 and non_null[0][1] is not None:
             return schema, _convert.nullable(non_null[0][1])
         members = [
-            (exact_types(member_schema), convert, self._accepts(member_schema)) for member_schema, convert in built
+            (exact_types(member_schema), _exact_values(member_schema, convert), convert, self._accepts(member_schema))
+            for member_schema, convert in built
         ]
         return schema, _convert.union_of(members)
 
@@ -252,7 +289,7 @@ class SchemaBuilder:
         self._named[cls] = name
         self.defs[name] = {}
         try:
-            schema, convert = self._object(cls, parameter)
+            schema, convert = self._object(cls, parameter, name)
         except BaseException:
             del self._named[cls], self.defs[name]
             raise
@@ -270,10 +307,12 @@ class SchemaBuilder:
 
         return convert_deferred
 
-    def _object(self, cls: type, parameter: str | None) -> tuple[dict[str, Any], Converter | None]:
+    def _object(self, cls: type, parameter: str | None, name: str) -> tuple[dict[str, Any], Converter | None]:
         pydantic = sys.modules.get("pydantic")
         if pydantic is not None and issubclass(cls, pydantic.BaseModel):
-            return self._pydantic(cls)
+            schema = models.adopt(cls, name, self.defs, mode=self._mode)
+            model: Any = cls
+            return schema, models.via_model(model.model_validate, cls.__name__, pydantic.ValidationError)
         if typing_extensions.is_typeddict(cls):
             hints = self._hints(cls)
             required = _required_keys(cls, hints)
@@ -323,7 +362,7 @@ class SchemaBuilder:
         for key, name, hint, is_required, default in fields:
             schema, convert = self.build(hint, key)
             if not is_required and default is not dataclasses.MISSING and default is not msgspec.NODEFAULT:
-                schema = with_default(schema, default)
+                schema = with_default(schema, default, self.tool, key)
             properties[key] = schema
             converters[key] = (name, convert)
             if is_required:
@@ -346,11 +385,47 @@ class SchemaBuilder:
             rows.append((field.encode_name, field.name, hints[field.name], not has_default, field.default))
         return self._fields(rows, cls)
 
-    def _pydantic(self, cls: Any) -> tuple[dict[str, Any], Converter | None]:
-        schema = cls.model_json_schema(ref_template="#/$defs/{model}")
-        for name, definition in schema.pop("$defs", {}).items():
-            self.defs.setdefault(name, definition)
-        return schema, _convert.via_validate(cls.model_validate, cls.__name__)
+
+def _unhashable(hint: Any) -> str | None:
+    """What in ``hint`` would make a set of its values fail (a list, a dict, a mutable class), or None."""
+    hint = split_annotated(hint)[0]
+    origin = typing_extensions.get_origin(hint)
+    args = typing_extensions.get_args(hint)
+    if origin in _WRAPPERS or origin in _UNIONS or origin is tuple:
+        found = [_unhashable(arg) for arg in args if arg is not Ellipsis]
+        return next((reason for reason in found if reason is not None), None)
+    if origin in _LITERALS:
+        return None
+    kind = origin or hint
+    if kind in _MAPPINGS or typing_extensions.is_typeddict(kind):
+        return "objects"
+    if kind in _SEQUENCES and _SEQUENCES[kind] is not frozenset:
+        return "arrays"
+    if isinstance(kind, type) and (kind.__hash__ is None or _mutable_struct(kind)):
+        return f"{kind.__name__} values"
+    return None
+
+
+def _mutable_struct(cls: type) -> bool:
+    """Whether ``cls`` is a msgspec Struct that is not frozen (its instances do not hash)."""
+    return issubclass(cls, msgspec.Struct) and not cls.__struct_config__.frozen
+
+
+def _exact_values(schema: dict[str, Any], convert: Converter | None) -> frozenset[tuple[type, Any]]:
+    """The (class, value) pairs a ``Literal`` or enum member takes exactly, as they are.
+
+    Empty when the member turns its values into something else (an Enum's members): a value it
+    takes is then not exactly its own.
+    """
+    values = schema.get("enum")
+    if not isinstance(values, list):
+        return frozenset()
+    keep = _convert.unchanged(convert) if convert is not None else None
+    return frozenset(
+        (value.__class__, value)
+        for value in values
+        if value.__class__ in _SCALAR_VALUES and (keep is None or value.__class__ in keep)
+    )
 
 
 def _required_keys(cls: type, hints: dict[str, Any]) -> set[str]:

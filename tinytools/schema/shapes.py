@@ -6,9 +6,13 @@ text formats, which name a value's JSON type in their messages.
 
 from __future__ import annotations
 
+import sys
+import warnings
 from typing import Any
 
 import msgspec
+
+from tinytools.errors import ToolDefinitionWarning
 
 __all__ = ["enum_schema", "exact_types", "json_type", "union_schema", "with_default"]
 
@@ -50,11 +54,26 @@ def _simple_types(schema: dict[str, Any]) -> list[str] | None:
     return list(kind) if isinstance(kind, list) else [kind]
 
 
-def with_default(schema: dict[str, Any], default: Any) -> dict[str, Any]:
-    """Add ``default`` to a schema when the default is JSON-encodable; else leave it out."""
+def with_default(schema: dict[str, Any], default: Any, tool: str = "", parameter: str = "") -> dict[str, Any]:
+    """Add ``default`` to a schema as JSON (a pydantic model's as its JSON data).
+
+    A default with no JSON form is left out, with a `ToolDefinitionWarning`: the model only learns
+    that the argument may be omitted.
+    """
+    pydantic = sys.modules.get("pydantic")
     try:
-        value = msgspec.to_builtins(default)
-    except (TypeError, ValueError):
+        if pydantic is not None and isinstance(default, pydantic.BaseModel):
+            value = default.model_dump(mode="json", by_alias=True)
+        else:
+            value = msgspec.to_builtins(default)
+        msgspec.json.encode(value)
+    except (TypeError, ValueError) as exc:
+        warnings.warn(
+            f"tool {tool!r}: the default of {parameter!r} has no JSON form ({exc}); "
+            "the model is not told what leaving it out means",
+            ToolDefinitionWarning,
+            stacklevel=2,
+        )
         return schema
     return {**schema, "default": value}
 

@@ -1,0 +1,270 @@
+"""Signatures as people write them: pydantic ``Field``, callables, partials, methods, unions.
+
+Every case runs twice: on `tests.schema.signature_defs` as written and compiled with
+``from __future__ import annotations``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import types
+import warnings
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.schema.twice import both
+from tinytools import Dispatcher, Tool, Toolbox, ToolCall, ToolDefinitionError, ToolDefinitionWarning, dispatch, tool
+
+
+@pytest.fixture(params=both("tests.schema.signature_defs"), ids=["as-written", "future-annotations"])
+def defs(request: pytest.FixtureRequest) -> types.ModuleType:
+    return request.param  # type: ignore[no-any-return]
+
+
+def run(made: Tool[..., Any], arguments: dict[str, Any], **options: Any) -> Any:
+    return dispatch(ToolCall(id="c1", name=made.name, arguments=arguments), Toolbox([made]), **options)
+
+
+# -- pydantic Field ------------------------------------------------------------------------------
+
+
+def test_field_as_default_and_in_annotated_is_read_like_param(defs: types.ModuleType) -> None:
+    schema = tool(defs.counted).input_schema
+    assert schema["required"] == ["m"]  # Field(...) is required, not a default
+    assert schema["properties"]["m"] == {"type": "integer", "maximum": 5, "description": "How many"}
+    assert schema["properties"]["labelText"] == {
+        "type": "string",
+        "minLength": 2,
+        "description": "A label",
+        "default": "ab",
+    }
+    assert "label" not in schema["properties"]  # the alias is the model-visible name
+    assert "default" not in schema["properties"]["tags"]  # a factory's value is made per call
+    assert schema["properties"]["size"]["minimum"] == 1
+
+
+def test_field_defaults_reach_the_function_not_the_field(defs: types.ModuleType) -> None:
+    made = tool(defs.counted)
+    first = run(made, {"m": 2})
+    second = run(made, {"m": 3, "labelText": "xyz"})
+    assert first.output == [2, "ab", ["seen"], 3]
+    assert second.output == [3, "xyz", ["seen"], 3]  # a fresh list: the factory ran again
+
+
+def test_field_bounds_and_aliases_are_enforced(defs: types.ModuleType) -> None:
+    made = tool(defs.counted)
+    over = run(made, {"m": 6})
+    assert over.status == "failed" and "/m" in over.error.message
+    by_name = run(made, {"m": 1, "label": "xy"})  # the Python name is not the one the model sends
+    assert by_name.status == "failed" and "label" in by_name.error.message
+    short = run(made, {"m": 1, "labelText": "x"})
+    assert short.status == "failed" and "/labelText" in short.error.message
+
+
+def test_field_default_inside_annotated_is_passed_when_omitted(defs: types.ModuleType) -> None:
+    made = tool(defs.field_in_annotated)
+    assert made.input_schema["properties"]["limit"] == {
+        "type": "integer",
+        "exclusiveMinimum": 0,
+        "exclusiveMaximum": 100,
+        "description": "Page size",
+        "default": 10,
+    }
+    assert "required" not in made.input_schema
+    assert run(made, {}).output == 10
+    assert run(made, {"limit": 100}).status == "failed"
+
+
+def test_field_pattern_and_examples(defs: types.ModuleType) -> None:
+    made = tool(defs.field_pattern)
+    assert made.input_schema["properties"]["code"]["pattern"] == "^[A-Z]{3}$"
+    assert made.input_schema["properties"]["code"]["examples"] == ["EUR"]
+    assert run(made, {"code": "EUR"}).output == "EUR"
+    assert run(made, {"code": "eur"}).status == "failed"
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_field_defaults_under_every_dispatcher_mode(defs: types.ModuleType, strict: bool) -> None:
+    made = tool(defs.field_in_annotated)
+    dispatcher = Dispatcher(Toolbox([made]), strict=strict)
+    arguments: dict[str, Any] = {"limit": None} if strict else {}
+    assert dispatcher.dispatch(ToolCall(id="c", name=made.name, arguments=arguments)).output == 10
+    assert asyncio.run(made.ainvoke({"limit": 7})).output == 7
+
+
+# -- callables and partials ----------------------------------------------------------------------
+
+
+def test_a_callable_object_is_a_tool(defs: types.ModuleType) -> None:
+    made = tool(defs.Multiplier(3))
+    assert made.name == "Multiplier"
+    assert made.input_schema["properties"] == {"x": {"type": "integer", "description": "The number to multiply."}}
+    assert made.description.startswith("Multiply")
+    assert made.invoke({"x": 4}).output == 12
+
+
+def test_a_partial_hides_what_it_sets(defs: types.ModuleType) -> None:
+    square = tool(defs.square)
+    assert square.name == "power"
+    assert set(square.input_schema["properties"]) == {"base", "modulo"}
+    assert square.invoke({"base": 7}).output == 49
+    refused = square.invoke({"base": 7, "exponent": 3})  # what the partial set is not the model's
+    assert refused.status == "failed" and "exponent" in refused.error.message
+    twice = tool(defs.twice, name="two_to_the")
+    assert set(twice.input_schema["properties"]) == {"exponent", "modulo"}
+    assert twice.invoke({"exponent": 5}).output == 32
+
+
+def test_what_cannot_be_a_tool_says_how_to_fix_it(defs: types.ModuleType) -> None:
+    with pytest.raises(ToolDefinitionError, match="is a class"):
+        tool(defs.Multiplier)
+    with pytest.raises(ToolDefinitionError, match="not callable"):
+        tool(42, name="answer")  # type: ignore[call-overload]
+
+
+def test_a_builtin_takes_any_json() -> None:
+    made = tool(len, description="Count the items.")
+    assert made.invoke({"obj": [1, 2, 3]}).output == 3
+
+
+# -- methods -------------------------------------------------------------------------------------
+
+
+def test_a_method_tool_is_bound_per_instance(defs: types.ModuleType) -> None:
+    counter = defs.Counter(5)
+    bumped = counter.bump
+    assert bumped is not defs.Counter.bump and bumped.binds is None
+    assert "self" not in bumped.input_schema["properties"]
+    result = run(bumped, {"by": 2})
+    assert result.output == {"start": 7} and counter.start == 7
+    assert bumped.output_schema is not None and bumped.output_schema["$ref"] == "#/$defs/Counter"
+    assert counter.copy.output_schema == bumped.output_schema  # -> "Counter", read once bound
+
+
+def test_an_unbound_method_is_refused_with_the_fix(defs: types.ModuleType) -> None:
+    for unbound in (defs.Counter.bump, tool(defs.Counter.add)):
+        assert "self" not in unbound.input_schema["properties"]
+        with pytest.raises(ToolDefinitionError, match=r"Toolbox\.from_object"):
+            Toolbox([unbound])
+
+
+def test_bound_methods_class_and_static_methods(defs: types.ModuleType) -> None:
+    counter = defs.Counter(1)
+    add = tool(counter.add)
+    assert set(add.input_schema["properties"]) == {"by"}
+    assert run(add, {"by": 4}).output == 5
+    made = defs.Counter.starting_at
+    assert set(made.input_schema["properties"]) == {"start"}
+    assert run(made, {"start": 9}).output == {"start": 9}
+    assert run(counter.starting_at, {"start": 3}).output == {"start": 3}  # the class's, from an instance
+    assert run(defs.Counter.zero, {}).output == 0 and counter.zero is defs.Counter.zero
+    assert defs.Counter.zero() == 0 and counter.bump(1) is counter  # still callable as written
+
+
+def test_classmethod_over_tool_binds_the_class() -> None:
+    class Maker:
+        @classmethod  # the other order from the documented one
+        @tool
+        def make(cls, n: int) -> int:
+            """Make n."""
+            return n * 2
+
+    made = tool(Maker.make)
+    assert set(made.input_schema["properties"]) == {"n"}
+    assert run(made, {"n": 4}).output == 8
+
+
+# -- sets, recursion, closed models, validators --------------------------------------------------
+
+
+def test_sets_hold_only_hashable_items(defs: types.ModuleType) -> None:
+    made = tool(defs.sized)
+    assert made.input_schema["properties"]["anything"]["items"] == {"type": ["string", "number", "boolean", "null"]}
+    assert run(made, {"items": [[1, 2], [2, 1]], "anything": ["a", 1]}).output == 3
+    assert run(made, {"items": [], "anything": [{"a": 1}]}).status == "failed"
+
+    def of_dicts(s: set[dict[str, int]]) -> int:
+        return len(s)
+
+    with pytest.raises(ToolDefinitionError, match="unhashable"):
+        tool(of_dicts)
+
+
+def test_a_recursive_pydantic_model_is_an_argument_and_a_result(defs: types.ModuleType) -> None:
+    made = tool(defs.tree)
+    node = made.input_schema["$defs"]["Node"]
+    assert node["properties"]["children"]["items"] == {"$ref": "#/$defs/Node"}
+    assert node["additionalProperties"] is False
+    assert made.output_schema is not None and made.output_schema["$ref"] == "#/$defs/Node"
+    nested = {"value": 1, "children": [{"value": 2, "children": [{"value": 3}]}]}
+    assert run(tool(defs.depth), {"root": nested}).output == 3
+    echoed = run(made, {"root": nested})
+    assert echoed.status == "succeeded" and echoed.output["children"][0]["children"][0]["value"] == 3
+
+
+def test_pydantic_models_are_closed_even_when_they_allow_extra(defs: types.ModuleType) -> None:
+    made = tool(defs.ship)
+    refused = run(made, {"address": {"city": "Oslo"}, "extras": [{"name": "a", "admin": True}]})
+    assert refused.status == "failed" and "/extras/0" in refused.error.message
+    extra = run(made, {"address": {"city": "Oslo", "zip": "0150"}})
+    assert extra.status == "failed" and "zip" in extra.error.message
+    assert run(made, {"address": {"city": "Oslo"}}).output == "Oslo"
+
+
+def test_a_validator_message_reaches_the_model_with_its_pointer(defs: types.ModuleType) -> None:
+    made = tool(defs.ship)
+    result = run(made, {"address": {"city": "Nowhere"}})
+    message = result.error.message
+    assert "city must be a real place" in message and "/address/city" in message
+    assert "$ref" not in message and '"City name"' in message  # the quoted schema stands on its own
+
+
+def test_a_pydantic_default_is_shown_as_json_and_an_opaque_one_warns(defs: types.ModuleType) -> None:
+    assert tool(defs.with_model_default).input_schema["properties"]["origin"]["default"] == {"x": 1, "y": 0}
+    with pytest.warns(ToolDefinitionWarning, match="marker"):
+        made = tool(defs.with_plain_default)
+    assert "default" not in made.input_schema["properties"]["marker"]
+
+
+def test_a_tool_without_a_description_warns(defs: types.ModuleType) -> None:
+    with pytest.warns(ToolDefinitionWarning, match="no description"):
+        tool(defs.undocumented)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tool(defs.undocumented, description="Echo x.")
+
+
+# -- unions pick the exact member ----------------------------------------------------------------
+
+
+def test_unions_keep_a_value_a_member_takes_exactly(defs: types.ModuleType) -> None:
+    made = tool(defs.unions)
+    assert run(made, {"a": 3, "b": 2, "c": 1, "d": 1}).output == ["int", "int", "int", "int"]
+    assert run(made, {"a": 3.5, "b": 1, "c": 1.5, "d": 1.5}).output == ["float", "int", "float", "float"]
+    assert run(made, {"a": 4, "b": 2, "c": 1, "d": 1}).output[0] == "float"  # not a Literal value
+    assert run(made, {"a": 1, "b": True, "c": 1, "d": 1}).status == "failed"  # an int enum refuses true
+
+
+@given(st.lists(st.one_of(st.integers(-(2**53), 2**53), st.floats(allow_nan=False, allow_infinity=False))))
+def test_a_number_union_keeps_the_class_sent(values: list[int | float]) -> None:
+    def numbers(xs: list[float | int], ys: list[int | float]) -> list[list[str]]:
+        """Classes."""
+        return [[type(x).__name__ for x in xs], [type(y).__name__ for y in ys]]
+
+    sent = [type(value).__name__ for value in values]
+    assert run(tool(numbers), {"xs": values, "ys": values}).output == [sent, sent]
+
+
+def test_invoke_runs_one_call_like_dispatch() -> None:
+    @tool
+    def halve(n: int) -> float:
+        """Halve n."""
+        return n / 2
+
+    assert halve.invoke({"n": 3}).output == 1.5
+    assert halve.invoke('{"n": 4}').output == 2.0
+    bad = halve.invoke({"n": "4"})
+    assert bad.status == "failed" and bad.call_id and "/n" in bad.error.message
