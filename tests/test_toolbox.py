@@ -1,8 +1,26 @@
 from __future__ import annotations
 
-import pytest
+import asyncio
+import functools
+from typing import Any, ClassVar
 
-from tinytools import Tool, Toolbox, ToolDefinitionError, tool
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tinytools import (
+    Dispatcher,
+    Tool,
+    Toolbox,
+    ToolCall,
+    ToolDefinitionError,
+    ToolPolicy,
+    adispatch,
+    adispatch_many,
+    dispatch,
+    dispatch_many,
+    tool,
+)
 
 
 def first(x: int) -> int:
@@ -11,6 +29,7 @@ def first(x: int) -> int:
 
 
 def second(y: str) -> str:
+    """The second tool."""
     return y
 
 
@@ -33,7 +52,7 @@ def test_holds_tools_by_name_and_exports_schemas() -> None:
         },
         {
             "name": "second",
-            "description": "",
+            "description": "The second tool.",
             "input_schema": {
                 "type": "object",
                 "properties": {"y": {"type": "string"}},
@@ -50,3 +69,328 @@ def test_duplicate_names_are_refused_naming_both(other_name: str) -> None:
     with pytest.raises(ToolDefinitionError) as info:
         box.add(tool(name=other_name)(second))
     assert "'first'" in str(info.value) and repr(other_name) in str(info.value)
+
+
+class Notes:
+    """A small application object whose methods become tools."""
+
+    kind: ClassVar[str] = "notes"
+
+    def __init__(self) -> None:
+        self.notes: dict[str, str] = {}
+
+    def write(self, title: str, text: str) -> int:
+        """Write a note.
+
+        Args:
+            title: The note's title.
+            text: What it says.
+        """
+        self.notes[title] = text
+        return len(self.notes)
+
+    def read(self, title: str) -> str | None:
+        """Read a note by its title."""
+        return self.notes.get(title)
+
+    @staticmethod
+    def version() -> str:
+        """The notes format version."""
+        return "1"
+
+    @classmethod
+    def describe(cls, verbose: bool = False) -> str:
+        """What this toolset is."""
+        return cls.kind + (" (verbose)" if verbose else "")
+
+    @property
+    def count(self) -> int:
+        return len(self.notes)
+
+    @functools.cached_property
+    def index(self) -> list[str]:
+        return sorted(self.notes)
+
+    class Entry:
+        """A nested class is not a tool."""
+
+    limit = 10
+
+    def _private(self) -> None:
+        """Not public."""
+
+
+class MoreNotes(Notes):
+    def delete(self, title: str) -> bool:
+        """Delete a note."""
+        return self.notes.pop(title, None) is not None
+
+
+def run(box: Toolbox, name: str, **arguments: Any) -> Any:
+    result = dispatch(ToolCall("c1", name, arguments), box)
+    assert result.status == "succeeded", result.error
+    return result.output
+
+
+def test_public_methods_become_tools_bound_to_one_instance() -> None:
+    notes = Notes()
+    box = Toolbox.from_object(notes)
+    assert box.names == ["write", "read", "version", "describe"]
+    assert box["write"].definition() == {
+        "name": "write",
+        "description": "Write a note.",
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "title": {"type": "string", "description": "The note's title."},
+                "text": {"type": "string", "description": "What it says."},
+            },
+            "required": ["title", "text"],
+            "additionalProperties": False,
+        },
+    }
+    assert run(box, "write", title="a", text="x") == 1
+    assert notes.notes == {"a": "x"}
+    assert run(box, "read", title="a") == "x"
+    assert run(box, "version") == "1"
+    assert run(box, "describe", verbose=True) == "notes (verbose)"
+    for item in box:
+        assert "self" not in item.input_schema["properties"] and "cls" not in item.input_schema["properties"]
+
+
+def test_two_instances_make_two_independent_toolsets() -> None:
+    first_notes, second_notes = Notes(), Notes()
+    run(Toolbox.from_object(first_notes), "write", title="a", text="x")
+    assert first_notes.notes == {"a": "x"} and second_notes.notes == {}
+
+
+def test_inherited_methods_come_first_and_overrides_keep_their_place() -> None:
+    assert Toolbox.from_object(MoreNotes()).names == ["write", "read", "version", "describe", "delete"]
+
+
+def test_prefix_include_and_exclude() -> None:
+    notes = Notes()
+    assert Toolbox.from_object(notes, prefix="notes_", include=["read", "write"]).names == [
+        "notes_write",
+        "notes_read",
+    ]
+    assert Toolbox.from_object(notes, exclude=("version", "describe")).names == ["write", "read"]
+    assert Toolbox.from_object(notes, include="read").names == ["read"]
+
+
+@pytest.mark.parametrize(
+    ("option", "name", "why"),
+    [
+        ("include", "erase", "not a public method"),
+        ("exclude", "erase", "not a public method"),
+        ("include", "_private", "not a public method"),
+        ("include", "count", "not a method"),
+        ("include", "index", "not a method"),
+        ("include", "Entry", "not a method"),
+        ("include", "limit", "not a method"),
+    ],
+)
+def test_names_that_are_not_public_methods_are_refused(option: str, name: str, why: str) -> None:
+    with pytest.raises(ToolDefinitionError) as info:
+        Toolbox.from_object(Notes(), **{option: [name]})
+    assert f"{option}= names {name!r}" in info.value.reason and why in info.value.reason
+    assert "Notes" in info.value.reason
+
+
+def test_a_class_gives_its_static_and_class_methods_and_refuses_plain_ones() -> None:
+    assert Toolbox.from_object(Notes, include=["version", "describe"]).names == ["version", "describe"]
+    with pytest.raises(ToolDefinitionError) as info:
+        Toolbox.from_object(Notes)
+    assert info.value.tool == "write" and "needs an instance" in info.value.reason
+
+
+class Search:
+    def __init__(self, index: dict[str, str]) -> None:
+        self.index = index
+
+    @tool(name="find", idempotent=True)
+    def lookup(self, key: str) -> str:
+        """Look a key up."""
+        return self.index[key]
+
+    def size(self) -> int:
+        """How many keys there are."""
+        return len(self.index)
+
+
+def test_a_tool_made_in_the_class_body_is_taken_bound_under_its_name() -> None:
+    box = Toolbox.from_object(Search({"k": "v"}), prefix="s_")
+    assert box.names == ["s_find", "s_size"]
+    assert box["s_find"].idempotent is True
+    assert box["s_find"].input_schema["properties"] == {"key": {"type": "string"}}
+    assert run(box, "s_find", key="k") == "v"
+
+
+def test_two_methods_claiming_one_name_are_refused_naming_both() -> None:
+    class Clash:
+        @tool(name="size")
+        def measure(self) -> int:
+            """Measure."""
+            return 1
+
+        def size(self) -> int:
+            """Size."""
+            return 2
+
+    with pytest.raises(ToolDefinitionError) as info:
+        Toolbox.from_object(Clash())
+    assert info.value.tool == "size"
+    assert "Clash.measure" in info.value.reason and "Clash.size" in info.value.reason
+
+
+def test_algebra_returns_new_toolboxes_and_leaves_the_old_untouched() -> None:
+    box = Toolbox([first, second], aliases={"one": "first"})
+    before = (box.names, box.aliases, list(box))
+    prefixed = box.prefixed("fs_")
+    renamed = box.renamed({"second": "other"})
+    filtered = box.filtered(lambda item: item.name == "second")
+    assert (box.names, box.aliases, list(box)) == before
+    assert prefixed.names == ["fs_first", "fs_second"] and prefixed.aliases == {"fs_one": "fs_first"}
+    assert renamed.names == ["first", "other"] and renamed.aliases == {"one": "first"}
+    assert renamed["first"] is box["first"] and "second" not in renamed
+    assert filtered.names == ["second"] and filtered.aliases == {}
+    assert filtered["second"] is box["second"]
+
+
+def test_a_renamed_tool_keeps_everything_but_its_name() -> None:
+    policy = ToolPolicy.read_only()
+
+    @tool(timeout=2.0, idempotent=True, retries=2, parallel_safe=False, policy=policy, validate_output=True)
+    def echo(text: str) -> str:
+        """Echo the text."""
+        return text
+
+    copy = Toolbox([echo]).renamed({"echo": "say"})["say"]
+    assert copy.name == "say" and copy.fn is echo.fn
+    for attribute in (
+        "description",
+        "schema",
+        "output_schema",
+        "slots",
+        "timeout",
+        "idempotent",
+        "retries",
+        "parallel_safe",
+        "policy",
+        "validate_output",
+        "format",
+        "executor",
+        "expose_errors",
+        "injected",
+    ):
+        assert getattr(copy, attribute) == getattr(echo, attribute), attribute
+    result = dispatch(ToolCall("c1", "say", {"text": "hi"}), Toolbox([copy]))
+    assert (result.name, result.output) == ("say", "hi")
+
+
+def test_renaming_refuses_unknown_names_and_collisions() -> None:
+    box = Toolbox([first, second])
+    with pytest.raises(ToolDefinitionError) as info:
+        box.renamed({"third": "x"})
+    assert info.value.tool == "third" and "no such tool" in info.value.reason
+    with pytest.raises(ToolDefinitionError) as info:
+        box.renamed({"second": "first"})
+    assert "'first'" in info.value.reason and "renamed from 'second'" in info.value.reason
+    with pytest.raises(ToolDefinitionError):
+        box.prefixed("x" * 60)
+
+
+def test_merge_keeps_every_tool_and_alias_in_order() -> None:
+    left = Toolbox([first], aliases={"one": "first"})
+    right = Toolbox.from_object(Notes(), include=["read"])
+    merged = Toolbox.merge(left, right, tool(third))
+    assert merged.names == ["first", "read", "third"] and merged.aliases == {"one": "first"}
+    assert merged["one"] is left["first"]
+    assert left.names == ["first"] and right.names == ["read"]
+
+
+def third(z: float) -> float:
+    """The third tool."""
+    return z
+
+
+@pytest.mark.parametrize("clashing", ["first", "FIRST"])
+def test_merge_refuses_a_collision_naming_both_toolboxes(clashing: str) -> None:
+    with pytest.raises(ToolDefinitionError) as info:
+        Toolbox.merge(Toolbox([first]), Toolbox([tool(name=clashing)(second)]))
+    assert info.value.tool == clashing
+    assert "'first' from toolbox 1" in info.value.reason
+    assert f"{clashing!r} from toolbox 2" in info.value.reason
+
+
+def test_merge_names_the_methods_tools_came_from() -> None:
+    with pytest.raises(ToolDefinitionError) as info:
+        Toolbox.merge(Toolbox.from_object(Notes()), Toolbox.from_object(MoreNotes(), include=["read"]))
+    assert "from toolbox 1 (from Notes.read)" in info.value.reason
+    assert "from toolbox 2 (from MoreNotes.read)" in info.value.reason
+
+
+def test_merge_refuses_an_alias_that_collides_with_a_tool() -> None:
+    with pytest.raises(ToolDefinitionError) as info:
+        Toolbox.merge(Toolbox([first], aliases={"read": "first"}), Toolbox.from_object(Notes()))
+    assert "toolbox 1" in info.value.reason and "toolbox 2" in info.value.reason
+
+
+names = st.text(alphabet="abAB_", min_size=1, max_size=3)
+
+
+@given(st.lists(names, unique_by=str.casefold), st.lists(names, unique_by=str.casefold))
+def test_merge_succeeds_exactly_when_no_name_is_shared_but_for_case(left: list[str], right: list[str]) -> None:
+    boxes = [Toolbox([tool(name=name)(first) for name in part]) for part in (left, right)]
+    if {name.casefold() for name in left} & {name.casefold() for name in right}:
+        with pytest.raises(ToolDefinitionError):
+            Toolbox.merge(*boxes)
+    else:
+        assert Toolbox.merge(*boxes).names == left + right
+
+
+def test_repr_shows_names_and_aliases_and_cuts_long_lists() -> None:
+    assert repr(Toolbox()) == "Toolbox([])"
+    assert (
+        repr(Toolbox([first, second], aliases={"x": "first"})) == "Toolbox(['first', 'second'], aliases={'x': 'first'})"
+    )
+    many = Toolbox([tool(name=f"t{number}")(first) for number in range(20)])
+    assert repr(many) == "Toolbox(['t0', 't1', 't2', 't3', 't4', 't5', 't6', 't7', ... 12 more])"
+
+
+def test_a_single_tool_works_wherever_a_toolbox_does() -> None:
+    add = tool(first)
+    call = ToolCall("c1", "first", {"x": 3})
+    outputs = [
+        dispatch(call, add).output,
+        asyncio.run(adispatch(call, add)).output,
+        dispatch_many([call], add)[0].output,
+        asyncio.run(adispatch_many([call], add))[0].output,
+        Dispatcher(add).dispatch(call).output,
+    ]
+    assert outputs == [3] * 5
+    assert dispatch(ToolCall("c2", "second", {"y": "a"}), add).error.code == "unknown_tool"
+
+
+def test_algebra_keeps_the_encoders_and_merge_refuses_two_for_one_class() -> None:
+    from fractions import Fraction
+
+    box = Toolbox([first, second], encoders={Fraction: str})
+    kept = (
+        box.prefixed("p_"),
+        box.renamed({"first": "one"}),
+        box.filtered(bool),
+        box.select(),
+        Toolbox.merge(box, [third]),
+    )
+    for made in kept:
+        assert made.encoders == {Fraction: str}
+    with pytest.raises(ToolDefinitionError) as info:
+        Toolbox.merge(box, Toolbox([third], encoders={Fraction: float}))
+    assert "toolbox 1 and toolbox 2" in info.value.reason and "Fraction" in info.value.reason
+
+
+def test_a_class_method_made_with_tool_needs_an_instance_when_given_the_class() -> None:
+    with pytest.raises(ToolDefinitionError) as info:
+        Toolbox.from_object(Search, include=["lookup"])
+    assert "needs an instance" in info.value.reason

@@ -1,8 +1,15 @@
-"""`Toolbox`: the tools an agent may call, held by name, with aliases and per-turn selection."""
+"""`Toolbox`: the tools an agent may call, held by name, with aliases and per-turn selection.
+
+It also holds the algebra of toolsets: a toolbox made from an object's methods
+(`Toolbox.from_object`), and new toolboxes made from others (`Toolbox.prefixed`,
+`Toolbox.renamed`, `Toolbox.filtered`, `Toolbox.merge`). No operation changes the toolbox it
+starts from, and a name two sources both claim is refused with both sources named.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+import inspect
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import Any
 
 from tinytools.encoding import Encoders, check_encoders
@@ -10,7 +17,10 @@ from tinytools.errors import ToolDefinitionError
 from tinytools.policy import ToolPolicy
 from tinytools.tool import NAME_PATTERN, Tool, make_tool
 
-__all__ = ["Toolbox"]
+__all__ = ["Toolbox", "as_toolbox"]
+
+_REPR_ITEMS = 8
+"""How many names (and aliases) a toolbox's ``repr`` shows before it says how many more."""
 
 
 class Toolbox:
@@ -35,6 +45,7 @@ class Toolbox:
         self._tools: dict[str, Tool[..., Any]] = {}
         self._folded: dict[str, str] = {}
         self._aliases: dict[str, str] = {}
+        self._sources: dict[str, str] = {}  # name or alias -> where it came from, for collision messages
         self._dispatcher: Any = None  # the default Dispatcher of tinytools.run.dispatch, made on first use
         for item in tools:
             self.add(item)
@@ -49,8 +60,13 @@ class Toolbox:
                 but for case.
         """
         added = item if isinstance(item, Tool) else make_tool(item)
-        self._claim(added.name, added.name)
-        self._tools[added.name] = added
+        if added.binds is not None:
+            raise ToolDefinitionError(
+                f"{added.name!r} is a method not bound to an instance (it takes self); add the instance's "
+                "tool (instance.method, or tool(instance.method)), or use Toolbox.from_object(instance)",
+                tool=added.name,
+            )
+        self._put(added, None)
         self._dispatcher = None
         return added
 
@@ -62,23 +78,32 @@ class Toolbox:
         """
         if name not in self._tools:
             raise ToolDefinitionError(f"cannot alias {alias!r} to {name!r}: no such tool", tool=name)
-        if NAME_PATTERN.fullmatch(alias) is None:
-            raise ToolDefinitionError(
-                f"alias {alias[:80]!r} is not 1 to 64 ASCII letters, digits, '_' or '-'", tool=name
-            )
-        self._claim(alias, name)
-        self._aliases[alias] = name
+        self._put_alias(alias, name, None)
         self._dispatcher = None
 
-    def _claim(self, name: str, owner: str) -> None:
+    def _claim(self, name: str, owner: str, source: str | None = None) -> None:
         folded = name.casefold()
         if folded in self._folded:
             other = self._folded[folded]
             same = "the same name" if other == name else "names equal but for case"
-            raise ToolDefinitionError(
-                f"{other!r} and {name!r} have {same}; rename one with @tool(name=...)", tool=owner
-            )
+            first, second = _described(other, self._sources.get(other)), _described(name, source)
+            fix = "@tool(name=...)" if source is None else "Toolbox.renamed or Toolbox.prefixed"
+            raise ToolDefinitionError(f"{first} and {second} have {same}; rename one with {fix}", tool=owner)
         self._folded[folded] = name
+        if source is not None:
+            self._sources[name] = source
+
+    def _put(self, item: Tool[..., Any], source: str | None) -> None:
+        self._claim(item.name, item.name, source)
+        self._tools[item.name] = item
+
+    def _put_alias(self, alias: str, name: str, source: str | None) -> None:
+        if NAME_PATTERN.fullmatch(alias) is None:
+            raise ToolDefinitionError(
+                f"alias {alias[:80]!r} is not 1 to 64 ASCII letters, digits, '_' or '-'", tool=name
+            )
+        self._claim(alias, name, source)
+        self._aliases[alias] = name
 
     def get(self, name: str) -> Tool[..., Any] | None:
         """The tool called ``name`` (or aliased so), or None."""
@@ -101,6 +126,13 @@ class Toolbox:
 
     def __len__(self) -> int:
         return len(self._tools)
+
+    def __repr__(self) -> str:
+        names = _cut([repr(name) for name in self._tools])
+        if not self._aliases:
+            return f"Toolbox([{names}])"
+        aliases = _cut([f"{alias!r}: {name!r}" for alias, name in self._aliases.items()])
+        return f"Toolbox([{names}], aliases={{{aliases}}})"
 
     @property
     def names(self) -> list[str]:
@@ -126,11 +158,122 @@ class Toolbox:
             for tool in self._tools.values()
             if (wanted is None or tool.name in wanted) and (tool.enabled is None or tool.enabled(state))
         ]
-        view = Toolbox(chosen)
+        view = Toolbox(chosen, encoders=self.encoders)
         for alias, name in self._aliases.items():
             if name in view._tools:
                 view.alias(alias, name)
         return view
+
+    @classmethod
+    def from_object(
+        cls,
+        obj: object,
+        *,
+        prefix: str | None = None,
+        include: Collection[str] | None = None,
+        exclude: Collection[str] | None = None,
+    ) -> Toolbox:
+        """A toolbox of an object's public methods, each a tool bound to that one instance.
+
+        Every public callable attribute of the object's class (its name does not start with
+        ``_``) becomes a tool, in the order the classes define them, base classes first: methods
+        (bound, so ``self`` is not in the schema), static methods, class methods, and tools made
+        with ``@tool`` in the class body (taken as that instance's bound tool, under the name
+        they were given). Properties, nested classes and other values are not tools. Given a
+        class instead of an instance, its static and class methods become tools; a plain method
+        needs an instance and is refused.
+
+        Args:
+            obj: The instance (or class) whose methods become tools.
+            prefix: Put before every tool's name (``"fs_"`` gives ``fs_read``).
+            include: Only these methods, by attribute name.
+            exclude: Leave these methods out, by attribute name.
+
+        Raises:
+            ToolDefinitionError: ``include`` or ``exclude`` names no public method of the object,
+                a method cannot be a tool (say why; leave it out with ``exclude``), or two
+                methods give one tool name.
+        """
+        owner = obj if isinstance(obj, type) else type(obj)
+        box = cls()
+        for attribute in _chosen(obj, owner, include, exclude):
+            box._put(_method_tool(obj, owner, attribute, prefix or ""), f"from {owner.__qualname__}.{attribute}")
+        return box
+
+    def prefixed(self, prefix: str) -> Toolbox:
+        """A new toolbox whose tool names (and aliases) all start with ``prefix``.
+
+        Raises:
+            ToolDefinitionError: A prefixed name is no longer a valid tool name (too long).
+        """
+        return self._renaming({name: prefix + name for name in self._tools}, alias_prefix=prefix)
+
+    def renamed(self, names: Mapping[str, str]) -> Toolbox:
+        """A new toolbox with some tools under other names: ``{"old": "new"}``.
+
+        The tools not named keep theirs; aliases follow their tool to its new name; the old
+        name is not kept (alias it if calls may still use it).
+
+        Raises:
+            ToolDefinitionError: A key names no tool of this toolbox, or a new name is taken
+                or invalid.
+        """
+        unknown = [old for old in names if old not in self._tools]
+        if unknown:
+            raise ToolDefinitionError(
+                f"cannot rename {unknown[0]!r}: no such tool (the tools are {', '.join(self._tools)})",
+                tool=unknown[0],
+            )
+        return self._renaming({name: names.get(name, name) for name in self._tools})
+
+    def filtered(self, predicate: Callable[[Tool[..., Any]], bool]) -> Toolbox:
+        """A new toolbox of the tools ``predicate`` says True for, with their aliases.
+
+        ``toolbox.filtered(lambda tool: not tool.needs_approval)`` keeps the tools that need no
+        approver, for example; the same `Tool` objects are shared.
+        """
+        box = Toolbox(encoders=self.encoders)
+        for name, item in self._tools.items():
+            if predicate(item):
+                box._put(item, self._sources.get(name))
+        self._copy_aliases(box, {name: name for name in box._tools})
+        return box
+
+    @classmethod
+    def merge(cls, *toolboxes: Toolbox | Tool[..., Any] | Iterable[Tool[..., Any]]) -> Toolbox:
+        """A new toolbox holding the tools, aliases and encoders of every toolbox given, in order.
+
+        Raises:
+            ToolDefinitionError: Two of them have a tool (or alias) of the same name, or names
+                equal but for case; the message names both sources (``toolbox 1``,
+                ``toolbox 2``, and the method a tool came from, when known). Rename one with
+                `renamed` or `prefixed` first. Or two give different encoders for one class.
+        """
+        parts = [as_toolbox(part) for part in toolboxes]
+        box = cls(encoders=_merged_encoders(parts))
+        for number, part in enumerate(parts, 1):
+            for name, item in part._tools.items():
+                box._put(item, _within(number, part._sources.get(name)))
+            for alias, name in part._aliases.items():
+                box._put_alias(alias, name, _within(number, part._sources.get(alias)))
+        return box
+
+    def _renaming(self, new_names: Mapping[str, str], *, alias_prefix: str = "") -> Toolbox:
+        """A new toolbox of the same tools, each under ``new_names[name]``."""
+        box = Toolbox(encoders=self.encoders)
+        for name, item in self._tools.items():
+            new = new_names[name]
+            if new == name:
+                box._put(item, self._sources.get(name))
+            else:
+                box._put(_with_name(item, new), f"(renamed from {name!r})")
+        self._copy_aliases(box, new_names, alias_prefix)
+        return box
+
+    def _copy_aliases(self, box: Toolbox, new_names: Mapping[str, str], alias_prefix: str = "") -> None:
+        for alias, name in self._aliases.items():
+            if name in new_names:
+                box._put_alias(alias_prefix + alias, new_names[name], self._sources.get(alias))
 
     def policies(self) -> dict[str, ToolPolicy]:
         """A snapshot of every tool's policy, by name, for audit."""
@@ -139,3 +282,115 @@ class Toolbox:
     def schemas(self) -> list[dict[str, Any]]:
         """Every tool's neutral declaration: ``{"name", "description", "input_schema"}``."""
         return [item.definition() for item in self._tools.values()]
+
+
+def as_toolbox(tools: Toolbox | Tool[..., Any] | Iterable[Tool[..., Any] | Callable[..., Any]]) -> Toolbox:
+    """``tools`` as a `Toolbox`: a toolbox as is, a single `Tool`, or an iterable of tools."""
+    if isinstance(tools, Toolbox):
+        return tools
+    if isinstance(tools, Tool):
+        return Toolbox([tools])
+    return Toolbox(tools)
+
+
+def _merged_encoders(parts: list[Toolbox]) -> dict[type, Callable[[Any], Any]]:
+    merged: dict[type, Callable[[Any], Any]] = {}
+    origin: dict[type, int] = {}
+    for number, part in enumerate(parts, 1):
+        for cls, encode in part.encoders.items():
+            if cls in merged and merged[cls] is not encode:
+                raise ToolDefinitionError(
+                    f"toolbox {origin[cls]} and toolbox {number} encode {cls.__qualname__} differently; "
+                    "give the merged toolbox one encoder for it"
+                )
+            merged[cls], origin[cls] = encode, number
+    return merged
+
+
+def _with_name(item: Tool[..., Any], name: str) -> Tool[..., Any]:
+    """A copy of a tool under another name: the same function, schemas, policy and options."""
+    return Tool(
+        item.fn,
+        name=name,
+        description=item.description,
+        input_schema=item.schema,
+        output_schema=item.output_schema,
+        slots=item.slots,
+        parallel_safe=item.parallel_safe,
+        enabled=item.enabled,
+        validate_output=item.validate_output,
+        policy=item.policy,
+        format=item.format,
+        keyword_call=item.call,
+        executor=item.executor,
+        expose_errors=item.expose_errors,
+    )
+
+
+def _chosen(obj: object, owner: type, include: Collection[str] | None, exclude: Collection[str] | None) -> list[str]:
+    """The attributes of ``obj`` that become tools, in definition order (base classes first)."""
+    members = _members(obj, owner)
+    wanted, unwanted = _names(include), _names(exclude) or frozenset()
+    for option, names in (("include", wanted), ("exclude", unwanted)):
+        for name in sorted(names or ()):
+            if members.get(name) is not True:
+                what = "not a method (a property, a class or a value)" if name in members else "not a public method"
+                raise ToolDefinitionError(f"{option}= names {name!r}, which is {what} of {owner.__qualname__}")
+    return [
+        name
+        for name, usable in members.items()
+        if usable and (wanted is None or name in wanted) and name not in unwanted
+    ]
+
+
+def _names(names: Collection[str] | None) -> frozenset[str] | None:
+    if names is None:
+        return None
+    return frozenset([names] if isinstance(names, str) else names)
+
+
+def _members(obj: object, owner: type) -> dict[str, bool]:
+    """Every public attribute the object's classes define -> whether it can become a tool."""
+    found: dict[str, bool] = {}
+    for klass in reversed(owner.__mro__):
+        if klass.__module__ == "builtins":
+            continue
+        for name in vars(klass):
+            if not name.startswith("_") and name not in found:
+                found[name] = _is_method(inspect.getattr_static(obj, name))
+    return found
+
+
+def _is_method(raw: Any) -> bool:
+    if isinstance(raw, (staticmethod, classmethod, Tool)):
+        return True
+    if isinstance(raw, type) or hasattr(type(raw), "__set__") or hasattr(type(raw), "__delete__"):
+        return False  # a nested class, or a property (or other data descriptor)
+    return callable(raw)
+
+
+def _method_tool(obj: object, owner: type, attribute: str, prefix: str) -> Tool[..., Any]:
+    raw = inspect.getattr_static(obj, attribute)
+    if obj is owner and (inspect.isfunction(raw) or (isinstance(raw, Tool) and raw.binds == "instance")):
+        raise ToolDefinitionError(
+            f"{owner.__qualname__}.{attribute} is a plain method and needs an instance; "
+            f"pass an instance ({owner.__qualname__}(...)) to Toolbox.from_object, or exclude it",
+            tool=attribute,
+        )
+    value = getattr(obj, attribute)
+    if isinstance(value, Tool):
+        return value if not prefix else _with_name(value, prefix + value.name)
+    return make_tool(value, name=prefix + attribute)
+
+
+def _described(name: str, source: str | None) -> str:
+    return repr(name) if source is None else f"{name!r} {source}"
+
+
+def _within(number: int, source: str | None) -> str:
+    return f"from toolbox {number}" if source is None else f"from toolbox {number} ({source})"
+
+
+def _cut(items: list[str]) -> str:
+    shown = ", ".join(items[:_REPR_ITEMS])
+    return shown if len(items) <= _REPR_ITEMS else f"{shown}, ... {len(items) - _REPR_ITEMS} more"

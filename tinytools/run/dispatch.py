@@ -3,8 +3,8 @@
 Each is a dispatcher's call, not an implementation of its own: `dispatch` and `adispatch` use the
 toolbox's default `Dispatcher` (no limits, no middleware, no events; made on first use and kept
 with the toolbox until it changes), and the batch functions a fresh one with the concurrency
-asked for. Pass a `Toolbox` to keep the default dispatcher between calls; an iterable of tools
-makes a new toolbox each time.
+asked for. Pass a `Toolbox` to keep the default dispatcher between calls; a single `Tool` or an
+iterable of tools makes a new toolbox each time.
 """
 
 from __future__ import annotations
@@ -15,15 +15,19 @@ from typing import Any
 from tinytools.results import ToolCall, ToolResult
 from tinytools.run.dispatcher import Dispatcher
 from tinytools.tool import Tool
-from tinytools.toolbox import Toolbox
+from tinytools.toolbox import Toolbox, as_toolbox
 
 __all__ = ["adispatch", "adispatch_many", "default_dispatcher", "dispatch", "dispatch_many"]
 
 
-def default_dispatcher(toolbox: Toolbox | Iterable[Tool[..., Any]]) -> Dispatcher:
+_Tools = Toolbox | Tool[..., Any] | Iterable[Tool[..., Any]]
+"""What the one-line functions take: a `Toolbox`, a single `Tool`, or an iterable of tools."""
+
+
+def default_dispatcher(toolbox: _Tools) -> Dispatcher:
     """The toolbox's default `Dispatcher`, made on first use and kept until the toolbox changes."""
     if toolbox.__class__ is not Toolbox:
-        toolbox = Toolbox(toolbox)
+        toolbox = as_toolbox(toolbox)
     made = toolbox._dispatcher
     if made is None:
         made = toolbox._dispatcher = Dispatcher(toolbox)
@@ -32,7 +36,7 @@ def default_dispatcher(toolbox: Toolbox | Iterable[Tool[..., Any]]) -> Dispatche
 
 def dispatch(
     call: ToolCall,
-    toolbox: Toolbox | Iterable[Tool[..., Any]],
+    toolbox: _Tools,
     *,
     inject: Mapping[str, Any] | None = None,
 ) -> ToolResult:
@@ -51,7 +55,7 @@ def dispatch(
 
 async def adispatch(
     call: ToolCall,
-    toolbox: Toolbox | Iterable[Tool[..., Any]],
+    toolbox: _Tools,
     *,
     inject: Mapping[str, Any] | None = None,
 ) -> ToolResult:
@@ -65,7 +69,7 @@ async def adispatch(
 
 def dispatch_many(
     calls: Iterable[ToolCall],
-    toolbox: Toolbox | Iterable[Tool[..., Any]],
+    toolbox: _Tools,
     *,
     inject: Mapping[str, Any] | None = None,
     max_concurrency: int = 8,
@@ -76,7 +80,7 @@ def dispatch_many(
 
 async def adispatch_many(
     calls: Iterable[ToolCall],
-    toolbox: Toolbox | Iterable[Tool[..., Any]],
+    toolbox: _Tools,
     *,
     inject: Mapping[str, Any] | None = None,
     max_concurrency: int = 8,

@@ -30,7 +30,7 @@ from tinytools.run.pipeline import Pipeline
 from tinytools.run.plan import Plan
 from tinytools.run.threads import run_coroutine
 from tinytools.tool import Tool
-from tinytools.toolbox import Toolbox
+from tinytools.toolbox import Toolbox, as_toolbox
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
@@ -56,7 +56,7 @@ class Dispatcher:
     """Runs a model's tool calls for one run of an agent; cheap, so make one per run.
 
     Args:
-        toolbox: The tools (a `Toolbox` or an iterable of tools).
+        toolbox: The tools: a `Toolbox`, a single `Tool`, or an iterable of tools.
         unknown_tool: ``"return_error"`` (a repairable result listing the tools), ``"fail"``
             (raise `ToolNotFound`) or ``Rewrite("fallback")``.
         invalid_args: ``"return_error"`` (the validation detail and the schema) or ``"fail"``
@@ -94,7 +94,7 @@ class Dispatcher:
 
     def __init__(
         self,
-        toolbox: Toolbox | Iterable[Tool[..., Any]],
+        toolbox: Toolbox | Tool[..., Any] | Iterable[Tool[..., Any]],
         *,
         unknown_tool: UnknownToolPolicy = "return_error",
         invalid_args: InvalidArgsPolicy = "return_error",
@@ -112,7 +112,7 @@ class Dispatcher:
         expose_errors: Iterable[type[BaseException]] = (),
         encoders: Encoders | None = None,
     ):
-        self.toolbox = toolbox if isinstance(toolbox, Toolbox) else Toolbox(toolbox)
+        self.toolbox = as_toolbox(toolbox)
         if invalid_args not in ("return_error", "fail"):
             raise ValueError(f"invalid_args must be 'return_error' or 'fail', not {invalid_args!r}")
         self.invalid_args = invalid_args
