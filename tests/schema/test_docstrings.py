@@ -300,9 +300,8 @@ def test_enum_members_and_named_tuples() -> None:
     assert describe_class(Shade) == Docstring("", {"DARK": "Almost black."})
 
 
-def test_msgspec_struct_and_pydantic_model() -> None:
+def test_msgspec_struct() -> None:
     import msgspec
-    import pydantic
 
     class Parcel(msgspec.Struct):
         """A parcel.
@@ -315,12 +314,25 @@ def test_msgspec_struct_and_pydantic_model() -> None:
         size: str = "S"
         """One of S, M, L."""
 
-    class Order(pydantic.BaseModel):
+    assert describe_class(Parcel) == Docstring("A parcel.", {"weight": "In grams.", "size": "One of S, M, L."})
+
+
+def test_pydantic_model() -> None:
+    pydantic = pytest.importorskip("pydantic")
+
+    class Order(pydantic.BaseModel):  # type: ignore[name-defined,misc]
+        """An order.
+
+        Attributes:
+            number: From the section.
+        """
+
         number: int
         """The order number."""
+        note: str = pydantic.Field(default="", description="pydantic's own description, read by the schema")
 
-    assert describe_class(Parcel) == Docstring("A parcel.", {"weight": "In grams.", "size": "One of S, M, L."})
-    assert describe_class(Order) == Docstring("", {"number": "The order number."})
+    assert Order.__doc__
+    assert describe_class(Order) == Docstring("An order.", {"number": "The order number."})
 
 
 def test_bases_document_inherited_fields_but_not_the_subclass() -> None:
