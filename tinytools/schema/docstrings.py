@@ -14,6 +14,7 @@ import inspect
 import itertools
 import linecache
 import re
+import sys
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -113,6 +114,7 @@ _LIBRARY_MODULES = frozenset(
     {"builtins", "typing", "typing_extensions", "enum", "collections", "abc", "dataclasses", "pydantic", "msgspec"}
 )
 _GENERATED_DOC = re.compile(r"\w+\(.*\)")  # what dataclasses and namedtuple write: `Point(x: int, y: int)`
+_STRING_LINE = re.compile(r"[ \t]+[rRuU]?[\"']")
 _CLASS_LINE = re.compile(r"[ \t]*(?:class|def|async[ \t]+def)[ \t]+(\w+)")
 _FILES: dict[str, tuple[list[str], dict[str, list[int]]]] = {}
 
@@ -127,10 +129,11 @@ def _own_doc(cls: type) -> str | None:
 def _attribute_docstrings(cls: type) -> dict[str, str]:
     """Field name -> the string literal right after its assignment, from the class's source."""
     block = _class_source(cls)
-    if block is None or not re.search(r"^[ \t]+[rRuU]?[\"']", block, re.MULTILINE):
+    if not block or not any(_STRING_LINE.match(line) for line in block[1:]):  # no string, so nothing to parse
         return {}
+    indent = _indent(block[0])
     try:
-        body = ast.parse(block).body
+        body = ast.parse("".join(line[indent:] if line.strip() else "\n" for line in block)).body
     except SyntaxError:  # the file changed since the class was made, or an odd block
         return {}
     statements = body[0].body if body and isinstance(body[0], ast.ClassDef) else []
@@ -153,18 +156,18 @@ def _is_string(statement: ast.stmt) -> bool:
     )
 
 
-def _class_source(cls: type) -> str | None:
-    """The lines of ``class cls``, dedented, or None when its source is not to be had."""
-    try:
-        filename = inspect.getsourcefile(cls)
-    except (TypeError, OSError):  # a class of a builtin module, of `exec`, of a REPL
+def _class_source(cls: type) -> list[str] | None:
+    """The lines of ``class cls``, or None when its source is not to be had."""
+    module = sys.modules.get(cls.__module__)  # what inspect.getsourcefile reads, at a tenth of its cost
+    filename = getattr(module, "__file__", None)  # none for builtins, `exec` without a module, a REPL
+    if not isinstance(filename, str) or not filename.endswith(".py"):
         return None
-    lines = linecache.getlines(filename) if filename else []
+    lines = linecache.getlines(filename, module.__dict__)
     if not lines:
         return None
-    known = _FILES.get(filename)  # type: ignore[arg-type]
+    known = _FILES.get(filename)
     if known is None or known[0] is not lines:  # linecache hands out a new list when the file changed
-        known = _FILES[filename] = (lines, _definitions(lines))  # type: ignore[index]
+        known = _FILES[filename] = (lines, _definitions(lines))
     path = [part for part in cls.__qualname__.split(".") if part != "<locals>"]
     for start in known[1].get(path[-1], []):
         if _enclosing(lines, start) == path[:-1] and lines[start].lstrip().startswith("class"):
@@ -195,12 +198,12 @@ def _enclosing(lines: list[str], start: int) -> list[str]:
     return names[::-1]
 
 
-def _block(lines: list[str], start: int) -> str:
+def _block(lines: list[str], start: int) -> list[str]:
     indent = _indent(lines[start])
     end = start + 1
     while end < len(lines) and (not lines[end].strip() or _indent(lines[end]) > indent):
         end += 1
-    return "".join(line[indent:] if line.strip() else "\n" for line in lines[start:end])
+    return lines[start:end]
 
 
 def _clean(raw: str) -> str:
