@@ -35,7 +35,8 @@ from tinytools import Dispatcher, Toolbox, ToolCall, ToolDefinitionError, ToolRe
 from tinytools.providers import mcp
 from tinytools.schema.validation import compile_validator
 
-from .paths import DISPATCHER_ENTRIES, ENTRIES, run_call
+from .paths import DISPATCHER_ENTRIES, ENTRIES
+from .paths import run_call as _run_call
 
 # --- the types -------------------------------------------------------------------------------
 
@@ -78,6 +79,12 @@ trees = st.recursive(
 lines = st.builds(Line, unit_price=st.integers(), sku=texts, when=st.dates())
 
 Shape = tuple[Any, st.SearchStrategy[Any]]
+LIST: Any = list  # generic aliases built at run time, from drawn types
+DICT: Any = dict
+TUPLE: Any = tuple
+SET: Any = set
+FROZENSET: Any = frozenset
+OPTIONAL: Any = Optional  # not `X | None`: X may be None itself
 
 HASHABLE: list[Shape] = [
     (int, st.integers()),
@@ -109,20 +116,20 @@ LEAVES: list[Shape] = [
 
 def _containers(children: st.SearchStrategy[Shape]) -> st.SearchStrategy[Shape]:
     def listed(shape: Shape) -> Shape:
-        return list[shape[0]], st.lists(shape[1], max_size=3)  # type: ignore[name-defined]
+        return LIST[shape[0]], st.lists(shape[1], max_size=3)
 
     def mapped(shape: Shape) -> Shape:
-        return dict[str, shape[0]], st.dictionaries(texts, shape[1], max_size=3)  # type: ignore[name-defined]
+        return DICT[str, shape[0]], st.dictionaries(texts, shape[1], max_size=3)
 
     def optional(shape: Shape) -> Shape:
-        return Optional[shape[0]], st.none() | shape[1]  # noqa: UP045 - the shape may be None itself
+        return OPTIONAL[shape[0]], st.none() | shape[1]
 
     def varied(shape: Shape) -> Shape:
-        return tuple[shape[0], ...], st.lists(shape[1], max_size=3).map(tuple)  # type: ignore[name-defined]
+        return TUPLE[shape[0], ...], st.lists(shape[1], max_size=3).map(tuple)
 
     def paired(shapes: tuple[Shape, Shape]) -> Shape:
         (a, va), (b, vb) = shapes
-        return tuple[a, b], st.tuples(va, vb)  # type: ignore[valid-type]
+        return TUPLE[a, b], st.tuples(va, vb)
 
     hashable = st.sampled_from(HASHABLE)
     return st.one_of(
@@ -131,20 +138,25 @@ def _containers(children: st.SearchStrategy[Shape]) -> st.SearchStrategy[Shape]:
         children.map(optional),
         children.map(varied),
         st.tuples(children, children).map(paired),
-        hashable.map(lambda shape: (set[shape[0]], st.sets(shape[1], max_size=3))),  # type: ignore[name-defined]
-        hashable.map(lambda shape: (frozenset[shape[0]], st.frozensets(shape[1], max_size=3))),  # type: ignore[name-defined]
+        hashable.map(lambda shape: (SET[shape[0]], st.sets(shape[1], max_size=3))),
+        hashable.map(lambda shape: (FROZENSET[shape[0]], st.frozensets(shape[1], max_size=3))),
     )
 
 
 SHAPES = st.recursive(st.sampled_from(LEAVES), _containers, max_leaves=6)
 
 
-def _returning(hint: Any, value: Any, **options: Any) -> Any:
+def run_call(entry: str, tools: Any, call: ToolCall, **options: Any) -> ToolResult:
+    """`paths.run_call`, given a `Toolbox` (with its encoders) rather than a list of tools."""
+    return _run_call(entry, tools, call, **options)
+
+
+def _returning(hint: Any, value: Any, *, validate_output: bool = False) -> Any:
     def returns() -> Any:
         return value
 
     returns.__annotations__ = {"return": hint}
-    return tool(returns, name="returns", description="Return the value.", **options)
+    return tool(name="returns", description="Return the value.", validate_output=validate_output)(returns)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -49,7 +49,13 @@ def finish(
     if output.__class__ is ToolOutput:
         return _finish_output(call, tool, output, start, store, encoder)
     try:
-        output = _plain(output, encoder, checked=tool.validate_output)
+        if output.__class__ not in PLAIN_OUTPUT or tool.validate_output:
+            output = encoder.to_builtins(output)  # the validator needs JSON data: no datetime inside a dict
+        else:
+            try:
+                _encode(output)  # a dict or list that encodes stays as it is: its JSON is the same
+            except TypeError:  # it holds values that are not plain data (a pydantic model, a Fraction)
+                output = encoder.to_builtins(output)
     except (TypeError, ValueError, OverflowError, RecursionError) as exc:
         return _unencodable(call, tool.name, output, exc, start, encoder)
     if tool.validate_output:
@@ -60,24 +66,6 @@ def finish(
     return ToolResult(
         call_id=call.id, name=tool.name, status="succeeded", output=output, elapsed=perf_counter_ns() - start
     )
-
-
-def _plain(output: Any, encoder: OutputEncoder, *, checked: bool) -> Any:
-    """``output`` as JSON data; a dict or list that encodes stays as it is, unless it is ``checked``.
-
-    A dict that msgspec encodes may still hold a datetime or a set (its JSON is the same); the
-    output schema's validator needs the JSON data itself, so a checked output is converted.
-
-    Raises:
-        TypeError, ValueError, OverflowError, RecursionError: It cannot be encoded.
-    """
-    if output.__class__ in PLAIN_OUTPUT and not checked:
-        try:
-            _encode(output)
-            return output
-        except TypeError:  # a list or dict holding values that are not plain data
-            pass
-    return encoder.to_builtins(output)
 
 
 def _finish_output(
