@@ -48,6 +48,8 @@ from tinytools.tool import Tool, tool
 from tinytools.toolbox import Toolbox
 from tinytools.toolformat import ToolFormat
 
+Tool.runners = (dispatch, adispatch)  # Tool.invoke runs through the pipeline, which sits above Tool
+
 __all__ = [
     "ArgumentsError",
     "ArtifactRef",

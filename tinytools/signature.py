@@ -9,10 +9,8 @@ of a call's values all read, so none of them inspects the function again.
 
 from __future__ import annotations
 
-import functools
 import inspect
 import types
-import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -22,9 +20,11 @@ from tinytools.context import CancellationToken, Invocation, Progress, Stores
 from tinytools.errors import ToolDefinitionError
 from tinytools.results import ToolCall
 from tinytools.schema.annotations import field_alias, field_default, pydantic_field, split_annotated
+from tinytools.schema.callables import default_name, parameters_of, target_of
 from tinytools.schema.convert import Converter, unchanged
 from tinytools.schema.docstrings import parse_docstring
 from tinytools.schema.hints import SchemaBuilder, type_namespace
+from tinytools.schema.kinds import SELF_TYPES, UNIONS
 from tinytools.schema.shapes import with_default
 from tinytools.schema.validation import InputSchema
 
@@ -181,31 +181,6 @@ class Signature:
         """Whether the return type is known only once the method's class is: ``Self``, or the class itself."""
 
 
-_SELF = (typing_extensions.Self, getattr(typing, "Self", typing_extensions.Self))
-
-
-class _Target:
-    """Where to read a callable's hints, docstring and name, and which of its parameters to leave out."""
-
-    __slots__ = ("docs", "drop_first", "hidden", "hints", "name", "self_type")
-
-    def __init__(self, hints: Any, docs: Any, name: str, *, hidden: frozenset[str] = frozenset()):
-        self.hints = hints
-        self.docs = docs
-        self.name = name
-        self.hidden = hidden
-        """Parameters a ``functools.partial`` already set: not the model's to send."""
-        self.drop_first = False
-        """Whether the first parameter is an unbound method's ``self``/``cls``."""
-        self.self_type: type | None = None
-        """The class ``Self`` stands for, when known (a bound method's)."""
-
-
-def default_name(fn: Callable[..., Any]) -> str:
-    """The name a tool made from ``fn`` gets unless given one: the function's (or the callable's class's)."""
-    return _target(fn, "").name
-
-
 def read_signature(fn: Callable[..., Any], name: str, localns: Mapping[str, Any] | None) -> Signature:
     """Read ``fn`` into slots and schemas (what `tinytools.tool` does when defining a tool).
 
@@ -217,14 +192,14 @@ def read_signature(fn: Callable[..., Any], name: str, localns: Mapping[str, Any]
         ToolDefinitionError: A parameter cannot be expressed: ``*args``, ``**kwargs``, or a type
             with no JSON Schema that is not injected; or ``fn`` is not a callable tinytools can read.
     """
-    target = _target(fn, name)
+    target = target_of(fn, name)
     hints, late = _type_hints(target.hints, name, localns, method=target.drop_first)
     docs = parse_docstring(target.docs)
     builder = SchemaBuilder(name, localns=localns, self_type=target.self_type)
     slots: list[Slot] = []
     properties: dict[str, Any] = {}
     required: list[str] = []
-    for parameter in _parameters(fn, target, name):
+    for parameter in parameters_of(fn, target, name):
         _check_kind(parameter, name)
         hint = hints.get(parameter.name, Any)
         injection = _injection(parameter, hint)
@@ -248,7 +223,7 @@ def read_signature(fn: Callable[..., Any], name: str, localns: Mapping[str, Any]
         output_schema(returns, name, localns, target.self_type) if "return" in hints else None,
         docs.description,
         method=target.drop_first,
-        late_return=late or returns in _SELF,
+        late_return=late or returns in SELF_TYPES,
     )
 
 
@@ -284,61 +259,6 @@ def _annotated_field(hint: Any) -> Any:
     """The last pydantic ``Field(...)`` in ``Annotated`` metadata, or None."""
     fields = [item for item in split_annotated(hint)[1] if pydantic_field(item)]
     return fields[-1] if fields else None
-
-
-def _target(fn: Any, tool_name: str) -> _Target:
-    """Where a callable's hints, docstring and name are read (see `_Target`).
-
-    Raises:
-        ToolDefinitionError: ``fn`` is a class, or not callable.
-    """
-    if isinstance(fn, functools.partial):
-        inner = _target(fn.func, tool_name)
-        return _Target(inner.hints, inner.docs, inner.name, hidden=inner.hidden | frozenset(fn.keywords))
-    if isinstance(fn, types.MethodType):
-        target = _Target(fn, fn, fn.__name__)
-        owner = fn.__self__
-        target.self_type = owner if isinstance(owner, type) else type(owner)
-        return target
-    if isinstance(fn, (types.FunctionType, types.BuiltinFunctionType)):
-        target = _Target(fn, fn, fn.__name__)
-        target.drop_first = isinstance(fn, types.FunctionType) and _unbound_method(fn)
-        return target
-    if isinstance(fn, type):
-        raise ToolDefinitionError(
-            f"{fn.__name__} is a class, not a function: make a tool of a function, of an instance with "
-            "__call__, or of an instance's methods with Toolbox.from_object(instance)",
-            tool=tool_name or fn.__name__,
-        )
-    if not callable(fn):
-        raise ToolDefinitionError(f"{fn!r:.80} is not callable: a tool wraps a function", tool=tool_name)
-    call = type(fn).__call__
-    target = _Target(call, call if call.__doc__ else fn, type(fn).__name__)
-    target.self_type = type(fn)
-    return target
-
-
-def _unbound_method(fn: types.FunctionType) -> bool:
-    """Whether ``fn`` was defined in a class body and takes ``self`` or ``cls`` first."""
-    owner, _, _ = fn.__qualname__.rpartition(".")
-    if not owner or owner.endswith("<locals>"):
-        return False
-    first = next(iter(inspect.signature(fn).parameters.values()), None)
-    return first is not None and first.name in ("self", "cls") and first.kind is not inspect.Parameter.KEYWORD_ONLY
-
-
-def _parameters(fn: Callable[..., Any], target: _Target, tool_name: str) -> list[inspect.Parameter]:
-    """The parameters the tool reads: the signature's, less an unbound method's first and a partial's own."""
-    try:
-        parameters = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError) as exc:
-        raise ToolDefinitionError(
-            f"cannot read the signature of {fn!r:.80} ({exc}); wrap it in a function with typed parameters",
-            tool=tool_name,
-        ) from None
-    if target.drop_first:
-        parameters = parameters[1:]
-    return [parameter for parameter in parameters if parameter.name not in target.hidden]
 
 
 def _root(properties: dict[str, Any], required: list[str], defs: dict[str, Any]) -> dict[str, Any]:
@@ -398,6 +318,9 @@ def _check_kind(parameter: inspect.Parameter, tool_name: str) -> None:
 def _injection(parameter: inspect.Parameter, hint: Any) -> Injection | None:
     """How a parameter is injected, or None when the model sends it."""
     base, metadata = split_annotated(hint)
+    members = [arg for arg in typing_extensions.get_args(base) if arg is not type(None)]
+    if typing_extensions.get_origin(base) in UNIONS and len(members) == 1:
+        base = members[0]  # `Invocation | None = None`: still the runtime's value
     source = INJECTABLE_TYPES.get(base, "inject") if isinstance(base, type) else "inject"
     for item in metadata:
         if item is Injected or isinstance(item, Injected):

@@ -9,19 +9,20 @@ nothing here is computed per call.
 from __future__ import annotations
 
 import copy
-import inspect
-import re
 import sys
 import types
 import warnings
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, overload
 
 import msgspec
 from typing_extensions import ParamSpec
 
 from tinytools.errors import ECHO_LIMIT, ArgumentsError, ToolDefinitionError, ToolDefinitionWarning, shorten
 from tinytools.policy import ToolPolicy
+from tinytools.results import ToolCall, ToolResult
+from tinytools.schema.callables import is_async
+from tinytools.schema.shapes import resolved
 from tinytools.schema.validation import InputSchema, compile_validator
 from tinytools.signature import (
     INJECTABLE_TYPES,
@@ -32,10 +33,10 @@ from tinytools.signature import (
     read_signature,
     return_hint,
 )
+from tinytools.tool_options import NAME_PATTERN, check_executor, check_exposed, check_name, folded_runtime
 from tinytools.toolformat import ToolFormat
 
 if TYPE_CHECKING:
-    from tinytools.results import ToolResult
     from tinytools.schema.strict import StrictSchema
 
 __all__ = ["INJECTABLE_TYPES", "NAME_PATTERN", "Injected", "Tool", "make_tool", "tool"]
@@ -43,8 +44,6 @@ __all__ = ["INJECTABLE_TYPES", "NAME_PATTERN", "Injected", "Tool", "make_tool", 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
-"""Tool names every provider accepts without escaping."""
 
 _RUNTIME_SOURCES = frozenset({"token", "invocation", "progress", "stores"})
 _encode = msgspec.json.encode
@@ -57,6 +56,12 @@ class Tool(Generic[P, R]):
     (``@tool`` over a method, or over a ``@classmethod``), it is a descriptor:
     ``instance.method`` is that instance's tool (``cls.method`` the class's, for a class
     method), with ``self``/``cls`` bound and never shown to the model.
+    """
+
+    runners: ClassVar[tuple[Callable[..., Any], Callable[..., Any]]]
+    """`tinytools.dispatch` and `tinytools.adispatch`, which `invoke` and `ainvoke` run a call through.
+
+    Set by the ``tinytools`` package: the call pipeline sits above the nouns and is not imported here.
     """
 
     def __init__(
@@ -80,7 +85,7 @@ class Tool(Generic[P, R]):
         executor: str | None = None,
         expose_errors: tuple[type[BaseException], ...] | list[type[BaseException]] = (),
     ):
-        _check_name(name)
+        check_name(name)
         if validate_output and output_schema is None:
             raise ToolDefinitionError(
                 "validate_output=True needs an output schema: annotate the return type", tool=name
@@ -99,7 +104,9 @@ class Tool(Generic[P, R]):
         """Every parameter of the function, in order; None for a hand-written schema's tool."""
         self.call = keyword_call
         """The application's own way to call the function with keyword arguments, or None."""
-        self.policy = _runtime(policy or ToolPolicy(), name, timeout=timeout, idempotent=idempotent, retries=retries)
+        self.policy = folded_runtime(
+            policy or ToolPolicy(), name, timeout=timeout, idempotent=idempotent, retries=retries
+        )
         """What the tool declares it may do, and how it runs (`ToolPolicy`; unclassified by default)."""
         runtime = self.policy.runtime
         self.timeout = runtime.timeout
@@ -119,11 +126,11 @@ class Tool(Generic[P, R]):
         self.format = format if format is not None else ToolFormat.json()
         """How the tool is shown, and its calls read, when a model calls tools through text."""
         self.format.check(name, self.schema.properties)
-        self.is_async = inspect.iscoroutinefunction(fn)
+        self.is_async = is_async(fn)
         """Whether calling the function returns a coroutine."""
-        self.executor = _check_executor(executor, name, self.is_async)
+        self.executor = check_executor(executor, name, self.is_async)
         """Where a `Dispatcher` runs it: None (its default), ``"inline"``, ``"process"`` or a name."""
-        self.expose_errors = _check_exposed(expose_errors, name)
+        self.expose_errors = check_exposed(expose_errors, name)
         """Exception types (besides `ToolError`) whose message the model may read."""
         self._hide(slots)
         self.binds: str | None = None
@@ -223,7 +230,7 @@ class Tool(Generic[P, R]):
         """
         cached = self._fragments.get(parameter)
         if cached is None and parameter in self.schema.properties:
-            schema = _resolved(self.schema.properties[parameter], self.input_schema.get("$defs", {}), ())
+            schema = resolved(self.schema.properties[parameter], self.input_schema.get("$defs", {}))
             cached = self._fragments[parameter] = shorten(_encode(schema).decode(), 400)
         return cached
 
@@ -250,30 +257,19 @@ class Tool(Generic[P, R]):
         """Validate, convert and run one call of this tool, and return its `ToolResult` (for tests and notebooks).
 
         ``arguments`` is what a model would send: a JSON object, as a dict or as text. The call
-        runs exactly as `tinytools.dispatch` runs it, through a toolbox of this tool alone.
+        runs exactly as `tinytools.dispatch` runs it, with this tool alone.
         """
-        from tinytools.run.dispatch import dispatch  # the pipeline sits above the nouns
-
-        return dispatch(self._call(arguments), self._alone(), inject=inject)
+        return Tool.runners[0](self._call(arguments), self, inject=inject)  # type: ignore[no-any-return]
 
     async def ainvoke(
         self, arguments: Mapping[str, Any] | str | None = None, *, inject: Mapping[str, Any] | None = None
     ) -> ToolResult:
         """`invoke` from async code: the call runs as `tinytools.adispatch` runs it."""
-        from tinytools.run.dispatch import adispatch  # the pipeline sits above the nouns
+        return await Tool.runners[1](self._call(arguments), self, inject=inject)  # type: ignore[no-any-return]
 
-        return await adispatch(self._call(arguments), self._alone(), inject=inject)
-
-    def _call(self, arguments: Mapping[str, Any] | str | None) -> Any:
-        from tinytools.results import ToolCall  # results are loaded by the first call, not by the nouns
-
+    def _call(self, arguments: Mapping[str, Any] | str | None) -> ToolCall:
         given: Any = {} if arguments is None else arguments
         return ToolCall(id=f"invoke-{self.name}", name=self.name, arguments=given)
-
-    def _alone(self) -> Any:
-        from tinytools.toolbox import Toolbox
-
-        return Toolbox([self])
 
     def definition(self) -> dict[str, Any]:
         """The neutral declaration: ``{"name", "description", "input_schema"}``."""
@@ -304,56 +300,6 @@ class Tool(Generic[P, R]):
             input_schema=InputSchema.parse(schema),
             **options,
         )
-
-
-def _resolved(schema: Any, defs: Mapping[str, Any], seen: tuple[str, ...]) -> Any:
-    """``schema`` with each ``$ref`` to ``defs`` replaced by its definition; a loop stays a ``$ref``.
-
-    Three levels of definitions at most: the fragment is cut to 400 characters anyway, and
-    definitions that share definitions would otherwise grow it exponentially.
-    """
-    if isinstance(schema, list):
-        return [_resolved(item, defs, seen) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    ref = schema.get("$ref")
-    if (
-        isinstance(ref, str)
-        and ref.startswith("#/$defs/")
-        and ref[8:] in defs
-        and ref[8:] not in seen
-        and len(seen) < 3
-    ):
-        rest = {key: value for key, value in schema.items() if key != "$ref"}
-        return {**_resolved(defs[ref[8:]], defs, (*seen, ref[8:])), **_resolved(rest, defs, seen)}
-    return {key: _resolved(value, defs, seen) for key, value in schema.items()}
-
-
-def _runtime(policy: ToolPolicy, name: str, *, timeout: float | None, idempotent: bool, retries: int) -> ToolPolicy:
-    """The policy with ``@tool``'s runtime options folded in: the policy is the one source of truth.
-
-    Raises:
-        ToolDefinitionError: ``@tool`` and the policy say different things.
-    """
-    runtime = policy.runtime
-    merged = {}
-    for option, given, declared in (
-        ("timeout", timeout, runtime.timeout),
-        ("idempotent", idempotent or None, runtime.idempotent),
-        ("max_retries", retries or None, runtime.max_retries),
-    ):
-        if given is not None and declared is not None and given != declared:
-            raise ToolDefinitionError(
-                f"@tool sets {option}={given!r} but its policy's runtime says {declared!r}; set it in one place",
-                tool=name,
-            )
-        merged[option] = declared if given is None else given
-    seconds = merged["timeout"]
-    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds <= 0):
-        raise ToolDefinitionError(f"timeout must be a positive number of seconds, not {seconds!r}", tool=name)
-    if merged == {"timeout": runtime.timeout, "idempotent": runtime.idempotent, "max_retries": runtime.max_retries}:
-        return policy
-    return policy.with_runtime(**merged)
 
 
 @overload
@@ -450,30 +396,3 @@ def make_tool(
         made.binds = binds or "instance"
         made._late_return = read.late_return
     return made
-
-
-def _check_name(name: object) -> None:
-    if not isinstance(name, str) or NAME_PATTERN.fullmatch(name) is None:
-        raise ToolDefinitionError(
-            "a tool name is 1 to 64 ASCII letters, digits, '_' or '-'; pass name=...",
-            tool=repr(name) if not isinstance(name, str) else name[:80],
-        )
-
-
-def _check_exposed(types: Any, tool_name: str) -> tuple[type[BaseException], ...]:
-    exposed = tuple(types)
-    for kind in exposed:
-        if not (isinstance(kind, type) and issubclass(kind, Exception)):
-            raise ToolDefinitionError(f"expose_errors= takes exception classes, not {kind!r}", tool=tool_name)
-    return exposed
-
-
-def _check_executor(executor: Any, tool_name: str, is_async: bool) -> str | None:
-    if executor is not None and (not isinstance(executor, str) or not executor):
-        raise ToolDefinitionError(f"executor= takes the name of an executor, not {executor!r}", tool=tool_name)
-    if is_async and executor not in (None, "inline"):
-        raise ToolDefinitionError(
-            f"an async tool runs on the dispatcher's event loop; executor={executor!r} is for sync tools",
-            tool=tool_name,
-        )
-    return executor

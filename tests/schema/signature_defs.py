@@ -7,7 +7,7 @@ annotations`` (every annotation a string), so each case is read both ways.
 import dataclasses
 import enum
 import functools
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from typing_extensions import Self
@@ -178,3 +178,39 @@ def with_model_default(origin: Point = Point(x=1)) -> int:  # noqa: B008 - what 
 
 def undocumented(x: int) -> int:
     return x
+
+
+@dataclasses.dataclass
+class Shipment:
+    """A parcel to send.
+
+    Attributes:
+        weight: Kilograms, rounded up.
+        note: Overridden by the attribute docstring.
+    """
+
+    weight: float
+    note: str = ""
+    """Printed on the label."""
+
+
+class Recipient(BaseModel):
+    """Who receives the parcel."""
+
+    name: str
+    """Full name, as on the door."""
+    phone: str = Field("", description="With the country code")
+    """Not used: the Field says it."""
+
+
+class Slot(NamedTuple):
+    """A delivery slot."""
+
+    day: str
+    """ISO weekday name."""
+    hour: int = 9
+
+
+def send(shipment: Shipment, to: Recipient, slot: Slot) -> str:
+    """Send a parcel."""
+    return to.name

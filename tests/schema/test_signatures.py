@@ -237,6 +237,20 @@ def test_a_tool_without_a_description_warns(defs: types.ModuleType) -> None:
         tool(defs.undocumented, description="Echo x.")
 
 
+def test_nested_types_carry_their_own_documentation(defs: types.ModuleType) -> None:
+    made = tool(defs.send)
+    shipment, recipient, slot = (made.input_schema["$defs"][name] for name in ("Shipment", "Recipient", "Slot"))
+    assert shipment["description"].startswith("A parcel to send.")
+    assert shipment["properties"]["weight"]["description"] == "Kilograms, rounded up."
+    assert shipment["properties"]["note"]["description"] == "Printed on the label."  # the attribute docstring wins
+    assert recipient["description"] == "Who receives the parcel."
+    assert recipient["properties"]["name"]["description"] == "Full name, as on the door."
+    assert recipient["properties"]["phone"]["description"] == "With the country code"  # the Field's own wins
+    assert slot["description"] == "A delivery slot."
+    assert slot["prefixItems"][0]["description"] == "ISO weekday name."
+    assert "description" not in slot["prefixItems"][1]
+
+
 # -- unions pick the exact member ----------------------------------------------------------------
 
 

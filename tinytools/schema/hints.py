@@ -10,13 +10,11 @@ and are referenced with ``$ref``, which is also how recursive types are expresse
 
 from __future__ import annotations
 
-import collections.abc as cabc
 import dataclasses
 import datetime
 import decimal
 import enum
 import sys
-import types
 import typing
 import uuid
 from collections.abc import Callable, Mapping
@@ -30,33 +28,24 @@ from tinytools.schema import convert as _convert
 from tinytools.schema import models
 from tinytools.schema.annotations import constraints, split_annotated
 from tinytools.schema.convert import Converter
+from tinytools.schema.described import described
+from tinytools.schema.kinds import (
+    LITERALS,
+    MAPPINGS,
+    SCALAR_VALUES,
+    SELF_TYPES,
+    SEQUENCES,
+    UNIONS,
+    WRAPPERS,
+    exact_values,
+    required_keys,
+    unhashable,
+)
 from tinytools.schema.shapes import enum_schema, exact_types, union_schema, with_default
 
 __all__ = ["DECIMAL_PATTERN", "SchemaBuilder", "type_namespace"]
 
 _NONE_TYPE = type(None)
-_UNIONS: tuple[Any, ...] = (typing.Union, types.UnionType)
-_LITERALS = (typing.Literal, typing_extensions.Literal)
-_WRAPPERS = (
-    typing_extensions.Required,
-    typing_extensions.NotRequired,
-    typing_extensions.ReadOnly,
-    typing.Final,
-    typing.ClassVar,
-)
-
-_SEQUENCES: dict[Any, Callable[[Any], Any]] = {
-    list: list,
-    cabc.Sequence: list,
-    cabc.MutableSequence: list,
-    cabc.Iterable: list,
-    cabc.Collection: list,
-    set: set,
-    cabc.Set: frozenset,
-    cabc.MutableSet: set,
-    frozenset: frozenset,
-}
-_MAPPINGS = (dict, cabc.Mapping, cabc.MutableMapping)
 _STRING_FORMATS: dict[type, tuple[str, str]] = {
     datetime.datetime: ("date-time", "an RFC 3339 date-time string"),
     datetime.date: ("date", "an ISO 8601 date string (YYYY-MM-DD)"),
@@ -65,8 +54,6 @@ _STRING_FORMATS: dict[type, tuple[str, str]] = {
     uuid.UUID: ("uuid", "a UUID string"),
     decimal.Decimal: ("decimal", "a decimal number as a string"),
 }
-_SELF = tuple({typing_extensions.Self, getattr(typing, "Self", typing_extensions.Self)})
-_SCALAR_VALUES = frozenset({str, int, float, bool})
 _BOUNDS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
 DECIMAL_PATTERN = r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]{1,4})?$"
 """What a `Decimal` argument looks like: a JSON number as text, its exponent at most 4 digits.
@@ -139,15 +126,15 @@ class SchemaBuilder:
             return {"type": "number"}, _convert.to_float
         if hint is str:
             return {"type": "string"}, None
-        if hint in _SELF:
+        if hint in SELF_TYPES:
             if self._self_type is None:
                 raise self._unsupported(hint, parameter)
             return self.build(self._self_type, parameter)
-        if origin in _WRAPPERS:
+        if origin in WRAPPERS:
             return self.build(args[0], parameter)
-        if origin in _UNIONS:
+        if origin in UNIONS:
             return self._union(args, parameter)
-        if origin in _LITERALS:
+        if origin in LITERALS:
             return self._choices(_literal(args), hint, parameter)
         if isinstance(hint, typing.NewType):
             return self.build(hint.__supertype__, parameter)
@@ -159,10 +146,10 @@ class SchemaBuilder:
             if hint is decimal.Decimal:  # a number written out, and nothing else decimal.Decimal reads
                 text["pattern"] = DECIMAL_PATTERN
             return text, _convert.via_msgspec(hint, expected)
-        if (origin or hint) in _SEQUENCES:
+        if (origin or hint) in SEQUENCES:
             item = args[0] if args else Any
             item_schema, item_convert = self.build(item, parameter)
-            build = _SEQUENCES[origin or hint]
+            build = SEQUENCES[origin or hint]
             if build is not list:
                 item_schema = self._set_item(item, item_schema, parameter)
             schema: dict[str, Any] = {"type": "array", "items": item_schema}
@@ -173,7 +160,7 @@ class SchemaBuilder:
             return schema, _convert.sequence_of(item_convert, build)
         if hint is tuple or origin is tuple:
             return self._tuple(args, parameter)
-        if (origin or hint) in _MAPPINGS:
+        if (origin or hint) in MAPPINGS:
             return self._mapping(args, parameter)
         if isinstance(hint, type):
             return self._named_type(hint, parameter)
@@ -188,10 +175,10 @@ class SchemaBuilder:
         base = split_annotated(item)[0]
         if base is Any or base is object or base is typing_extensions.Any:
             return {**schema, "type": ["string", "number", "boolean", "null"]}
-        unhashable = _unhashable(base)
-        if unhashable is not None:
+        problem = unhashable(base)
+        if problem is not None:
             raise ToolDefinitionError(
-                f"a set cannot hold {unhashable} (they are unhashable); use a list, or a frozen type for the items",
+                f"a set cannot hold {problem} (they are unhashable); use a list, or a frozen type for the items",
                 tool=self.tool,
                 parameter=parameter,
             )
@@ -202,7 +189,7 @@ class SchemaBuilder:
     ) -> tuple[dict[str, Any], Converter | None]:
         """An enum's or Literal's schema, when every value is a JSON scalar the model can send back."""
         for value in built[0]["enum"]:
-            if value is not None and value.__class__ not in _SCALAR_VALUES:
+            if value is not None and value.__class__ not in SCALAR_VALUES:
                 name = getattr(hint, "__name__", None) or repr(hint)
                 raise ToolDefinitionError(
                     f"{name} has the value {value!r}, which is not a JSON string, number, boolean or null; "
@@ -227,7 +214,7 @@ class SchemaBuilder:
         if len(non_null) == 1 and len(built) == 2 and non_null[0][1] is not None:
             return schema, _convert.nullable(non_null[0][1])
         members = [
-            (exact_types(member_schema), _exact_values(member_schema, convert), convert, self._accepts(member_schema))
+            (exact_types(member_schema), exact_values(member_schema, convert), convert, self._accepts(member_schema))
             for member_schema, convert in built
         ]
         return schema, _convert.union_of(members)
@@ -290,6 +277,7 @@ class SchemaBuilder:
         self.defs[name] = {}
         try:
             schema, convert = self._object(cls, parameter, name)
+            schema = described(schema, cls)
         except BaseException:
             del self._named[cls], self.defs[name]
             raise
@@ -315,7 +303,7 @@ class SchemaBuilder:
             return schema, models.via_model(model.model_validate, cls.__name__, pydantic.ValidationError)
         if typing_extensions.is_typeddict(cls):
             hints = self._hints(cls)
-            required = _required_keys(cls, hints)
+            required = required_keys(cls, hints)
             fields = [(key, key, hint, key in required, dataclasses.MISSING) for key, hint in hints.items()]
             return self._fields(fields, dict)
         if dataclasses.is_dataclass(cls):
@@ -386,64 +374,10 @@ class SchemaBuilder:
         return self._fields(rows, cls)
 
 
-def _unhashable(hint: Any) -> str | None:
-    """What in ``hint`` would make a set of its values fail (a list, a dict, a mutable class), or None."""
-    hint = split_annotated(hint)[0]
-    origin = typing_extensions.get_origin(hint)
-    args = typing_extensions.get_args(hint)
-    if origin in _WRAPPERS or origin in _UNIONS or origin is tuple:
-        found = [_unhashable(arg) for arg in args if arg is not Ellipsis]
-        return next((reason for reason in found if reason is not None), None)
-    if origin in _LITERALS:
-        return None
-    kind = origin or hint
-    if kind in _MAPPINGS or typing_extensions.is_typeddict(kind):
-        return "objects"
-    if kind in _SEQUENCES and _SEQUENCES[kind] is not frozenset:
-        return "arrays"
-    if isinstance(kind, type) and (kind.__hash__ is None or _mutable_struct(kind)):
-        return f"{kind.__name__} values"
-    return None
-
-
-def _mutable_struct(cls: type) -> bool:
-    """Whether ``cls`` is a msgspec Struct that is not frozen (its instances do not hash)."""
-    return issubclass(cls, msgspec.Struct) and not cls.__struct_config__.frozen
-
-
-def _exact_values(schema: dict[str, Any], convert: Converter | None) -> frozenset[tuple[type, Any]]:
-    """The (class, value) pairs a ``Literal`` or enum member takes exactly, as they are.
-
-    Empty when the member turns its values into something else (an Enum's members): a value it
-    takes is then not exactly its own.
-    """
-    values = schema.get("enum")
-    if not isinstance(values, list):
-        return frozenset()
-    keep = _convert.unchanged(convert) if convert is not None else None
-    return frozenset(
-        (value.__class__, value)
-        for value in values
-        if value.__class__ in _SCALAR_VALUES and (keep is None or value.__class__ in keep)
-    )
-
-
-def _required_keys(cls: type, hints: dict[str, Any]) -> set[str]:
-    """A TypedDict's required keys, also where future annotations hid the wrappers from it."""
-    required = set(getattr(cls, "__required_keys__", hints))
-    for key, hint in hints.items():
-        origin = typing_extensions.get_origin(split_annotated(hint)[0])
-        if origin is typing_extensions.Required:
-            required.add(key)
-        elif origin is typing_extensions.NotRequired:
-            required.discard(key)
-    return required
-
-
 def _literal(values: tuple[Any, ...]) -> tuple[dict[str, Any], Converter | None]:
     flat: list[Any] = []
     for value in values:
-        if typing_extensions.get_origin(value) in _LITERALS:
+        if typing_extensions.get_origin(value) in LITERALS:
             flat.extend(typing_extensions.get_args(value))
         else:
             flat.append(value.value if isinstance(value, enum.Enum) else value)

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import sys
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 
 from tinytools.errors import ToolDefinitionWarning
 
-__all__ = ["enum_schema", "exact_types", "json_type", "union_schema", "with_default"]
+__all__ = ["enum_schema", "exact_types", "json_type", "resolved", "union_schema", "with_default"]
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
@@ -107,3 +108,26 @@ def exact_types(schema: dict[str, Any]) -> tuple[type, ...]:
     if kinds is None:
         return ()
     return tuple(cls for kind in kinds for cls in _JSON_TYPES[kind] if kind not in ("array", "object"))
+
+
+def resolved(schema: Any, defs: Mapping[str, Any], seen: tuple[str, ...] = ()) -> Any:
+    """``schema`` with each ``$ref`` to ``defs`` replaced by its definition; a loop stays a ``$ref``.
+
+    Three levels of definitions at most: the fragment is cut to 400 characters anyway, and
+    definitions that share definitions would otherwise grow it exponentially.
+    """
+    if isinstance(schema, list):
+        return [resolved(item, defs, seen) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    ref = schema.get("$ref")
+    if (
+        isinstance(ref, str)
+        and ref.startswith("#/$defs/")
+        and ref[8:] in defs
+        and ref[8:] not in seen
+        and len(seen) < 3
+    ):
+        rest = {key: value for key, value in schema.items() if key != "$ref"}
+        return {**resolved(defs[ref[8:]], defs, (*seen, ref[8:])), **resolved(rest, defs, seen)}
+    return {key: resolved(value, defs, seen) for key, value in schema.items()}

@@ -1,0 +1,77 @@
+"""The checks of what `tinytools.Tool` is given: its name, its runtime options, executor and exposed errors.
+
+Each raises `ToolDefinitionError` naming the tool and the fix; `folded_runtime` folds ``@tool``'s
+``timeout``/``idempotent``/``retries`` into the tool's `ToolPolicy`, the one source of truth.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tinytools.errors import ToolDefinitionError
+from tinytools.policy import ToolPolicy
+
+__all__ = ["NAME_PATTERN", "check_executor", "check_exposed", "check_name", "folded_runtime"]
+
+NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""Tool names every provider accepts without escaping."""
+
+
+def folded_runtime(
+    policy: ToolPolicy, name: str, *, timeout: float | None, idempotent: bool, retries: int
+) -> ToolPolicy:
+    """The policy with ``@tool``'s runtime options folded in: the policy is the one source of truth.
+
+    Raises:
+        ToolDefinitionError: ``@tool`` and the policy say different things.
+    """
+    runtime = policy.runtime
+    merged = {}
+    for option, given, declared in (
+        ("timeout", timeout, runtime.timeout),
+        ("idempotent", idempotent or None, runtime.idempotent),
+        ("max_retries", retries or None, runtime.max_retries),
+    ):
+        if given is not None and declared is not None and given != declared:
+            raise ToolDefinitionError(
+                f"@tool sets {option}={given!r} but its policy's runtime says {declared!r}; set it in one place",
+                tool=name,
+            )
+        merged[option] = declared if given is None else given
+    seconds = merged["timeout"]
+    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds <= 0):
+        raise ToolDefinitionError(f"timeout must be a positive number of seconds, not {seconds!r}", tool=name)
+    if merged == {"timeout": runtime.timeout, "idempotent": runtime.idempotent, "max_retries": runtime.max_retries}:
+        return policy
+    return policy.with_runtime(**merged)
+
+
+def check_name(name: object) -> None:
+    """Refuse a name a provider would not take as it is."""
+    if not isinstance(name, str) or NAME_PATTERN.fullmatch(name) is None:
+        raise ToolDefinitionError(
+            "a tool name is 1 to 64 ASCII letters, digits, '_' or '-'; pass name=...",
+            tool=repr(name) if not isinstance(name, str) else name[:80],
+        )
+
+
+def check_exposed(types: Any, tool_name: str) -> tuple[type[BaseException], ...]:
+    """The ``expose_errors=`` classes, each an exception class."""
+    exposed = tuple(types)
+    for kind in exposed:
+        if not (isinstance(kind, type) and issubclass(kind, Exception)):
+            raise ToolDefinitionError(f"expose_errors= takes exception classes, not {kind!r}", tool=tool_name)
+    return exposed
+
+
+def check_executor(executor: Any, tool_name: str, is_async: bool) -> str | None:
+    """The ``executor=`` name; an async tool runs on the loop, so only ``"inline"`` fits it."""
+    if executor is not None and (not isinstance(executor, str) or not executor):
+        raise ToolDefinitionError(f"executor= takes the name of an executor, not {executor!r}", tool=tool_name)
+    if is_async and executor not in (None, "inline"):
+        raise ToolDefinitionError(
+            f"an async tool runs on the dispatcher's event loop; executor={executor!r} is for sync tools",
+            tool=tool_name,
+        )
+    return executor
