@@ -348,6 +348,26 @@ def test_bases_document_inherited_fields_but_not_the_subclass() -> None:
     )
 
 
+def test_a_typed_dict_inherits_its_bases_documentation() -> None:
+    import typing_extensions  # typing's own TypedDict forgets its bases before Python 3.12
+
+    class Parcel(typing_extensions.TypedDict):
+        """A parcel.
+
+        Attributes:
+            weight: In grams.
+        """
+
+        weight: int
+
+    class Labelled(Parcel):
+        label: str
+        """Printed on the parcel."""
+
+    assert Labelled.__mro__ == (Labelled, dict, object)  # the base is not in the MRO, yet its fields are documented
+    assert describe_class(Labelled) == Docstring("", {"weight": "In grams.", "label": "Printed on the parcel."})
+
+
 def test_same_named_classes_in_two_functions_are_told_apart() -> None:
     def first() -> type:
         class Box(TypedDict):

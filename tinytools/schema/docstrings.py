@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import typing_extensions
+
 __all__ = ["Docstring", "describe_class", "parse_docstring"]
 
 _MARKS = {  # broad on purpose: a docstring with the marks of two styles is left to guessing
@@ -101,10 +103,9 @@ def describe_class(cls: type) -> Docstring:
     if known is None:
         own = _parse(doc) if (doc := _own_doc(cls)) else Docstring()
         parameters: dict[str, str] = {}
-        for klass in reversed(cls.__mro__):  # bases first, so the class's own documentation wins
-            if klass.__module__.partition(".")[0] not in _LIBRARY_MODULES:
-                parameters.update(_parse(doc).parameters if (doc := _own_doc(klass)) else {})
-                parameters.update(_attribute_docstrings(klass))
+        for klass in _lineage(cls):
+            parameters.update(_parse(doc).parameters if (doc := _own_doc(klass)) else {})
+            parameters.update(_attribute_docstrings(klass))
         known = _DESCRIBED[cls] = Docstring(own.description, parameters)
     return known
 
@@ -117,6 +118,14 @@ _GENERATED_DOC = re.compile(r"\w+\(.*\)")  # what dataclasses and namedtuple wri
 _STRING_LINE = re.compile(r"[ \t]+[rRuU]?[\"']")
 _CLASS_LINE = re.compile(r"[ \t]*(?:class|def|async[ \t]+def)[ \t]+(\w+)")
 _FILES: dict[str, tuple[list[str], dict[str, list[int]]]] = {}
+
+
+def _lineage(cls: type) -> list[type]:
+    """``cls`` and the bases whose documentation it inherits, bases first (so its own wins)."""
+    if typing_extensions.is_typeddict(cls):  # not in its __mro__; typing's forgets them before 3.12
+        bases = [base for base in getattr(cls, "__orig_bases__", ()) if typing_extensions.is_typeddict(base)]
+        return [klass for base in bases for klass in _lineage(base)] + [cls]
+    return [klass for klass in reversed(cls.__mro__) if klass.__module__.partition(".")[0] not in _LIBRARY_MODULES]
 
 
 def _own_doc(cls: type) -> str | None:
