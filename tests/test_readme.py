@@ -31,7 +31,7 @@ NAMED = re.findall(r"`([A-Z]{1,2})::(test_\w+)`", SECTION)
 
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
 NOT_RUN = re.compile(r"\A# not run: (\S.*)$", re.MULTILINE)
-MOST_NOT_RUN = 6
+MOST_NOT_RUN = 3
 """How many blocks may be left unrun; past that the README is not showing code that runs."""
 
 
@@ -87,7 +87,6 @@ def test_every_python_block_runs_in_order() -> None:
     module = types.ModuleType("readme")  # blocks run as the code of one module, as a reader pastes them
     sys.modules["readme"] = module
     printed = io.StringIO()
-    checked = 0
     try:
         for line, source in blocks():
             reason = NOT_RUN.match(source)
@@ -95,7 +94,7 @@ def test_every_python_block_runs_in_order() -> None:
             if reason:
                 imported: dict[str, Any] = {}
                 exec(compile(tinytools_imports(source), f"README.md:{line}", "exec", dont_inherit=True), imported)
-                checked += check_library_calls(source, imported, f"README.md:{line}")
+                check_library_calls(source, imported, f"README.md:{line}")
                 continue
             with contextlib.redirect_stdout(printed), warnings.catch_warnings():
                 warnings.simplefilter("error")  # a reader's copy should not warn either
@@ -105,7 +104,6 @@ def test_every_python_block_runs_in_order() -> None:
                     pytest.fail(f"the block at README.md:{line} raised {exc!r}")
     finally:
         del sys.modules["readme"]
-    assert checked >= 6  # the provider blocks' export_tools, read_calls and write_results
 
 
 def test_the_legend_names_files_that_exist() -> None:
