@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 __all__ = [
     "ECHO_LIMIT",
+    "MAX_LISTED",
     "ArgumentsError",
     "CallError",
     "InjectionError",
@@ -45,6 +46,9 @@ __all__ = [
 
 ECHO_LIMIT = 200
 """Longest name or value echoed into a model-facing message, in characters."""
+
+MAX_LISTED = 10
+"""Most failing arguments one invalid call lists (`ArgumentsError.errors`); the rest are counted."""
 
 
 def shorten(text: str, limit: int = ECHO_LIMIT) -> str:
@@ -178,6 +182,10 @@ class ArgumentsError(CallError, ValueError):
             or ``"json"`` when the arguments could not be decoded.
         reason: A short statement of what was expected and what came.
         schema: The schema fragment of the argument at fault, when there is one.
+        unlisted: Failing arguments found beyond those `errors` lists (see `MAX_LISTED`).
+
+    The fields describe the first failure the validator met. A call with several bad arguments
+    (missing, unexpected, or failing their schema) keeps one error per argument in `errors`.
     """
 
     tool: str | None
@@ -186,6 +194,7 @@ class ArgumentsError(CallError, ValueError):
     keyword: str
     reason: str
     schema: Any
+    unlisted: int = 0
 
     def __init__(
         self,
@@ -205,7 +214,25 @@ class ArgumentsError(CallError, ValueError):
         self.schema = schema
         super().__init__(reason)  # args == (reason,) however reason was passed: pickle and copy need it
 
+    @property
+    def errors(self) -> tuple[ArgumentsError, ...]:
+        """One error per failing argument, the first failure's first; ``(self,)`` when it is the only one.
+
+        At most `MAX_LISTED`; `unlisted` counts the rest.
+        """
+        listed: tuple[ArgumentsError, ...] = self.__dict__.get("listed", ())
+        return listed or (self,)
+
+    def attach(self, errors: tuple[ArgumentsError, ...], unlisted: int = 0) -> None:
+        """Record every failing argument found beside this first failure (see `errors`)."""
+        self.__dict__["listed"] = errors
+        self.unlisted = unlisted
+
     def __str__(self) -> str:
+        listed: tuple[ArgumentsError, ...] = self.__dict__.get("listed", ())
+        if listed:
+            body = "; ".join(map(str, listed)) + (f"; and {self.unlisted} more" if self.unlisted else "")
+            return f"tool {shorten(self.tool)!r}: {body}" if self.tool is not None else body
         where = []
         if self.tool is not None:
             where.append(f"tool {shorten(self.tool)!r}")
@@ -271,16 +298,19 @@ class ToolNotFound(CallError, LookupError):
     Attributes:
         name: The requested name.
         available: The names that were available.
+        suggestion: The available name the requested one is a near miss of, or None.
     """
 
-    def __init__(self, name: str, available: list[str]):
+    def __init__(self, name: str, available: list[str], suggestion: str | None = None):
         self.name = name
         self.available = available
+        self.suggestion = suggestion
         super().__init__(name)
 
     def __str__(self) -> str:
         listed = ", ".join(self.available) if self.available else "(none)"
-        return f"unknown tool {shorten(self.name)!r}; available tools: {listed}"
+        hint = f"; did you mean {self.suggestion!r}?" if self.suggestion is not None else ""
+        return f"unknown tool {shorten(self.name)!r}{hint}; available tools: {listed}"
 
 
 class ToolError(TinyToolsError):

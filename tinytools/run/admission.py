@@ -5,6 +5,9 @@ argument size limit, then the lookup by name (aliases included). A name with no 
 unknown-tool policy; a `Rewrite` sends the call to its fallback, and the rewritten call is
 admitted again, like any other: it spends the budget again and meets the allowlist. Last, the
 per-turn allowlist. Admission reads nothing but the call's name and the size of its arguments.
+
+An unknown name's message lists the tools the model may call this turn, and names the one it
+probably meant (`tinytools.run.suggest`): never a tool the allowlist hides.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from tinytools.errors import ToolNotFound, shorten
 from tinytools.results import ToolCall, ToolResult
 from tinytools.run.limits import Limits
 from tinytools.run.outcomes import failed, unknown_tool
+from tinytools.run.suggest import closest_name
 
 if TYPE_CHECKING:
     from tinytools.context import CancellationToken
@@ -96,10 +100,11 @@ class Admission:
         tool = self.toolbox.get(call.name)
         if tool is None:
             if self.unknown == "fail":
-                raise ToolNotFound(call.name, self.toolbox.names)
+                names = self.toolbox.names
+                raise ToolNotFound(call.name, names, closest_name(call.name, _offered(names, allowed)))
             fallback = self.toolbox.get(self.unknown.tool) if isinstance(self.unknown, Rewrite) else None
             if fallback is None:
-                return unknown_tool(call, self.toolbox.names, start)
+                return unknown_tool(call, _offered(self.toolbox.names, allowed), start)
             call = ToolCall(call.id, fallback.name, call.arguments, call.invalid)
             refusal = self.refusal(call, start)  # the rewritten call is admitted like any other
             if refusal is not None:
@@ -160,6 +165,11 @@ def check_unknown_policy(policy: Any) -> UnknownToolPolicy:
     if policy in ("return_error", "fail") or isinstance(policy, Rewrite):
         return policy  # type: ignore[no-any-return]
     raise ValueError(f"unknown_tool must be 'return_error', 'fail' or Rewrite(name), not {policy!r}")
+
+
+def _offered(names: list[str], allowed: Iterable[str] | None) -> list[str]:
+    """The names the model may call this turn: an unknown-tool message names no other."""
+    return names if allowed is None else [name for name in names if name in allowed]
 
 
 def _argument_bytes(arguments: Any, limit: int) -> int:

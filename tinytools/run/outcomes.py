@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from tinytools.errors import ArgumentsError, ToolError, shorten
 from tinytools.results import StructuredError, ToolCall, ToolResult
+from tinytools.run.suggest import closest_name
 
 if TYPE_CHECKING:
     import logging
@@ -62,9 +63,15 @@ def _unknown(result: ToolResult) -> ToolResult:
 
 
 def unknown_tool(call: ToolCall, available: Iterable[str], start: int) -> ToolResult:
-    """The result for a call to a name that is not offered."""
+    """The result for a call to a name that is not offered, naming the near miss among ``available`` if any.
+
+    ``available`` is what the model may call this turn, and all the message reveals.
+    """
+    available = list(available)
     listed = ", ".join(available) or "(none)"
-    message = f"Unknown tool {shorten(call.name)!r}. Available tools: {listed}."
+    suggestion = closest_name(call.name, available)
+    hint = "" if suggestion is None else f" Did you mean {suggestion!r}?"
+    message = f"Unknown tool {shorten(call.name)!r}.{hint} Available tools: {listed}."
     return failed(call, call.name, "unknown_tool", message, start)
 
 
@@ -81,6 +88,8 @@ def argument_failure(call: ToolCall, tool: Tool[..., Any], error: ArgumentsError
                 "Send the arguments again as one JSON object."
             )
         return failed(call, tool.name, "malformed_arguments", message, start)
+    if len(error.errors) > 1:  # several arguments failed: name them all
+        return failed(call, tool.name, "invalid_arguments", _listing(tool, error), start, _details(error))
     parameter = error.parameter
     if parameter is None:
         message = f"Invalid arguments: {error}."
@@ -92,6 +101,35 @@ def argument_failure(call: ToolCall, tool: Tool[..., Any], error: ArgumentsError
         message = f"{head}{shorten(error.pointer or '/')}: {error.reason}{tail}"
         details = {"pointer": error.pointer, "keyword": error.keyword, "parameter": parameter}
     return failed(call, tool.name, "invalid_arguments", message, start, details)
+
+
+def _listing(tool: Tool[..., Any], error: ArgumentsError) -> str:
+    """The message for several failing arguments: one line each, as a single failure's, then the count left out."""
+    lines = [f"Invalid arguments: tool {tool.name!r}, {len(error.errors) + error.unlisted} problems:"]
+    for each in error.errors:
+        parameter = each.parameter
+        if parameter is None:
+            lines.append(f"- {each}.")
+        else:
+            tail = tool.framing(parameter)[1]
+            lines.append(f"- argument {shorten(parameter)!r} at {shorten(each.pointer or '/')}: {each.reason}{tail}")
+    if error.unlisted:
+        lines.append(f"- and {error.unlisted} more, not listed.")
+    return "\n".join(lines)
+
+
+def _details(error: ArgumentsError) -> dict[str, Any]:
+    """The first failure's fields, then every failing argument listed (``errors``) and the count left out."""
+    details: dict[str, Any] = {"pointer": error.pointer, "keyword": error.keyword}
+    if error.parameter is not None:
+        details["parameter"] = error.parameter
+    details["errors"] = [
+        {"pointer": each.pointer, "keyword": each.keyword, "reason": each.reason}
+        | ({} if each.parameter is None else {"parameter": each.parameter})
+        for each in error.errors
+    ]
+    details["unlisted"] = error.unlisted
+    return details
 
 
 def propagates(exc: BaseException) -> bool:

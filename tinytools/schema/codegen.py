@@ -15,7 +15,8 @@ known names it has instead of copying and emptying a set of its keys; string and
 members are looked up in a frozenset for values of exactly that class; an array loop finds
 the index of a failing item only when it fails; an ``anyOf`` skips its trials for a value of
 exactly the class of a branch that only names types (``Model | None`` given None); and the
-root function maps its own failures to `ArgumentsError`, so no wrapper call is paid.
+root function maps its own failures to `ArgumentsError`, so no wrapper call is paid. Only once
+it has failed does it look for the other failing arguments (`tinytools.schema.messages.Collector`).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from fastjsonschema.ref_resolver import RefResolver
 
 from tinytools.errors import ArgumentsError, SchemaError
 from tinytools.schema.convert import flooded
-from tinytools.schema.messages import ErrorMap, Site, Token
+from tinytools.schema.messages import Check, Collector, ErrorMap, Site, Token, reporter
 
 
 class Failure(JsonSchemaValueException):
@@ -146,7 +147,7 @@ class _Generator(CodeGeneratorDraft07):
                 self.generate_func_code_block(definition, "data", "data", clear_variables=True)
                 self.l("pass")
             with self.l("except _Failure as exc:"):
-                self.l("return _error(exc.args)")
+                self.l("return _error(exc.args, data)")
             with self.l("except RecursionError:"):
                 self.l("return _too_deep()")
         return None
@@ -398,25 +399,33 @@ class _Resolver(RefResolver):
         return None
 
 
-def compile_document(document: dict[str, Any], schema: Any) -> Callable[[object], ArgumentsError | None]:
+def compile_document(document: dict[str, Any], schema: Any, *, collect: bool = True) -> Check:
     """Compile a translated document into a check that returns None, or the `ArgumentsError`.
 
     The error is returned rather than raised: a bad call's result is built from it, and the
     raise would be its dearest step.
 
     ``schema`` is the original the document was translated from: an error's ``schema`` field
-    is the fragment of its ``properties`` for the argument at fault.
+    is the fragment of its ``properties`` for the argument at fault. With ``collect``, an
+    object root's error also lists every other failing argument (`ArgumentsError.errors`), found
+    after the first failure by `Collector`: a valid value's check does no more work for it.
     """
     try:
         resolver = _Resolver("", document, store={})
         generator = _Generator(document, resolver)
         code = generator.func_code
         state = generator.global_state
-        state.update(_error=ErrorMap(generator.sites, schema).error, _too_deep=_too_deep)
+        collector = Collector.of(document, schema, _alone) if collect else None
+        state.update(_error=reporter(ErrorMap(generator.sites, schema), collector), _too_deep=_too_deep)
         exec(code, state)
     except (JsonSchemaDefinitionException, SyntaxError, RecursionError, ValueError, re.error) as exc:
         raise SchemaError(f"schema could not be compiled: {exc}") from None
     return cast(Callable[[object], "ArgumentsError | None"], state[resolver.get_scope_name()])
+
+
+def _alone(document: dict[str, Any], schema: Any) -> Check:
+    """A document of some properties alone, compiled for a `Collector` (which collects nothing itself)."""
+    return compile_document(document, schema, collect=False)
 
 
 def _too_deep() -> ArgumentsError:

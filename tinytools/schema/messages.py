@@ -9,6 +9,10 @@ fastjsonschema) with ``args = (site, value, prefix, *dynamic)``: ``dynamic`` fil
 slots, and ``prefix`` is ``None`` in the root function or, inside a ``$ref`` function, the
 call's own ``(site, prefix, *dynamic)``, a chain back to the root. `ErrorMap` reads that
 without re-walking the data; the wording of each site is built on its first failure and kept.
+
+The generated code stops at its first failure, which keeps a valid call's check as short as it
+can be. When an arguments object fails, `Collector` looks again, on that failure path only, for
+every other failing argument, so that the model can repair them all in one round trip.
 """
 
 from __future__ import annotations
@@ -19,13 +23,15 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tinytools.errors import ECHO_LIMIT, ArgumentsError, schema_failure, shorten
+from tinytools.errors import ECHO_LIMIT, MAX_LISTED, ArgumentsError, schema_failure, shorten
 
-__all__ = ["ErrorMap", "Site", "Token", "echo", "escape"]
+__all__ = ["Check", "Collector", "ErrorMap", "Site", "Token", "echo", "escape", "reporter"]
 
 Token = str | int
 Explain = Callable[[Any], tuple[str, Token | None]]
 Wording = str | Explain  # a str is the reason up to the echoed value: most keywords need no more
+Check = Callable[[object], ArgumentsError | None]
+"""A compiled check: None for a valid value, else the first failure's `ArgumentsError`."""
 
 _ENCODER = json.encoder.JSONEncoder(ensure_ascii=False)  # json.dumps(value, ensure_ascii=False)
 _quote = json.encoder.encode_basestring  # the same for one string, without building an encoder
@@ -210,3 +216,149 @@ class ErrorMap:
             keyword = "dependentRequired" if inner is None else "dependentSchemas"
         fragment = self.properties.get(parameter) if parameter is not None else None
         return schema_failure(reason, pointer, keyword, parameter, fragment)
+
+
+_ORDERED_ROOT = frozenset({"type", "properties", "required", "additionalProperties", "definitions"})
+"""Root keywords whose compiled checks run in a known order (see `Collector`)."""
+
+
+def reporter(errors: ErrorMap, collector: Collector | None) -> Callable[[tuple[Any, ...], object], ArgumentsError]:
+    """What a compiled root function calls with a failure's ``args`` and its input: the error to return."""
+    error = errors.error
+    if collector is None:
+        return lambda args, data: error(args)
+
+    def report(args: tuple[Any, ...], data: object) -> ArgumentsError:
+        first = error(args)
+        if isinstance(data, dict):
+            collector(first, data)
+        return first
+
+    return report
+
+
+class Collector:
+    """Every failing argument of an arguments object the compiled check refused (the failure path only).
+
+    The compiled check reports the first failure it meets. This looks again, argument by
+    argument: required names that are absent, names a closed object does not know, and each
+    known argument against its own schema. The last is the check of a document holding only the
+    properties after a given one (an open object: other names pass), compiled the first time a
+    failure needs it: after a failure in one argument, the check of those after it finds the
+    next. Failures the root alone can find (``minProperties``, ``dependentRequired``, ...) are
+    listed when the compiled check met them first.
+
+    For a root of nothing but ``type``, ``properties``, ``required`` and ``additionalProperties``
+    (what `@tool` makes), the compiled check's order says more: it checks ``required``, then the
+    properties in the schema's order, then the names. So after a failure in one argument nothing
+    is missing and only the arguments after it need a look; a call with one bad argument costs
+    one pass over those.
+    """
+
+    def __init__(
+        self, schema: dict[str, Any], *, closed: bool, ordered: bool, compile_after: Callable[[int], Check | None]
+    ):
+        """Collect for the original ``schema``.
+
+        Args:
+            schema: The original schema (for fragments and names).
+            closed: Whether names that are not properties are refused.
+            ordered: Whether the root is checked in the order the class describes.
+            compile_after: The check of the properties after the one at an index (-1: all), or
+                None when there are none.
+        """
+        properties = schema.get("properties")
+        self.properties: dict[str, Any] = properties if isinstance(properties, dict) else {}
+        required = schema.get("required")
+        self.required: list[str] = required if isinstance(required, list) else []
+        self.closed = closed
+        self.ordered = ordered
+        self.place = {name: index for index, name in enumerate(self.properties)}
+        self.known = frozenset(self.properties)
+        self.allowed = shorten(", ".join(self.properties)) or "none"
+        self.compile_after = compile_after
+        self.checks: dict[int, Check | None] = {}
+
+    @classmethod
+    def of(
+        cls, document: dict[str, Any], schema: Any, compile_alone: Callable[[dict[str, Any], Any], Check]
+    ) -> Collector | None:
+        """The collector of a translated ``document`` whose root is an object naming its properties, else None.
+
+        ``compile_alone`` compiles a document of some of its properties (with its definitions).
+        """
+        properties = document.get("properties", {})
+        if document.get("type") != "object" or not isinstance(properties, dict) or "patternProperties" in document:
+            return None
+        if not isinstance(schema, dict):
+            return None
+        names = list(properties)
+
+        def compile_after(index: int) -> Check | None:
+            after = {name: properties[name] for name in names[index + 1 :]}
+            if not after:
+                return None
+            alone: dict[str, Any] = {"type": "object", "properties": after}  # no required, open: other names pass
+            if "definitions" in document:
+                alone["definitions"] = document["definitions"]
+            return compile_alone(alone, schema)
+
+        closed = document.get("additionalProperties") is False
+        return cls(schema, closed=closed, ordered=document.keys() <= _ORDERED_ROOT, compile_after=compile_after)
+
+    def __call__(self, first: ArgumentsError, data: dict[str, Any]) -> None:
+        """Attach to ``first`` (the compiled check's error for ``data``) every failing argument."""
+        parameter, pointer, keyword = first.parameter, first.pointer, first.keyword
+        place = self.place
+        index = place.get(parameter) if parameter is not None and pointer else None  # the argument it is in, if any
+        unknown = [] if not self.closed or self.known.issuperset(data) else [key for key in data if key not in place]
+        absent: list[str] = []
+        if index is not None and self.ordered:  # required passed, and so did every argument before this one
+            invalid = self.invalid(data, index)
+        elif keyword == "additionalProperties" and self.ordered:  # all but the names passed
+            invalid = []
+        else:
+            absent = [name for name in self.required if name not in data]
+            invalid = [each for each in self.invalid(data, -1) if index is None or each.parameter != parameter]
+        if not (absent or invalid or unknown):
+            return
+        lead = self.lead(first, absent, unknown)
+        total = 1 + len(absent) + len(invalid) + len(unknown)
+        if total > 1:
+            listed = [lead, *map(self.missing, absent[: MAX_LISTED - 1]), *invalid]
+            listed += map(self.unknown, unknown[: max(0, MAX_LISTED - len(listed))])
+            del listed[MAX_LISTED:]
+            first.attach(tuple(listed), total - len(listed))
+
+    def lead(self, first: ArgumentsError, absent: list[str], unknown: list[str]) -> ArgumentsError:
+        """The entry for the first failure: its absent name's or unknown name's (taken from the lists), or a copy."""
+        parameter, pointer, keyword = first.parameter, first.pointer, first.keyword
+        if parameter is not None and keyword == "required" and not pointer and parameter in absent:
+            absent.remove(parameter)
+            return self.missing(parameter)
+        if parameter is not None and keyword == "additionalProperties" and parameter in unknown:
+            unknown.remove(parameter)
+            return self.unknown(parameter)
+        return schema_failure(first.reason, pointer, keyword, parameter, first.schema)
+
+    def invalid(self, data: dict[str, Any], index: int) -> list[ArgumentsError]:
+        """The first failure of each argument after the one at ``index`` (-1: of each), in schema order."""
+        found: list[ArgumentsError] = []
+        place, checks = self.place, self.checks
+        while True:
+            check = checks[index] if index in checks else checks.setdefault(index, self.compile_after(index))
+            problem = check(data) if check is not None else None
+            if problem is None or problem.parameter is None or problem.parameter not in place:
+                return found  # valid, or too deep to say where
+            found.append(problem)
+            index = place[problem.parameter]  # later than before: the check knows no other
+
+    def missing(self, name: str) -> ArgumentsError:
+        """The error of one absent required argument."""
+        reason = f"missing required argument {shorten(repr(name))}"
+        return schema_failure(reason, "", "required", name, self.properties.get(name))
+
+    def unknown(self, key: str) -> ArgumentsError:
+        """The error of one argument name the closed object does not know."""
+        reason = f"unexpected argument {shorten(key)!r} (allowed: {self.allowed})"
+        return schema_failure(reason, f"/{escape(key)}", "additionalProperties", key, None)

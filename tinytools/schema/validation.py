@@ -392,7 +392,9 @@ class InputSchema:
         """Check decoded arguments.
 
         Raises:
-            ArgumentsError: The arguments do not match the schema (``tool`` is left None).
+            ArgumentsError: The arguments do not match the schema (``tool`` is left None). Its
+                fields describe the first failure; `ArgumentsError.errors` lists every failing
+                argument, found only once the check has failed.
             SchemaError: Compiling failed; `parse` checks make this unexpected.
         """
         unless_failed(self.check(arguments))

@@ -1,0 +1,160 @@
+"""Every invalid argument at once, on every entry point: one message the model reads, and details.
+
+The listing is made where arguments are validated, the one validation stage of the pipeline, so
+each entry point (module `dispatch`/`adispatch`, a `Dispatcher` sync, async and batched, strict,
+with middleware or an event sink), the text formats and the MCP server carry the same text.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import anyio
+import msgspec
+import pytest
+from mcp import Client
+
+from tests.run.paths import PATHS, options, run_call
+from tinytools import (
+    ArgumentsError,
+    Dispatcher,
+    Injected,
+    InvalidToolArgs,
+    Param,
+    Toolbox,
+    ToolCall,
+    ToolEvent,
+    dispatch,
+    tool,
+)
+from tinytools.errors import MAX_LISTED
+from tinytools.formats import ToolFormat, parse_calls, render_call
+from tinytools.providers import mcp
+
+
+@tool
+def weather(
+    city: str,
+    unit: Literal["c", "f"] = "c",
+    days: Annotated[int, Param(ge=1, le=7)] = 1,
+    tags: list[str] | None = None,
+) -> str:
+    """Look up the weather.
+
+    Args:
+        city: City name.
+        unit: Temperature unit.
+        days: Days ahead.
+        tags: Labels.
+    """
+    return city
+
+
+BAD = {"unit": "k", "days": 30, "tags": [1], "zz": 1}
+"""Four bad arguments and one missing: ``city``."""
+NAMED = ["city", "unit", "days", "tags", "zz"]
+
+
+def names(details: dict[str, Any]) -> list[str]:
+    return [entry["parameter"] for entry in details["errors"]]
+
+
+@pytest.mark.parametrize(("entry", "variant"), PATHS)
+@pytest.mark.parametrize("as_text", [True, False], ids=["text", "dict"])
+def test_every_entry_point_lists_every_bad_argument(entry: str, variant: str, as_text: bool) -> None:
+    arguments: Any = '{"unit": "k", "days": 30, "tags": [1], "zz": 1}' if as_text else dict(BAD)
+    result = run_call(entry, [weather], ToolCall("c1", "weather", arguments), **options(variant))
+    assert result.status == "failed" and result.error is not None
+    assert result.error.code == "invalid_arguments"
+    details = result.error.details
+    assert details is not None and names(details) == NAMED and details["unlisted"] == 0
+    assert (details["pointer"], details["keyword"], details["parameter"]) == ("", "required", "city")
+    assert [entry["pointer"] for entry in details["errors"]] == ["", "/unit", "/days", "/tags/0", "/zz"]
+    message = result.error.message
+    assert message.splitlines()[0] == "Invalid arguments: tool 'weather', 5 problems:"
+    for name in NAMED:
+        assert f"- argument {name!r} at " in message
+    assert 'expected one of "c", "f"' in message and "expected at most 7; got 30" in message  # strict adds null
+    assert 'Schema of \'days\': {"type":"integer","minimum":1,"maximum":7' in message
+
+
+def test_strict_mode_lists_against_the_strict_rendering() -> None:
+    result = Dispatcher([weather], strict=True).dispatch(ToolCall("c1", "weather", {"unit": "k", "days": 30}))
+    assert result.error is not None and result.error.details is not None
+    assert names(result.error.details) == ["city", "tags", "unit", "days"]  # strict: every property required
+    assert 'expected one of "c", "f", null; got "k"' in result.error.message
+
+
+def test_one_bad_argument_keeps_the_single_message() -> None:
+    result = dispatch(ToolCall("c1", "weather", {"city": "Oslo", "days": 30}), [weather])
+    assert result.error is not None and result.error.details == {
+        "pointer": "/days",
+        "keyword": "maximum",
+        "parameter": "days",
+    }
+    assert result.error.message.startswith("Invalid arguments: tool 'weather', argument 'days' at /days: expected")
+
+
+def test_the_message_is_bounded() -> None:
+    arguments = {"city": "Oslo", **{f"{'k' * 300}{index}": index for index in range(500)}}
+    result = dispatch(ToolCall("c1", "weather", arguments), [weather])
+    assert result.error is not None and result.error.details is not None
+    assert len(result.error.details["errors"]) == MAX_LISTED and result.error.details["unlisted"] == 500 - MAX_LISTED
+    assert result.error.message.endswith(f"- and {500 - MAX_LISTED} more, not listed.")
+    assert len(result.error.message) < MAX_LISTED * 1_000
+    assert "k" * 201 not in result.error.message  # made-up names are cut to the echo limit
+
+
+def test_fail_policy_raises_one_error_listing_them_all() -> None:
+    with pytest.raises(ArgumentsError) as caught:
+        Dispatcher([weather], invalid_args="fail").dispatch(ToolCall("c1", "weather", dict(BAD)))
+    assert [each.parameter for each in caught.value.errors] == NAMED
+    assert str(caught.value).startswith("tool 'weather': argument 'city' at /: missing required argument 'city'; ")
+
+
+def test_the_event_carries_the_listing_error() -> None:
+    events: list[ToolEvent] = []
+    Dispatcher([weather], on_event=events.append).dispatch(ToolCall("c1", "weather", dict(BAD)))
+    (invalid,) = [event for event in events if isinstance(event, InvalidToolArgs)]
+    assert [each.parameter for each in invalid.error.errors] == NAMED
+
+
+@pytest.mark.parametrize("syntax", ["json", "xml", "ptype"])
+def test_text_calls_list_every_bad_argument(syntax: str) -> None:
+    text_format = ToolFormat(syntax)  # type: ignore[arg-type]
+    text = render_call(ToolCall("c1", "weather", dict(BAD)), weather, format=text_format)
+    (call,) = parse_calls(f"Let me look.\n{text}\n", [weather], format=text_format)
+    result = dispatch(call, [weather])
+    assert result.error is not None and result.error.details is not None
+    assert names(result.error.details) == NAMED
+
+
+async def _over_mcp() -> Any:
+    async with Client(mcp.build_server(Toolbox([weather])), mode="legacy") as client:
+        return await client.call_tool("weather", dict(BAD))
+
+
+def test_the_mcp_server_sends_the_listing_message() -> None:
+    result = anyio.run(_over_mcp)
+    assert result.is_error is True
+    text = result.content[0].text
+    assert text.startswith("Error: Invalid arguments: tool 'weather', 5 problems:\n")
+    assert all(f"- argument {name!r} at " in text for name in NAMED)
+
+
+SECRET = "sk-live-0123456789abcdef"
+
+
+@tool
+def keyed(a: int, b: int, *, key: Annotated[str, Injected("api_key", secret=True)]) -> int:
+    """Add, with a key."""
+    return a + b
+
+
+def test_a_secret_echoed_in_several_entries_is_redacted_in_each() -> None:
+    call = ToolCall("c1", "keyed", {"a": SECRET, "b": SECRET, SECRET: 1})
+    result = dispatch(call, [keyed], inject={"api_key": SECRET})
+    assert result.error is not None and result.error.details is not None
+    assert len(result.error.details["errors"]) == 3
+    text = msgspec.json.encode(result.error).decode()
+    assert SECRET[:8] not in text and SECRET[-8:] not in text

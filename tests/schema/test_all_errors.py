@@ -1,0 +1,209 @@
+"""Every failing argument at once: `ArgumentsError.errors` lists each one, up to `MAX_LISTED`.
+
+The compiled check stops at its first failure; the others are found afterwards, on the failure
+path only. These tests pin what is listed (missing, unexpected and invalid arguments, one entry
+each), its order (the first failure first), the bound, and that a root checked in no known order
+(``minProperties``, ``allOf``) is listed just as fully.
+"""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from tests.strategies import Signature, build_tool, signatures
+from tinytools import ArgumentsError, InputSchema, ToolCall, dispatch
+from tinytools.errors import MAX_LISTED
+from tinytools.schema.validation import compile_validator
+
+WEATHER = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string", "minLength": 1},
+        "unit": {"enum": ["c", "f"]},
+        "days": {"type": "integer", "minimum": 1, "maximum": 7},
+        "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
+    },
+    "required": ["city", "days"],
+    "additionalProperties": False,
+}
+UNORDERED = {**WEATHER, "minProperties": 1}  # a root keyword the order of the check does not cover
+ALL_OF = {**WEATHER, "allOf": [{"properties": {"unit": {"const": "c"}}}]}
+
+
+def failure(schema: dict[str, Any], arguments: Any) -> ArgumentsError:
+    error = InputSchema.parse(schema).check(arguments)
+    assert error is not None
+    return error
+
+
+def listed(error: ArgumentsError) -> list[tuple[str, str, str | None]]:
+    return [(each.pointer, each.keyword, each.parameter) for each in error.errors]
+
+
+@pytest.mark.parametrize("schema", [WEATHER, UNORDERED], ids=["ordered", "unordered"])
+def test_missing_unexpected_and_invalid_arguments_are_all_listed(schema: dict[str, Any]) -> None:
+    error = failure(schema, {"unit": "k", "tags": [1], "zz": 1, "a/b": 2})
+    assert (error.pointer, error.keyword, error.parameter) == ("", "required", "city")
+    assert error.reason == "missing required arguments 'city', 'days'"  # the first failure, as before
+    assert listed(error) == [
+        ("", "required", "city"),
+        ("", "required", "days"),
+        ("/unit", "enum", "unit"),
+        ("/tags/0", "type", "tags"),
+        ("/zz", "additionalProperties", "zz"),
+        ("/a~1b", "additionalProperties", "a/b"),
+    ]
+    assert [each.reason for each in error.errors] == [
+        "missing required argument 'city'",
+        "missing required argument 'days'",
+        'expected one of "c", "f"; got "k"',
+        "expected string; got 1",
+        "unexpected argument 'zz' (allowed: city, unit, days, tags)",
+        "unexpected argument 'a/b' (allowed: city, unit, days, tags)",
+    ]
+    assert error.unlisted == 0
+    assert error.errors[2].schema == WEATHER["properties"]["unit"]  # each with its own fragment
+
+
+@pytest.mark.parametrize("schema", [WEATHER, UNORDERED, ALL_OF], ids=["ordered", "unordered", "allOf"])
+def test_the_first_failure_leads_and_arguments_before_it_are_not_listed_twice(schema: dict[str, Any]) -> None:
+    error = failure(schema, {"city": "", "days": 9, "unit": "c", "tags": ["a", "b", "c"]})
+    assert (error.pointer, error.keyword) == ("/city", "minLength")
+    assert listed(error) == [
+        ("/city", "minLength", "city"),
+        ("/days", "maximum", "days"),
+        ("/tags", "maxItems", "tags"),
+    ]
+
+
+def test_a_failure_only_the_root_finds_is_listed_beside_the_arguments() -> None:
+    error = failure(ALL_OF, {"city": "Oslo", "days": 2, "unit": "f", "tags": [3]})
+    assert listed(error) == [("/unit", "const", "unit"), ("/tags/0", "type", "tags")]
+    error = failure({**WEATHER, "maxProperties": 2}, {"city": "Oslo", "days": 0, "unit": "f"})
+    assert listed(error) == [("", "maxProperties", None), ("/days", "minimum", "days")]
+
+
+def test_one_failure_lists_itself_and_adds_nothing() -> None:
+    error = failure(WEATHER, {"city": "Oslo", "days": 8})
+    assert error.errors == (error,) and error.unlisted == 0
+    assert str(error) == "argument 'days' at /days: expected at most 7; got 8"
+
+
+def test_the_list_is_bounded_and_counts_the_rest() -> None:
+    arguments = {"city": "Oslo", "days": 1, **{f"extra{index}": index for index in range(25)}}
+    error = failure(WEATHER, arguments)
+    assert len(error.errors) == MAX_LISTED and error.unlisted == 25 - MAX_LISTED
+    assert [each.parameter for each in error.errors] == [f"extra{index}" for index in range(MAX_LISTED)]
+    assert str(error).endswith(f"; and {25 - MAX_LISTED} more")
+
+
+def test_a_long_made_up_name_is_echoed_cut() -> None:
+    name = "k" * 5_000
+    error = failure(WEATHER, {"city": "Oslo", "days": 1, name: 1, "other": 2})
+    assert len(error.errors) == 2 and error.errors[0].parameter == name  # the field keeps it whole
+    assert all(len(each.reason) < 500 for each in error.errors)
+
+
+def test_str_names_every_argument_and_the_error_survives_pickling() -> None:
+    error = failure(WEATHER, {"city": 3, "days": "x"})
+    error.tool = "weather"
+    assert str(error) == (
+        "tool 'weather': argument 'city' at /city: expected string; got 3; "
+        "argument 'days' at /days: expected integer; got \"x\""
+    )
+    copy = pickle.loads(pickle.dumps(error))
+    assert listed(copy) == listed(error) and str(copy) == str(error)
+
+
+def test_validate_raises_the_listing_error_and_compile_validator_lists_too() -> None:
+    with pytest.raises(ArgumentsError) as caught:
+        InputSchema.parse(WEATHER).validate({"city": 3, "days": 0})
+    assert listed(caught.value) == [("/city", "type", "city"), ("/days", "minimum", "days")]
+    with pytest.raises(ArgumentsError) as caught:
+        compile_validator(WEATHER)({"zz": 1})
+    assert [each.parameter for each in caught.value.errors] == ["city", "days", "zz"]
+
+
+def test_references_and_nested_failures_are_found_in_each_argument() -> None:
+    schema = {
+        "type": "object",
+        "$defs": {"point": {"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]}},
+        "properties": {"a": {"$ref": "#/$defs/point"}, "b": {"$ref": "#/$defs/point"}, "c": {"type": "boolean"}},
+        "additionalProperties": False,
+    }
+    error = failure(schema, {"a": {"x": "1"}, "b": {}, "c": 1})
+    assert listed(error) == [("/a/x", "type", "a"), ("/b", "required", "b"), ("/c", "type", "c")]
+
+
+def test_a_value_that_is_not_an_object_has_one_failure() -> None:
+    error = failure(WEATHER, [1, 2])
+    assert error.errors == (error,) and error.keyword == "type"
+
+
+# --- the property: exactly the arguments made bad are named --------------------------------
+
+
+@st.composite
+def bad_calls(draw: st.DrawFn) -> tuple[Signature, dict[str, Any], dict[str, Any], set[str]]:
+    """A generated tool, arguments with a random subset of them bad, and the names at fault."""
+    signature = draw(signatures().filter(lambda s: s.parameters))
+    defaults = {p.name: draw(p.case.valid) for p in signature.parameters if p.has_default}
+    arguments: dict[str, Any] = {}
+    bad: set[str] = set()
+    for p in signature.parameters:
+        fate = draw(st.sampled_from(["valid", "invalid", "omitted"]))
+        if fate == "invalid":
+            arguments[p.name] = draw(p.case.invalid)
+            bad.add(p.name)
+        elif fate == "valid":
+            arguments[p.name] = msgspec.to_builtins(draw(p.case.valid))
+        elif not p.has_default:
+            bad.add(p.name)  # a required argument left out
+    names = {p.name for p in signature.parameters}
+    extra = draw(st.lists(st.text(min_size=1, max_size=6).filter(lambda k: k not in names), max_size=4, unique=True))
+    arguments.update(dict.fromkeys(extra, 0))
+    return signature, defaults, arguments, bad | set(extra)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(bad_calls())
+def test_exactly_the_bad_arguments_are_named(case: tuple[Signature, dict[str, Any], dict[str, Any], set[str]]) -> None:
+    signature, defaults, arguments, bad = case
+    assume(bad)
+    made, seen = build_tool(signature, defaults)
+    error = made.schema.check(arguments)
+    assert error is not None
+    named = [each.parameter for each in error.errors]
+    assert len(named) == len(set(named)) == min(len(bad), MAX_LISTED)
+    assert set(named) <= bad and error.unlisted == len(bad) - len(named)
+    assert (error.errors[0].pointer, error.errors[0].parameter) == (error.pointer, error.parameter)
+    unordered = InputSchema.parse({**made.input_schema, "minProperties": 0}).check(arguments)
+    assert unordered is not None and listed(unordered) == listed(error)  # the shortcut of a known order agrees
+    payload = msgspec.json.encode(arguments)
+    result = dispatch(ToolCall("p", made.name, payload), [made], inject=dict.fromkeys(signature.injected))
+    assert seen == {} and result.error is not None and result.error.code == "invalid_arguments"
+    details = result.error.details
+    assert details is not None
+    if len(bad) == 1:
+        assert "errors" not in details
+        return
+    assert [entry["parameter"] for entry in details["errors"]] == named
+    assert details["unlisted"] == error.unlisted
+    message = result.error.message
+    assert all(f"- argument {name!r} at " in message for name in named)
+
+
+def test_names_that_need_escaping_or_quoting_are_each_found() -> None:
+    schema = {
+        "type": "object",
+        "properties": {name: {"type": "integer"} for name in ("a/b~c", "x.y", "{z}", "q'", "")},
+        "additionalProperties": False,
+    }
+    error = failure(schema, dict.fromkeys(("a/b~c", "x.y", "{z}", "q'", ""), "1"))
+    assert [each.pointer for each in error.errors] == ["/a~1b~0c", "/x.y", "/{z}", "/q'", "/"]
