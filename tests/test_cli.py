@@ -83,6 +83,8 @@ def test_schema_in_a_providers_shape(tools_file: Path, capsys: pytest.CaptureFix
     assert entry["type"] == "function" and entry["function"]["strict"] is True
     status, out, _ = run(capsys, "schema", f"{tools_file}:small", "--provider", "anthropic")
     assert json.loads(out)[0]["input_schema"]["required"] == ["a", "b"]
+    status, out, _ = run(capsys, "schema", f"{tools_file}:small", "--provider", "anthropic", "--strict")
+    assert status == 0 and json.loads(out)[0]["strict"] is True
 
 
 def test_call_prints_the_result_and_sets_the_exit_status(tools_file: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -253,3 +253,20 @@ def test_dataclass_without_init_field(define) -> None:
     )
     assert set(module.f.input_schema["$defs"]["C"]["properties"]) == {"a"}
     assert dataclasses.is_dataclass(module.C)
+
+
+def test_a_renamed_tool_names_itself_in_every_message() -> None:
+    @tool(idempotent=True, timeout=2.0)
+    def fetch(page: int) -> int:
+        """Fetch a page."""
+        return page
+
+    assert "'fetch'" in fetch.invoke({"page": "x"}).error.message  # the original's messages are cached
+    copy = fetch.renamed("fetch_page")
+    failed = copy.invoke({"page": "x"})
+    assert failed.name == "fetch_page" and "'fetch_page'" in failed.error.message
+    assert "'fetch'" not in failed.error.message
+    assert copy.invoke({"page": 2}).output == 2 and fetch.name == "fetch"
+    assert (copy.policy, copy.idempotent, copy.timeout, copy.schema) == (fetch.policy, True, 2.0, fetch.schema)
+    with pytest.raises(ToolDefinitionError):
+        fetch.renamed("not a name")

@@ -185,7 +185,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     schema = commands.add_parser("schema", help="print the schemas of the tools in TARGET")
     schema.add_argument("target", help="path/to/file.py or pkg.module, optionally :name")
     schema.add_argument("--provider", choices=list(PROVIDERS), help="print the tools in this provider's shape")
-    schema.add_argument("--strict", action="store_true", help="OpenAI strict mode (with --provider openai)")
+    schema.add_argument(
+        "--strict", action="store_true", help="strict mode (with --provider openai, openai-responses or anthropic)"
+    )
     schema.set_defaults(run=_schema)
     call = commands.add_parser("call", help="dispatch one call to the tools in TARGET")
     call.add_argument("target", help="path/to/file.py or pkg.module, optionally :name")
@@ -196,8 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument("--name", default="tinytools", help="the server name reported to clients")
     serve.set_defaults(run=_serve_mcp)
     args = parser.parse_args(argv)
-    if getattr(args, "strict", False) and args.provider not in ("openai", "openai-responses"):
-        parser.error("--strict needs --provider openai or openai-responses")
+    if getattr(args, "strict", False) and args.provider not in ("openai", "openai-responses", "anthropic"):
+        parser.error("--strict needs --provider openai, openai-responses or anthropic")
     try:
         status: int = args.run(args)
     except TargetError as exc:

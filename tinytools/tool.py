@@ -251,6 +251,19 @@ class Tool(Generic[P, R]):
             self._framings[parameter] = framing
         return framing
 
+    def renamed(self, name: str) -> Tool[P, R]:
+        """A copy of this tool under another name: the same function, schemas, policy and options.
+
+        Raises:
+            ToolDefinitionError: ``name`` is not a valid tool name.
+        """
+        check_name(name)
+        copied = copy.copy(self)
+        copied.name = name
+        copied._strict, copied._fragments, copied._framings = None, {}, {}  # their messages name the tool
+        copied.__dict__.pop("_typed_reader", None)
+        return copied
+
     def invoke(
         self, arguments: Mapping[str, Any] | str | None = None, *, inject: Mapping[str, Any] | None = None
     ) -> ToolResult:

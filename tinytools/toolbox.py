@@ -266,7 +266,7 @@ class Toolbox:
             if new == name:
                 box._put(item, self._sources.get(name))
             else:
-                box._put(_with_name(item, new), f"(renamed from {name!r})")
+                box._put(item.renamed(new), f"(renamed from {name!r})")
         self._copy_aliases(box, new_names, alias_prefix)
         return box
 
@@ -305,26 +305,6 @@ def _merged_encoders(parts: list[Toolbox]) -> dict[type, Callable[[Any], Any]]:
                 )
             merged[cls], origin[cls] = encode, number
     return merged
-
-
-def _with_name(item: Tool[..., Any], name: str) -> Tool[..., Any]:
-    """A copy of a tool under another name: the same function, schemas, policy and options."""
-    return Tool(
-        item.fn,
-        name=name,
-        description=item.description,
-        input_schema=item.schema,
-        output_schema=item.output_schema,
-        slots=item.slots,
-        parallel_safe=item.parallel_safe,
-        enabled=item.enabled,
-        validate_output=item.validate_output,
-        policy=item.policy,
-        format=item.format,
-        keyword_call=item.call,
-        executor=item.executor,
-        expose_errors=item.expose_errors,
-    )
 
 
 def _chosen(obj: object, owner: type, include: Collection[str] | None, exclude: Collection[str] | None) -> list[str]:
@@ -379,7 +359,7 @@ def _method_tool(obj: object, owner: type, attribute: str, prefix: str) -> Tool[
         )
     value = getattr(obj, attribute)
     if isinstance(value, Tool):
-        return value if not prefix else _with_name(value, prefix + value.name)
+        return value if not prefix else value.renamed(prefix + value.name)
     return make_tool(value, name=prefix + attribute)
 
 
