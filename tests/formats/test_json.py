@@ -116,7 +116,7 @@ def test_sound_calls_inside_a_broken_list_are_still_read() -> None:
 def test_an_unknown_tool_name_reaches_the_dispatcher() -> None:
     (call,) = parse_calls('{"name": "serach", "arguments": {"query": "x"}}', TOOLS)
     assert dispatch(call, TOOLS).error == StructuredError(
-        "unknown_tool", "Unknown tool 'serach'. Available tools: search, get_time, get_weather."
+        "unknown_tool", "Unknown tool 'serach'. Did you mean 'search'? Available tools: search, get_time, get_weather."
     )
 
 
