@@ -9,6 +9,9 @@ of a call's values all read, so none of them inspects the function again.
 
 from __future__ import annotations
 
+import copy
+import enum
+import functools
 import inspect
 import types
 from collections.abc import Callable, Mapping
@@ -155,7 +158,7 @@ class Slot:
 class Signature:
     """What reading a function gives: its slots, its schemas and its description."""
 
-    __slots__ = ("description", "input_schema", "late_return", "method", "output_schema", "slots")
+    __slots__ = ("description", "fixed_secrets", "input_schema", "late_return", "method", "output_schema", "slots")
 
     def __init__(
         self,
@@ -166,6 +169,7 @@ class Signature:
         *,
         method: bool = False,
         late_return: bool = False,
+        fixed_secrets: tuple[Any, ...] = (),
     ):
         self.slots = slots
         """Every parameter, in signature order."""
@@ -177,22 +181,26 @@ class Signature:
         """The docstring's description."""
         self.method = method
         """Whether the function is a method not yet bound: its first parameter (``self``/``cls``) is left out."""
+        self.fixed_secrets = fixed_secrets
+        """Secret values the callable carries itself (a partial's, set for an ``Injected(secret=True)`` parameter)."""
         self.late_return = late_return
         """Whether the return type is known only once the method's class is: ``Self``, or the class itself."""
 
 
-def read_signature(fn: Callable[..., Any], name: str, localns: Mapping[str, Any] | None) -> Signature:
+def read_signature(
+    fn: Callable[..., Any], name: str, localns: Mapping[str, Any] | None, *, static: bool = False
+) -> Signature:
     """Read ``fn`` into slots and schemas (what `tinytools.tool` does when defining a tool).
 
     ``fn`` is a function, a bound method, a ``functools.partial`` (the arguments it sets are
-    hidden) or an object with ``__call__``. A function defined in a class body whose first
-    parameter is ``self`` or ``cls`` is read as a method: that parameter is left out.
+    hidden) or an object with ``__call__``. A function defined in a class body that takes a
+    positional parameter first is read as a method, that receiver left out, unless ``static``.
 
     Raises:
         ToolDefinitionError: A parameter cannot be expressed: ``*args``, ``**kwargs``, or a type
             with no JSON Schema that is not injected; or ``fn`` is not a callable tinytools can read.
     """
-    target = target_of(fn, name)
+    target = target_of(fn, name, static=static)
     hints, late = _type_hints(target.hints, name, localns, method=target.drop_first)
     docs = parse_docstring(target.docs)
     builder = SchemaBuilder(name, localns=localns, self_type=target.self_type)
@@ -204,7 +212,7 @@ def read_signature(fn: Callable[..., Any], name: str, localns: Mapping[str, Any]
         hint = hints.get(parameter.name, Any)
         injection = _injection(parameter, hint)
         if injection is not None:
-            slots.append(Slot(parameter.name, kind=parameter.kind, default=parameter.default, injection=injection))
+            slots.append(_hidden(parameter, hint, injection))
             continue
         slot, schema = _visible(parameter, hint, builder, docs.parameters.get(parameter.name))
         if slot.name in properties:
@@ -224,27 +232,55 @@ def read_signature(fn: Callable[..., Any], name: str, localns: Mapping[str, Any]
         docs.description,
         method=target.drop_first,
         late_return=late or returns in SELF_TYPES,
+        fixed_secrets=_bound_secrets(target.bound, hints),
     )
+
+
+def _bound_secrets(bound: Mapping[str, Any], hints: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The values a partial set for parameters marked ``Injected(secret=True)``: still secrets."""
+    return tuple(
+        value
+        for name, value in bound.items()
+        if any(isinstance(item, Injected) and item.secret for item in split_annotated(hints.get(name, Any))[1])
+    )
+
+
+def _hidden(parameter: inspect.Parameter, hint: Any, injection: Injection) -> Slot:
+    """The slot of an injected parameter; a ``Field`` default is its fallback, as a plain default is."""
+    default, factory = parameter.default, None
+    field = default if pydantic_field(default) else _annotated_field(hint)
+    if field is not None and (default is field or default is EMPTY):
+        default, factory = field_default(field)
+    return Slot(parameter.name, kind=parameter.kind, default=default, injection=injection, factory=factory)
 
 
 def _visible(
     parameter: inspect.Parameter, hint: Any, builder: SchemaBuilder, documented: str | None
 ) -> tuple[Slot, dict[str, Any]]:
-    """The slot and the schema of a parameter the model sends, a pydantic ``Field`` honoured."""
+    """The slot and the schema of a parameter the model sends, a pydantic ``Field`` honoured.
+
+    A ``Field`` may sit in ``Annotated`` and be the default too: the default's says the default, and
+    the alias is the last one given. A mutable ``Field`` default is copied for each call, as
+    pydantic does; a plain Python default keeps Python's meaning.
+    """
     default = parameter.default
-    field = default if pydantic_field(default) else _annotated_field(hint)
-    if field is default:
-        hint = typing_extensions.Annotated[hint, field]  # its description and bounds, read like Annotated's
+    fields = [item for item in split_annotated(hint)[1] if pydantic_field(item)]
+    if pydantic_field(default):
+        fields.append(default)
+        hint = typing_extensions.Annotated[hint, default]  # its description and bounds, read like Annotated's
+    field = fields[-1] if fields else None
     schema, convert = builder.build(hint, parameter.name)
     if "description" not in schema and documented:
         schema = {**schema, "description": documented}
     factory = None
-    if field is not None and default in (field, EMPTY):
+    if field is not None and (default is field or default is EMPTY):
         default, factory = field_default(field)
+        if factory is None and default is not EMPTY and not _immutable(default):
+            factory = functools.partial(copy.deepcopy, default)
     if default is not EMPTY:
         schema = with_default(schema, default, builder.tool, parameter.name)
     slot = Slot(
-        field_alias(field) or parameter.name if field is not None else parameter.name,
+        _alias(fields, builder.tool, parameter.name),
         kind=parameter.kind,
         default=default,
         convert=convert,
@@ -253,6 +289,25 @@ def _visible(
         fills=default is not parameter.default or factory is not None,
     )
     return slot, schema
+
+
+def _alias(fields: list[Any], tool_name: str, parameter: str) -> str:
+    """The name the model sends a parameter by: the last ``Field`` alias given, else its own name."""
+    try:
+        aliases = [alias for alias in map(field_alias, fields) if alias is not None]
+    except ValueError as exc:
+        raise ToolDefinitionError(str(exc), tool=tool_name, parameter=parameter) from None
+    return aliases[-1] if aliases else parameter
+
+
+_IMMUTABLE = (str, bytes, int, float, complex, bool, type(None), frozenset, tuple, enum.Enum)
+
+
+def _immutable(value: Any) -> bool:
+    """Whether a default can be shared between calls (a tuple only when its items can)."""
+    if isinstance(value, tuple):
+        return all(map(_immutable, value))
+    return isinstance(value, _IMMUTABLE)
 
 
 def _annotated_field(hint: Any) -> Any:

@@ -135,6 +135,10 @@ class Tool(Generic[P, R]):
         self._hide(slots)
         self.binds: str | None = None
         """``"instance"`` or ``"class"`` for a method not yet bound (see `Tool.__get__`), else None."""
+        self.static = False
+        """Whether the function came as a ``staticmethod``: it has no receiver to bind."""
+        self.fixed_secrets: tuple[Any, ...] = ()
+        """Secret values the callable carries itself (a partial's), redacted like injected secrets."""
         self._late_return = False
         self._self_schemas: dict[type, dict[str, Any] | None] = {}
         self._output_check: Callable[[Any], None] | None = None
@@ -192,6 +196,10 @@ class Tool(Generic[P, R]):
                 self._self_schemas[cls] = output_schema(return_hint(self.fn), self.name, None, cls)
             bound.output_schema = self._self_schemas[cls]
             bound._output_check = None
+            if bound.validate_output and bound.output_schema is None:
+                raise ToolDefinitionError(
+                    f"validate_output=True needs an output schema, and {cls.__name__} has none", tool=self.name
+                )
         return bound
 
     def __repr__(self) -> str:
@@ -378,17 +386,20 @@ def make_tool(
     body, under ``@tool``), a ``functools.partial`` (the arguments it sets are hidden from the
     model) or an object with ``__call__``.
     """
-    binds = None
+    binds, static = None, False
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, Tool):  # @classmethod over @tool
         fn = fn.__func__.bound_to(fn.__self__).fn
     if isinstance(fn, Tool):
-        binds, fn = fn.binds, fn.fn
+        binds, static, fn = fn.binds, fn.static, fn.fn
     if isinstance(fn, staticmethod):
-        fn = fn.__func__
+        static, fn = True, fn.__func__
     elif isinstance(fn, classmethod):
         binds, fn = "class", fn.__func__
     tool_name = name if name is not None else default_name(fn)
-    read = read_signature(fn, tool_name, localns)
+    read = read_signature(fn, tool_name, localns, static=static)
+    checks_later = read.late_return and read.method and options.get("validate_output", False)
+    if checks_later:  # the output schema is known once the method is bound
+        options["validate_output"] = False
     if description is None and not read.description:
         warnings.warn(
             f"tool {tool_name!r} has no description: the model reads only its name; "
@@ -405,7 +416,10 @@ def make_tool(
         slots=read.slots,
         **options,
     )
+    made.static = static
+    made.fixed_secrets = read.fixed_secrets
     if read.method:
         made.binds = binds or "instance"
         made._late_return = read.late_return
+        made.validate_output = made.validate_output or bool(checks_later)
     return made

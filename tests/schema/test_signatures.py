@@ -7,16 +7,30 @@ Every case runs twice: on `tests.schema.signature_defs` as written and compiled 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import functools
 import types
 import warnings
-from typing import Any
+from typing import Annotated, Any, NamedTuple
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import AliasChoices, Field
+from typing_extensions import Self
 
 from tests.schema.twice import both
-from tinytools import Dispatcher, Tool, Toolbox, ToolCall, ToolDefinitionError, ToolDefinitionWarning, dispatch, tool
+from tinytools import (
+    Dispatcher,
+    Injected,
+    Tool,
+    Toolbox,
+    ToolCall,
+    ToolDefinitionError,
+    ToolDefinitionWarning,
+    dispatch,
+    tool,
+)
 
 
 @pytest.fixture(params=both("tests.schema.signature_defs"), ids=["as-written", "future-annotations"])
@@ -162,6 +176,8 @@ def test_bound_methods_class_and_static_methods(defs: types.ModuleType) -> None:
     assert run(counter.starting_at, {"start": 3}).output == {"start": 3}  # the class's, from an instance
     assert run(defs.Counter.zero, {}).output == 0 and counter.zero is defs.Counter.zero
     assert defs.Counter.zero() == 0 and counter.bump(1) is counter  # still callable as written
+    scale = tool(defs.Counter.scale)  # a plain function once read from the class: its class says it is static
+    assert set(scale.input_schema["properties"]) == {"x", "factor"} and run(scale, {"x": 3}).output == 6
 
 
 def test_classmethod_over_tool_binds_the_class() -> None:
@@ -183,7 +199,8 @@ def test_classmethod_over_tool_binds_the_class() -> None:
 def test_sets_hold_only_hashable_items(defs: types.ModuleType) -> None:
     made = tool(defs.sized)
     assert made.input_schema["properties"]["anything"]["items"] == {"type": ["string", "number", "boolean", "null"]}
-    assert run(made, {"items": [[1, 2], [2, 1]], "anything": ["a", 1]}).output == 3
+    assert run(made, {"items": [[1, 2], [3]], "anything": ["a", 1]}).output == 4
+    assert run(made, {"items": [[1, 2], [2, 1]], "anything": []}).status == "failed"  # one frozenset, sent twice
     assert run(made, {"items": [], "anything": [{"a": 1}]}).status == "failed"
 
     def of_dicts(s: set[dict[str, int]]) -> int:
@@ -282,3 +299,152 @@ def test_invoke_runs_one_call_like_dispatch() -> None:
     assert halve.invoke('{"n": 4}').output == 2.0
     bad = halve.invoke({"n": "4"})
     assert bad.status == "failed" and bad.call_id and "/n" in bad.error.message
+
+
+# -- what an adversarial review found ------------------------------------------------------------
+
+
+def test_a_failing_default_factory_fails_its_call_alone() -> None:
+    def boom() -> int:
+        raise ZeroDivisionError("the factory's own fault")
+
+    @tool
+    def g(a: int = Field(default_factory=boom)) -> int:
+        """G."""
+        return a
+
+    @tool
+    def ok(x: int = 1) -> int:
+        """Ok."""
+        return x
+
+    for strict, omitted in ((False, {}), (True, None)):  # strict mode sends null for what it leaves out
+        calls = [
+            ToolCall(id="1", name="ok", arguments={} if omitted is not None else {"x": None}),
+            ToolCall(id="2", name="g", arguments={} if omitted is not None else {"a": None}),
+        ]
+        results = Dispatcher(Toolbox([g, ok]), strict=strict).dispatch_many(calls)
+        assert [(r.call_id, r.status) for r in results] == [("1", "succeeded"), ("2", "failed")]
+        assert results[1].error.code == "tool_error" and "ZeroDivision" not in results[1].error.message
+    assert asyncio.run(g.ainvoke({})).status == "failed" and g.invoke({"a": 3}).output == 3
+
+
+def test_the_receiver_is_found_by_place_not_name() -> None:
+    class Service:
+        @tool
+        def method(this, x: int) -> str:
+            """Method."""
+            return f"{type(this).__name__}:{x}"
+
+        @tool
+        @classmethod
+        def build(klass, x: int) -> str:
+            """Build."""
+            return f"{klass.__name__}:{x}"
+
+        @tool
+        @staticmethod
+        def repeat(cls: str, n: int = 1) -> str:
+            """Repeat a text (a parameter that happens to be called cls)."""
+            return cls * n
+
+    service = Service()
+    assert set(service.method.input_schema["properties"]) == {"x"}
+    smuggled = run(service.method, {"this": "chosen by the model", "x": 1})
+    assert smuggled.status == "failed" and "this" in smuggled.error.message
+    assert run(service.method, {"x": 1}).output == "Service:1"
+    assert (
+        run(Service.build, {"x": 2}).output == "Service:2" and "klass" not in Service.build.input_schema["properties"]
+    )
+    for made in (Service.repeat, service.repeat, tool(Service.repeat)):
+        assert set(made.input_schema["properties"]) == {"cls", "n"}
+        assert run(made, {"cls": "ab", "n": 2}).output == "abab"
+
+
+def test_a_secret_a_partial_binds_is_still_a_secret() -> None:
+    def call_api(query: str, *, key: Annotated[str, Injected("api_key", secret=True)] = "") -> str:
+        """Call the API."""
+        return f"{query} with {key}"
+
+    secret = "sk-bound-by-partial-0123456789"
+    for made in (tool(functools.partial(call_api, key=secret)), tool(functools.partial(call_api, "q", key=secret))):
+        arguments = {"query": "q"} if "query" in made.input_schema["properties"] else {}
+        result = run(made, arguments)
+        assert result.status == "succeeded" and secret[:8] not in result.text() and "redacted" in result.text()
+
+
+def test_a_mutable_field_default_is_fresh_for_each_call() -> None:
+    @tool
+    def tag(tags: list[str] = Field(default=[]), meta: dict[str, int] = Field(default={})) -> int:  # noqa: B008
+        """Tag."""
+        tags.append("x")
+        meta["n"] = len(tags)
+        return len(tags)
+
+    assert [tag.invoke({}).output for _ in range(3)] == [1, 1, 1]
+
+
+def test_field_aliases_and_defaults_meet_as_pydantic_reads_them() -> None:
+    @tool
+    def aliased(a: Annotated[int, Field(alias="A", ge=0)] = Field(6)) -> int:
+        """Aliased, with the default's Field."""
+        return a
+
+    assert aliased.input_schema["properties"] == {"A": {"type": "integer", "minimum": 0, "default": 6}}
+    assert run(aliased, {"A": 3}).output == 3 and run(aliased, {}).output == 6
+
+    def choices(a: int = Field(validation_alias=AliasChoices("x", "y"))) -> int:
+        """Choices."""
+        return a
+
+    def empty(a: int = Field(alias="")) -> int:
+        """Empty."""
+        return a
+
+    for refused in (choices, empty):
+        with pytest.raises(ToolDefinitionError, match="alias"):
+            tool(refused)
+
+    @tool
+    def injected(key: Annotated[str, Injected("key"), Field(default="fallback")]) -> str:
+        """Injected, with a Field default."""
+        return key
+
+    assert run(injected, {}).output == "fallback" and run(injected, {}, inject={"key": "given"}).output == "given"
+
+
+def test_set_items_that_do_not_hash_or_would_merge_are_refused() -> None:
+    class Row(NamedTuple):
+        name: str
+        cells: list[int]
+
+    def rows(items: set[Row]) -> int:
+        """Rows."""
+        return len(items)
+
+    with pytest.raises(ToolDefinitionError, match="holding arrays"):
+        tool(rows)
+
+    @tool
+    def numbers(a: set[bool | int], b: set = set()) -> int:  # noqa: B006
+        """Numbers."""
+        return len(a) + len(b)
+
+    assert run(numbers, {"a": [True, 1]}).status == "failed"
+    assert run(numbers, {"a": [1, 2], "b": [True, 1]}).status == "failed"
+    assert run(numbers, {"a": [True, 2], "b": ["x"]}).output == 3
+
+
+def test_validate_output_on_a_method_returning_self_is_checked_once_bound() -> None:
+    @dataclasses.dataclass
+    class Box:
+        size: int
+
+        @tool(validate_output=True)
+        def grown(self, by: int) -> Self:
+            """Grow."""
+            return Box(self.size + by) if by >= 0 else "shrunk"  # type: ignore[return-value]
+
+    box = Box(1)
+    assert run(box.grown, {"by": 2}).output == {"size": 3}
+    assert run(box.grown, {"by": -1}).error.code == "invalid_output"

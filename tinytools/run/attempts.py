@@ -25,7 +25,7 @@ from tinytools.run.boundary import Boundary
 from tinytools.run.flight import Flight, invalid, read_arguments, started_arguments
 from tinytools.run.outcomes import cancelled, denied, executor_failure, propagates, timed_out, tool_failure
 from tinytools.run.output import finish
-from tinytools.run.plan import Read
+from tinytools.run.plan import DefaultFailed, Read
 from tinytools.run.secrets import Secrets
 from tinytools.run.work import CANCELLED, RAISED, REFUSED, RETURNED, Channel, Outcome, Work
 
@@ -124,6 +124,8 @@ class Attempts:
             args, kwargs, secrets = plan.bind(read, flight.scope.inject, runtime)
         except ArgumentsError as exc:
             return invalid(flight, kept(exc), events=self.sink is not None)
+        except DefaultFailed as exc:
+            return tool_failure(flight.call, plan.name, exc.error, flight.start, plan.exposed)
         if secrets and flight.secrets is None:
             flight.secrets = Secrets.of(secrets)
         tool = plan.tool

@@ -114,7 +114,8 @@ class Pipeline:
                     result = await result  # type: ignore[misc]
         else:
             result = read  # type: ignore[assignment]
-        if flight.secrets is None and plan.tool.secret_keys:  # made before binding: a refusal, a denial, middleware
+        tool = plan.tool
+        if flight.secrets is None and (tool.secret_keys or tool.fixed_secrets):  # made before binding: a denial, ...
             flight.secrets = Secrets.of(plan.secrets(scope.inject))
         result = self.boundary.seal(result, flight.secrets, start)
         if self.sink is None:  # nothing to tell: the result is the call's end

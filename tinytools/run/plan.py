@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from tinytools.errors import ArgumentsError, InjectionError, kept
 from tinytools.executors.factories import factory_for, provided
 from tinytools.results import ToolCall, ToolResult
-from tinytools.run.outcomes import argument_failure
+from tinytools.run.outcomes import argument_failure, tool_failure
 from tinytools.schema.arguments import decoded_arguments, detached
 from tinytools.schema.convert import ConversionError, conversion_failure, refused
 from tinytools.schema.reader import Reader, positional_reader
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from tinytools.schema.strict import StrictSchema
     from tinytools.tool import Tool
 
-__all__ = ["Plan", "Read", "typed_reader"]
+__all__ = ["DefaultFailed", "Plan", "Read", "typed_reader"]
 
 _SCALARS = frozenset({"string", "integer", "boolean", "null"})
 
@@ -107,7 +107,7 @@ class Plan:
         tool = self.tool
         return not (
             self.denial or tool.needs_approval or self.route or tool.timeout is not None or self.tries > 1
-        ) and not (self.runtime or tool.secret_keys or tool.is_async or tool.remote_keys)
+        ) and not (self.runtime or tool.secret_keys or tool.fixed_secrets or tool.is_async or tool.remote_keys)
 
     def reader(self) -> Reader | None:
         """The typed reader of this plan's tool, built now if need be; None when it has no typed way."""
@@ -162,13 +162,13 @@ class Plan:
             return [], dict(arguments), []
         args: list[Any] = []
         kwargs: dict[str, Any] = {}
-        secrets: list[Any] = []
+        secrets: list[Any] = list(self.tool.fixed_secrets)
         by_keyword = self.tool.call is not None
         for slot in slots:
             if slot.injection is None:
                 value = self._converted(slot, arguments.get(slot.name, EMPTY))
                 if value is EMPTY and slot.fills:  # a Field's default: the function's own is the Field
-                    value = slot.default if slot.factory is None else slot.factory()
+                    value = slot.default if slot.factory is None else made(slot)
             else:
                 value = self._injected(slot, inject, runtime)
                 if slot.injection.secret:
@@ -181,7 +181,7 @@ class Plan:
 
     def secrets(self, inject: Mapping[str, Any] | None) -> list[Any]:
         """The secret values a call with ``inject`` gives the tool, for a result made before binding."""
-        found = []
+        found = list(self.tool.fixed_secrets)
         for slot in self.tool.slots or ():
             injection = slot.injection
             if injection is not None and injection.secret and injection.source == "inject":
@@ -219,6 +219,8 @@ class Plan:
             factory = factory_for(injection.key)
             if factory is not None:  # made here, once per process: the tool runs in this one
                 return provided(factory)
+        if slot.factory is not None:
+            return made(slot)
         if slot.default is not EMPTY:
             return slot.default
         raise InjectionError(tool=self.name, parameter=slot.name, key=injection.key)
@@ -252,7 +254,30 @@ class Plan:
             args, kwargs, _ = self.bind(read, inject, None)
         except ArgumentsError as exc:
             return self.invalid(call, kept(exc), start)
+        except DefaultFailed as exc:
+            return tool_failure(call, self.name, exc.error, start, self.exposed)
         return args, kwargs
+
+
+class DefaultFailed(Exception):
+    """A ``default_factory`` raised while a call was bound: the tool's own code failed, not the model."""
+
+    def __init__(self, error: Exception):
+        self.error = error
+        super().__init__(str(error))
+
+
+def made(slot: Slot) -> Any:
+    """The value of ``slot``'s ``default_factory`` for one call.
+
+    Raises:
+        DefaultFailed: The factory raised; the call ends as if the tool had.
+    """
+    assert slot.factory is not None
+    try:
+        return slot.factory()
+    except Exception as exc:
+        raise DefaultFailed(exc) from exc
 
 
 def _scalar(schema: Any) -> bool:

@@ -96,11 +96,20 @@ def field_default(field: Any) -> tuple[Any, Callable[[], Any] | None]:
 
 
 def field_alias(field: Any) -> str | None:
-    """The name a ``Field`` gives the value on the wire (``validation_alias``, else ``alias``), or None."""
-    alias = field.validation_alias
+    """The name a ``Field`` gives the value on the wire (``validation_alias``, else ``alias``), or None.
+
+    Raises:
+        ValueError: The alias is not one plain name: ``AliasChoices``/``AliasPath`` (a model is
+            shown one name per argument), or an empty string.
+    """
+    alias = field.validation_alias if field.validation_alias is not None else field.alias
+    if alias is None:
+        return None
     if not isinstance(alias, str):
-        alias = field.alias
-    return alias if isinstance(alias, str) else None
+        raise ValueError(f"{type(alias).__name__} is not one name the model can be shown; use alias='...'")
+    if not alias:
+        raise ValueError("an empty alias is not a name the model can send")
+    return alias
 
 
 def constraints(metadata: tuple[Any, ...], is_array: bool) -> dict[str, Any]:

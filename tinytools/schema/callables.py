@@ -2,8 +2,9 @@
 
 A function is read as it is; a bound method without its ``self``; a ``functools.partial``
 without the arguments it sets; an object with ``__call__`` through its class's ``__call__``; a
-function defined in a class body that takes ``self`` or ``cls`` first as a method not yet
-bound (`tinytools.Tool` binds it). A class, or anything not callable, is refused.
+function defined in a class body that takes a positional parameter first as a method not yet
+bound, whatever that receiver is called (`tinytools.Tool` binds it), unless it came as a
+``staticmethod``. A class, or anything not callable, is refused.
 """
 
 from __future__ import annotations
@@ -22,13 +23,15 @@ __all__ = ["Target", "default_name", "is_async", "parameters_of", "target_of"]
 class Target:
     """Where to read a callable's hints, docstring and name, and which of its parameters to leave out."""
 
-    __slots__ = ("docs", "drop_first", "hidden", "hints", "name", "self_type")
+    __slots__ = ("bound", "docs", "drop_first", "hidden", "hints", "name", "self_type")
 
-    def __init__(self, hints: Any, docs: Any, name: str, *, hidden: frozenset[str] = frozenset()):
+    def __init__(self, hints: Any, docs: Any, name: str, *, bound: dict[str, Any] | None = None):
         self.hints = hints
         self.docs = docs
         self.name = name
-        self.hidden = hidden
+        self.bound = bound or {}
+        """Parameter -> value a ``functools.partial`` already set (by keyword or by position)."""
+        self.hidden = frozenset(self.bound)
         """Parameters a ``functools.partial`` already set: not the model's to send."""
         self.drop_first = False
         """Whether the first parameter is an unbound method's ``self``/``cls``."""
@@ -41,15 +44,17 @@ def default_name(fn: Callable[..., Any]) -> str:
     return target_of(fn, "").name
 
 
-def target_of(fn: Any, tool_name: str) -> Target:
+def target_of(fn: Any, tool_name: str, *, static: bool = False) -> Target:
     """Where a callable's hints, docstring and name are read (see `Target`).
+
+    ``static`` says ``fn`` came as a ``staticmethod``: a function of a class body that has no receiver.
 
     Raises:
         ToolDefinitionError: ``fn`` is a class, or not callable.
     """
     if isinstance(fn, functools.partial):
-        inner = target_of(fn.func, tool_name)
-        return Target(inner.hints, inner.docs, inner.name, hidden=inner.hidden | frozenset(fn.keywords))
+        inner = target_of(fn.func, tool_name, static=static)
+        return Target(inner.hints, inner.docs, inner.name, bound={**inner.bound, **_partial_values(fn)})
     if isinstance(fn, types.MethodType):
         target = Target(fn, fn, fn.__name__)
         owner = fn.__self__
@@ -57,7 +62,7 @@ def target_of(fn: Any, tool_name: str) -> Target:
         return target
     if isinstance(fn, (types.FunctionType, types.BuiltinFunctionType)):
         target = Target(fn, fn, fn.__name__)
-        target.drop_first = isinstance(fn, types.FunctionType) and _unbound_method(fn)
+        target.drop_first = not static and isinstance(fn, types.FunctionType) and _unbound_method(fn)
         return target
     if isinstance(fn, type):
         raise ToolDefinitionError(
@@ -74,12 +79,50 @@ def target_of(fn: Any, tool_name: str) -> Target:
 
 
 def _unbound_method(fn: types.FunctionType) -> bool:
-    """Whether ``fn`` was defined in a class body and takes ``self`` or ``cls`` first."""
+    """Whether ``fn`` was defined in a class body and takes a receiver (its first positional parameter).
+
+    The receiver is found by its place, not its name: ``def m(this, x)`` binds ``this`` as Python
+    itself would, so a model can never send it.
+    """
     owner, _, _ = fn.__qualname__.rpartition(".")
     if not owner or owner.endswith("<locals>"):
         return False
+    if isinstance(_class_attribute(fn, owner), staticmethod):  # `tool(Ledger.plain)` of a static method
+        return False
     first = next(iter(inspect.signature(fn).parameters.values()), None)
-    return first is not None and first.name in ("self", "cls") and first.kind is not inspect.Parameter.KEYWORD_ONLY
+    return first is not None and first.kind in (
+        inspect.Parameter.POSITIONAL_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    )
+
+
+def _class_attribute(fn: types.FunctionType, owner: str) -> Any:
+    """What the class ``owner`` (a dotted path in ``fn``'s module) holds under ``fn``'s name, or None.
+
+    None also when the class cannot be reached: it is still being defined (``@tool`` in its
+    body), or it lives in a function.
+    """
+    found: Any = fn.__globals__.get(owner.partition(".")[0])
+    for part in owner.split(".")[1:]:
+        found = getattr(found, part, None)
+    return vars(found).get(fn.__name__) if isinstance(found, type) else None
+
+
+def _partial_values(fn: functools.partial[Any]) -> dict[str, Any]:
+    """Parameter -> value of what a partial sets: its keywords, and its positional arguments by name."""
+    values: dict[str, Any] = {}
+    if fn.args:
+        try:
+            positional = [
+                parameter.name
+                for parameter in inspect.signature(fn.func).parameters.values()
+                if parameter.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            ]
+        except (TypeError, ValueError):
+            positional = []
+        values.update(zip(positional, fn.args, strict=False))
+    values.update(fn.keywords)
+    return values
 
 
 def parameters_of(fn: Callable[..., Any], target: Target, tool_name: str) -> list[inspect.Parameter]:

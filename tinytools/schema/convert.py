@@ -134,10 +134,14 @@ def flooded(items: Sequence[Any]) -> bool:
 
 
 def sequence_of(item: Converter | None, build: Callable[[Any], Any]) -> Converter:
-    """Convert each item (when needed), then build the container (list, tuple, set...)."""
-    if item is None:
-        return build
+    """Convert each item (when needed), then build the container (list, tuple, set...).
+
+    A set must keep every item: JSON's ``true`` and ``1`` differ (``uniqueItems`` lets both
+    through) but are one Python set item, so a set that would lose some is refused.
+    """
     hashed = build is set or build is frozenset
+    if item is None:
+        return _whole(build) if hashed else build
 
     def convert_sequence(value: Any) -> Any:
         out = []
@@ -149,9 +153,27 @@ def sequence_of(item: Converter | None, build: Callable[[Any], Any]) -> Converte
                 raise
         if hashed and flooded(out):
             raise ConversionError(f"the items make a set whose hashes collide (more than {FLOOD_SHARE} alike)")
-        return build(out)
+        built = build(out)
+        if hashed and len(built) != len(out):
+            raise ConversionError(_MERGED)
+        return built
 
     return convert_sequence
+
+
+_MERGED = "some items are equal in Python (true and 1, say) and would merge into one set item; send them once"
+
+
+def _whole(build: Callable[[Any], Any]) -> Converter:
+    """``build`` (set or frozenset) of JSON items, refusing items that would merge."""
+
+    def convert_set(value: Any) -> Any:
+        built = build(value)
+        if len(built) != len(value):
+            raise ConversionError(_MERGED)
+        return built
+
+    return convert_set
 
 
 def fixed_tuple(items: Sequence[Converter | None], build: Callable[[Any], Any]) -> Converter:

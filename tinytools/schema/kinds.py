@@ -59,14 +59,17 @@ SELF_TYPES = tuple({typing_extensions.Self, getattr(typing, "Self", typing_exten
 SCALAR_VALUES = frozenset({str, int, float, bool})
 
 
-def unhashable(hint: Any) -> str | None:
-    """What in ``hint`` would make a set of its values fail (a list, a dict, a mutable class), or None."""
+def unhashable(hint: Any, seen: frozenset[Any] = frozenset()) -> str | None:
+    """What in ``hint`` would make a set of its values fail (a list, a dict, a mutable class), or None.
+
+    A class whose instances hash (a NamedTuple, a frozen dataclass, Struct or pydantic model) is
+    looked into: its hash is its fields', so one list among them fails it too.
+    """
     hint = split_annotated(hint)[0]
     origin = typing_extensions.get_origin(hint)
     args = typing_extensions.get_args(hint)
     if origin in WRAPPERS or origin in UNIONS or origin is tuple:
-        found = [unhashable(arg) for arg in args if arg is not Ellipsis]
-        return next((reason for reason in found if reason is not None), None)
+        return _first(arg for arg in args if arg is not Ellipsis)(seen)
     if origin in LITERALS:
         return None
     kind = origin or hint
@@ -76,7 +79,31 @@ def unhashable(hint: Any) -> str | None:
         return "arrays"
     if isinstance(kind, type) and (kind.__hash__ is None or _mutable_struct(kind)):
         return f"{kind.__name__} values"
+    if isinstance(kind, type) and kind not in seen and kind.__module__ != "builtins":
+        found = _first(_field_hints(kind))(seen | {kind})
+        return None if found is None else f"{kind.__name__} values holding {found}"
     return None
+
+
+def _first(hints: Any) -> Callable[[frozenset[Any]], str | None]:
+    """The first reason any of ``hints`` is unhashable, as a function of the classes already looked into."""
+    listed = list(hints)
+
+    def find(seen: frozenset[Any]) -> str | None:
+        return next((reason for reason in (unhashable(item, seen) for item in listed) if reason is not None), None)
+
+    return find
+
+
+def _field_hints(cls: type) -> list[Any]:
+    """The field types a class's hash is made of; none for a class whose hints cannot be read."""
+    try:
+        hints = typing_extensions.get_type_hints(cls)
+    except Exception:  # a forward reference the builder reports itself, with the fix
+        return []
+    fields = getattr(cls, "_fields", None) or getattr(cls, "__dataclass_fields__", None)
+    fields = fields or getattr(cls, "__struct_fields__", None) or getattr(cls, "model_fields", None)
+    return [hints[name] for name in fields or () if name in hints]
 
 
 def _mutable_struct(cls: type) -> bool:
