@@ -295,7 +295,10 @@ def test_renaming_refuses_unknown_names_and_collisions() -> None:
     assert info.value.tool == "third" and "no such tool" in info.value.reason
     with pytest.raises(ToolDefinitionError) as info:
         box.renamed({"second": "first"})
-    assert "'first'" in info.value.reason and "renamed from 'second'" in info.value.reason
+    assert info.value.reason == (
+        "'first' and 'first' (renamed from 'second') have the same name; "
+        "choose a new name that no other tool or alias of the toolbox has"
+    )
     with pytest.raises(ToolDefinitionError):
         box.prefixed("x" * 60)
 
@@ -319,21 +322,48 @@ def test_merge_refuses_a_collision_naming_both_toolboxes(clashing: str) -> None:
     with pytest.raises(ToolDefinitionError) as info:
         Toolbox.merge(Toolbox([first]), Toolbox([tool(name=clashing)(second)]))
     assert info.value.tool == clashing
-    assert "'first' from toolbox 1" in info.value.reason
-    assert f"{clashing!r} from toolbox 2" in info.value.reason
+    assert "'first' (from toolbox 1)" in info.value.reason
+    assert f"{clashing!r} (from toolbox 2)" in info.value.reason
 
 
 def test_merge_names_the_methods_tools_came_from() -> None:
     with pytest.raises(ToolDefinitionError) as info:
         Toolbox.merge(Toolbox.from_object(Notes()), Toolbox.from_object(MoreNotes(), include=["read"]))
-    assert "from toolbox 1 (from Notes.read)" in info.value.reason
-    assert "from toolbox 2 (from MoreNotes.read)" in info.value.reason
+    assert "'read' (from Notes.read in toolbox 1)" in info.value.reason
+    assert "'read' (from MoreNotes.read in toolbox 2)" in info.value.reason
 
 
 def test_merge_refuses_an_alias_that_collides_with_a_tool() -> None:
     with pytest.raises(ToolDefinitionError) as info:
         Toolbox.merge(Toolbox([first], aliases={"read": "first"}), Toolbox.from_object(Notes()))
-    assert "toolbox 1" in info.value.reason and "toolbox 2" in info.value.reason
+    assert info.value.reason.startswith(
+        "'read' (alias of 'first', from toolbox 1) and 'read' (from Notes.read in toolbox 2) have the same name"
+    )
+
+
+@pytest.mark.parametrize(
+    ("build", "reason"),
+    [
+        (
+            lambda: Toolbox([first, tool(name="FIRST")(second)]),
+            "'first' and 'FIRST' have names equal but for case; rename the tool with @tool(name=...)",
+        ),
+        (
+            lambda: Toolbox([first, second], aliases={"second": "first"}),
+            "'second' and 'second' (alias of 'first') have the same name; choose another alias",
+        ),
+        (
+            lambda: Toolbox([first], aliases={"Pay2": "first"}).renamed({"first": "pay2"}),
+            "'pay2' (renamed from 'first') and 'Pay2' (alias of 'pay2') have names equal but for case; "
+            "choose a new name that no other tool or alias of the toolbox has",
+        ),
+    ],
+)
+def test_a_collision_says_what_each_name_is_and_the_fix_that_applies(build: Any, reason: str) -> None:
+    with pytest.raises(ToolDefinitionError) as info:
+        build()
+    assert info.value.reason == reason
+    assert "((" not in info.value.reason
 
 
 names = st.text(alphabet="abAB_", min_size=1, max_size=3)

@@ -8,12 +8,12 @@ starts from, and a name two sources both claim is refused with both sources name
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import Any
 
 from tinytools.encoding import Encoders, check_encoders
 from tinytools.errors import ToolDefinitionError
+from tinytools.methods import Member, members, method_tool
 from tinytools.policy import ToolPolicy
 from tinytools.tool import NAME_PATTERN, Tool, make_tool
 
@@ -21,6 +21,9 @@ __all__ = ["Toolbox", "as_toolbox"]
 
 _REPR_ITEMS = 8
 """How many names (and aliases) a toolbox's ``repr`` shows before it says how many more."""
+_FROM_OBJECT_FIX = "give one another name with @tool(name=...), or leave one out with exclude=[...]"
+_MERGE_FIX = "rename one with Toolbox.renamed or Toolbox.prefixed first"
+_RENAME_FIX = "choose a new name that no other tool or alias of the toolbox has"
 
 
 class Toolbox:
@@ -81,28 +84,31 @@ class Toolbox:
         self._put_alias(alias, name, None)
         self._dispatcher = None
 
-    def _claim(self, name: str, owner: str, source: str | None = None) -> None:
+    def _claim(self, name: str, owner: str, source: str | None, fix: str | None) -> None:
+        """Take ``name`` (a tool's, or an alias of the tool ``owner``), refusing one already taken."""
         folded = name.casefold()
         if folded in self._folded:
             other = self._folded[folded]
             same = "the same name" if other == name else "names equal but for case"
-            first, second = _described(other, self._sources.get(other)), _described(name, source)
-            fix = "@tool(name=...)" if source is None else "Toolbox.renamed or Toolbox.prefixed"
-            raise ToolDefinitionError(f"{first} and {second} have {same}; rename one with {fix}", tool=owner)
+            first = _described(other, self._aliases.get(other), self._sources.get(other))
+            second = _described(name, owner if owner != name else None, source)
+            if fix is None:
+                fix = "rename the tool with @tool(name=...)" if owner == name else "choose another alias"
+            raise ToolDefinitionError(f"{first} and {second} have {same}; {fix}", tool=owner)
         self._folded[folded] = name
         if source is not None:
             self._sources[name] = source
 
-    def _put(self, item: Tool[..., Any], source: str | None) -> None:
-        self._claim(item.name, item.name, source)
+    def _put(self, item: Tool[..., Any], source: str | None, *, fix: str | None = None) -> None:
+        self._claim(item.name, item.name, source, fix)
         self._tools[item.name] = item
 
-    def _put_alias(self, alias: str, name: str, source: str | None) -> None:
+    def _put_alias(self, alias: str, name: str, source: str | None, *, fix: str | None = None) -> None:
         if NAME_PATTERN.fullmatch(alias) is None:
             raise ToolDefinitionError(
                 f"alias {alias[:80]!r} is not 1 to 64 ASCII letters, digits, '_' or '-'", tool=name
             )
-        self._claim(alias, name, source)
+        self._claim(alias, name, source, fix)
         self._aliases[alias] = name
 
     def get(self, name: str) -> Tool[..., Any] | None:
@@ -173,31 +179,37 @@ class Toolbox:
         include: Collection[str] | None = None,
         exclude: Collection[str] | None = None,
     ) -> Toolbox:
-        """A toolbox of an object's public methods, each a tool bound to that one instance.
+        """A toolbox of an object's own public methods, each a tool bound to that one instance.
 
-        Every public callable attribute of the object's class (its name does not start with
-        ``_``) becomes a tool, in the order the classes define them, base classes first: methods
-        (bound, so ``self`` is not in the schema), static methods, class methods, and tools made
-        with ``@tool`` in the class body (taken as that instance's bound tool, under the name
-        they were given). Properties, nested classes and other values are not tools. Given a
-        class instead of an instance, its static and class methods become tools; a plain method
-        needs an instance and is refused.
+        Every public method (its name does not start with ``_``) that the object's own classes
+        define becomes a tool, in the order the classes define them, base classes first:
+        methods (bound, so ``self`` is not in the schema), static methods (every parameter
+        kept, whatever its name), class methods, and tools made with ``@tool`` in the class body
+        (taken as that instance's bound tool, under the name they were given). Only what a class
+        body defines as a method counts: properties, nested classes, dataclass fields, callables
+        stored as values and the instance's own attributes are not tools. Methods inherited from
+        the standard library or a library's base class (`threading.Thread`, `collections.UserDict`,
+        pydantic's ``BaseModel``, ...; see `tinytools.methods`) are left out unless ``include``
+        names them. Given a class instead of an instance, its static and class methods become
+        tools; a plain method needs an instance and is refused.
 
         Args:
             obj: The instance (or class) whose methods become tools.
             prefix: Put before every tool's name (``"fs_"`` gives ``fs_read``).
-            include: Only these methods, by attribute name.
+            include: Only these methods, by attribute name (a library base class's too).
             exclude: Leave these methods out, by attribute name.
 
         Raises:
             ToolDefinitionError: ``include`` or ``exclude`` names no public method of the object,
-                a method cannot be a tool (say why; leave it out with ``exclude``), or two
-                methods give one tool name.
+                a method cannot be a tool (the message names it and the ``exclude=[...]`` that
+                leaves it out), or two methods give one tool name.
         """
         owner = obj if isinstance(obj, type) else type(obj)
         box = cls()
-        for attribute in _chosen(obj, owner, include, exclude):
-            box._put(_method_tool(obj, owner, attribute, prefix or ""), f"from {owner.__qualname__}.{attribute}")
+        for attribute, member in _chosen(obj, owner, include, exclude):
+            fix = f"leave it out with exclude=[{attribute!r}]" if include is None else "take it out of include="
+            made = method_tool(obj, owner, attribute, member, prefix=prefix or "", fix=fix)
+            box._put(made, f"from {owner.__qualname__}.{attribute}", fix=_FROM_OBJECT_FIX)
         return box
 
     def prefixed(self, prefix: str) -> Toolbox:
@@ -253,9 +265,9 @@ class Toolbox:
         box = cls(encoders=_merged_encoders(parts))
         for number, part in enumerate(parts, 1):
             for name, item in part._tools.items():
-                box._put(item, _within(number, part._sources.get(name)))
+                box._put(item, _within(number, part._sources.get(name)), fix=_MERGE_FIX)
             for alias, name in part._aliases.items():
-                box._put_alias(alias, name, _within(number, part._sources.get(alias)))
+                box._put_alias(alias, name, _within(number, part._sources.get(alias)), fix=_MERGE_FIX)
         return box
 
     def _renaming(self, new_names: Mapping[str, str], *, alias_prefix: str = "") -> Toolbox:
@@ -264,16 +276,16 @@ class Toolbox:
         for name, item in self._tools.items():
             new = new_names[name]
             if new == name:
-                box._put(item, self._sources.get(name))
+                box._put(item, self._sources.get(name), fix=_RENAME_FIX)
             else:
-                box._put(item.renamed(new), f"(renamed from {name!r})")
+                box._put(item.renamed(new), f"renamed from {name!r}", fix=_RENAME_FIX)
         self._copy_aliases(box, new_names, alias_prefix)
         return box
 
     def _copy_aliases(self, box: Toolbox, new_names: Mapping[str, str], alias_prefix: str = "") -> None:
         for alias, name in self._aliases.items():
             if name in new_names:
-                box._put_alias(alias_prefix + alias, new_names[name], self._sources.get(alias))
+                box._put_alias(alias_prefix + alias, new_names[name], self._sources.get(alias), fix=_RENAME_FIX)
 
     def policies(self) -> dict[str, ToolPolicy]:
         """A snapshot of every tool's policy, by name, for audit."""
@@ -307,20 +319,33 @@ def _merged_encoders(parts: list[Toolbox]) -> dict[type, Callable[[Any], Any]]:
     return merged
 
 
-def _chosen(obj: object, owner: type, include: Collection[str] | None, exclude: Collection[str] | None) -> list[str]:
-    """The attributes of ``obj`` that become tools, in definition order (base classes first)."""
-    members = _members(obj, owner)
+def _chosen(
+    obj: object, owner: type, include: Collection[str] | None, exclude: Collection[str] | None
+) -> list[tuple[str, Member]]:
+    """The methods of ``obj`` that become tools, in definition order (base classes first)."""
+    found = members(obj, owner)
     wanted, unwanted = _names(include), _names(exclude) or frozenset()
     for option, names in (("include", wanted), ("exclude", unwanted)):
         for name in sorted(names or ()):
-            if members.get(name) is not True:
-                what = "not a method (a property, a class or a value)" if name in members else "not a public method"
-                raise ToolDefinitionError(f"{option}= names {name!r}, which is {what} of {owner.__qualname__}")
+            member = found.get(name)
+            if member is None or not member.is_method:
+                raise ToolDefinitionError(f"{option}= names {name!r}, which is {_not_method(found, name, owner)}")
     return [
-        name
-        for name, usable in members.items()
-        if usable and (wanted is None or name in wanted) and name not in unwanted
+        (name, member)
+        for name, member in found.items()
+        if member.is_method and (name in wanted if wanted is not None else not member.library) and name not in unwanted
     ]
+
+
+def _not_method(found: Mapping[str, Member], name: str, owner: type) -> str:
+    """Why ``name`` is not a method of ``owner``, for the message refusing it (the failure path only)."""
+    member = found.get(name)
+    if member is not None:
+        return f"not a method ({member.why_not}) of {owner.__qualname__}"
+    named = [attr for attr, other in found.items() if isinstance(other.raw, Tool) and other.raw.name == name]
+    if named:
+        return f"the name of the tool {owner.__qualname__}.{named[0]}; include= and exclude= take attribute names"
+    return f"not a public method of {owner.__qualname__}"
 
 
 def _names(names: Collection[str] | None) -> frozenset[str] | None:
@@ -329,46 +354,14 @@ def _names(names: Collection[str] | None) -> frozenset[str] | None:
     return frozenset([names] if isinstance(names, str) else names)
 
 
-def _members(obj: object, owner: type) -> dict[str, bool]:
-    """Every public attribute the object's classes define -> whether it can become a tool."""
-    found: dict[str, bool] = {}
-    for klass in reversed(owner.__mro__):
-        if klass.__module__ == "builtins":
-            continue
-        for name in vars(klass):
-            if not name.startswith("_") and name not in found:
-                found[name] = _is_method(inspect.getattr_static(obj, name))
-    return found
-
-
-def _is_method(raw: Any) -> bool:
-    if isinstance(raw, (staticmethod, classmethod, Tool)):
-        return True
-    if isinstance(raw, type) or hasattr(type(raw), "__set__") or hasattr(type(raw), "__delete__"):
-        return False  # a nested class, or a property (or other data descriptor)
-    return callable(raw)
-
-
-def _method_tool(obj: object, owner: type, attribute: str, prefix: str) -> Tool[..., Any]:
-    raw = inspect.getattr_static(obj, attribute)
-    if obj is owner and (inspect.isfunction(raw) or (isinstance(raw, Tool) and raw.binds == "instance")):
-        raise ToolDefinitionError(
-            f"{owner.__qualname__}.{attribute} is a plain method and needs an instance; "
-            f"pass an instance ({owner.__qualname__}(...)) to Toolbox.from_object, or exclude it",
-            tool=attribute,
-        )
-    value = getattr(obj, attribute)
-    if isinstance(value, Tool):
-        return value if not prefix else value.renamed(prefix + value.name)
-    return make_tool(value, name=prefix + attribute)
-
-
-def _described(name: str, source: str | None) -> str:
-    return repr(name) if source is None else f"{name!r} {source}"
+def _described(name: str, alias_of: str | None, source: str | None) -> str:
+    """``'name'``, with what it is and where it came from: ``'Pay2' (alias of 'pay', from toolbox 1)``."""
+    notes = ([f"alias of {alias_of!r}"] if alias_of is not None else []) + ([source] if source is not None else [])
+    return f"{name!r} ({', '.join(notes)})" if notes else repr(name)
 
 
 def _within(number: int, source: str | None) -> str:
-    return f"from toolbox {number}" if source is None else f"from toolbox {number} ({source})"
+    return f"from toolbox {number}" if source is None else f"{source} in toolbox {number}"
 
 
 def _cut(items: list[str]) -> str:
