@@ -424,3 +424,31 @@ def test_a_class_method_made_with_tool_needs_an_instance_when_given_the_class() 
     with pytest.raises(ToolDefinitionError) as info:
         Toolbox.from_object(Search, include=["lookup"])
     assert "needs an instance" in info.value.reason
+
+
+def test_a_single_tool_keeps_its_default_dispatcher_between_calls() -> None:
+    from tinytools.run.dispatch import default_dispatcher
+
+    add = tool(first)
+    call = ToolCall("c1", "first", {"x": 3})
+    assert dispatch(call, add).output == 3 and add.invoke({"x": 4}).output == 4
+    made = default_dispatcher(add)
+    assert default_dispatcher(add) is made and made.toolbox.names == ["first"]
+    renamed = add.renamed("one")  # a copy of the tool copies the cached toolbox's key too
+    assert default_dispatcher(renamed).toolbox.names == ["one"]
+    assert dispatch(ToolCall("c2", "one", {"x": 5}), renamed).output == 5
+    assert dispatch(ToolCall("c3", "one", {"x": 5}), add).error.code == "unknown_tool"
+    made.toolbox.add(second)  # the cached toolbox changed: the tool makes a new one of itself alone
+    assert default_dispatcher(add).toolbox.names == ["first"]
+
+
+def test_a_single_tools_cached_toolbox_does_not_keep_it_alive() -> None:
+    import gc
+    import weakref
+
+    add = tool(first)
+    assert add.invoke({"x": 1}).output == 1
+    gone = weakref.ref(add)
+    del add
+    gc.collect()
+    assert gone() is None

@@ -3,8 +3,10 @@
 Each is a dispatcher's call, not an implementation of its own: `dispatch` and `adispatch` use the
 toolbox's default `Dispatcher` (no limits, no middleware, no events; made on first use and kept
 with the toolbox until it changes), and the batch functions a fresh one with the concurrency
-asked for. Pass a `Toolbox` to keep the default dispatcher between calls; a single `Tool` or an
-iterable of tools makes a new toolbox each time.
+asked for. A `Toolbox` and a single `Tool` keep their default dispatcher between calls (a
+tool keeps its one-tool toolbox in its own ``__dict__``, a cycle the garbage collector frees
+with the tool, so `Tool.invoke` costs what a toolbox's call does); an iterable of tools makes
+a new toolbox each time.
 """
 
 from __future__ import annotations
@@ -17,17 +19,33 @@ from tinytools.run.dispatcher import Dispatcher
 from tinytools.tool import Tool
 from tinytools.toolbox import Toolbox, as_toolbox
 
-__all__ = ["adispatch", "adispatch_many", "default_dispatcher", "dispatch", "dispatch_many"]
+__all__ = ["adispatch", "adispatch_many", "default_dispatcher", "dispatch", "dispatch_many", "solo_toolbox"]
 
 
 _Tools = Toolbox | Tool[..., Any] | Iterable[Tool[..., Any]]
 """What the one-line functions take: a `Toolbox`, a single `Tool`, or an iterable of tools."""
 
 
+_SOLO = "_solo_toolbox"
+"""The key of a tool's one-tool toolbox in the tool's ``__dict__``."""
+
+
+def solo_toolbox(tool: Tool[..., Any]) -> Toolbox:
+    """The toolbox of ``tool`` alone, made once and kept with the tool.
+
+    A copy of the tool (`Tool.renamed`, `Tool.bound_to`) copies the key too, so the toolbox is
+    taken only while it holds this very tool, alone.
+    """
+    box: Toolbox | None = tool.__dict__.get(_SOLO)
+    if box is None or len(box._tools) != 1 or box._tools.get(tool.name) is not tool:
+        box = tool.__dict__[_SOLO] = Toolbox([tool])
+    return box
+
+
 def default_dispatcher(toolbox: _Tools) -> Dispatcher:
     """The toolbox's default `Dispatcher`, made on first use and kept until the toolbox changes."""
     if toolbox.__class__ is not Toolbox:
-        toolbox = as_toolbox(toolbox)
+        toolbox = solo_toolbox(toolbox) if isinstance(toolbox, Tool) else as_toolbox(toolbox)
     made = toolbox._dispatcher
     if made is None:
         made = toolbox._dispatcher = Dispatcher(toolbox)
@@ -45,12 +63,13 @@ def dispatch(
     Raises:
         InjectionError: The application did not supply an injected value.
     """
-    made: Dispatcher | None = toolbox._dispatcher if toolbox.__class__ is Toolbox else None
+    box = toolbox if toolbox.__class__ is Toolbox else solo_toolbox(toolbox) if isinstance(toolbox, Tool) else None
+    made: Dispatcher | None = box._dispatcher if box is not None else None
     if made is not None:  # the default dispatcher's first step, without a call to get there
         express = made._express.get(call.name)
         if express is not None:
             return express(call, inject)
-    return default_dispatcher(toolbox).dispatch(call, inject=inject)
+    return default_dispatcher(box if box is not None else toolbox).dispatch(call, inject=inject)
 
 
 async def adispatch(
