@@ -2,10 +2,12 @@
 
 `SchemaBuilder` reads one type at a time and returns its schema together with the converter
 that turns a validated JSON value into that type (None where the JSON value already is it).
-Named types (dataclasses, TypedDicts, Structs, NamedTuples, pydantic models) go to ``$defs``
-and are referenced with ``$ref``, which is also how recursive types are expressed.
-`Param` and plain strings inside ``Annotated`` add descriptions and constraints
-(`tinytools.schema.annotations`).
+Named types (dataclasses, TypedDicts, Structs, NamedTuples, pydantic models and dataclasses) go
+to ``$defs`` and are referenced with ``$ref``, which is also how recursive types are expressed.
+`Param`, pydantic's ``Field`` and plain strings inside ``Annotated`` add descriptions and
+constraints (`tinytools.schema.annotations`); pydantic types bring their own schema
+(`tinytools.schema.models`), and the fields of stdlib dataclasses and TypedDicts are read by
+`tinytools.schema.records`.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ import dataclasses
 import datetime
 import decimal
 import enum
-import sys
 import typing
 import uuid
 from collections.abc import Callable, Mapping
@@ -25,7 +26,7 @@ import typing_extensions
 
 from tinytools.errors import ToolDefinitionError
 from tinytools.schema import convert as _convert
-from tinytools.schema import models
+from tinytools.schema import models, records
 from tinytools.schema.annotations import constraints, split_annotated
 from tinytools.schema.convert import Converter
 from tinytools.schema.described import described
@@ -38,7 +39,6 @@ from tinytools.schema.kinds import (
     UNIONS,
     WRAPPERS,
     exact_values,
-    required_keys,
     unhashable,
 )
 from tinytools.schema.shapes import enum_schema, exact_types, union_schema, with_default
@@ -296,27 +296,15 @@ class SchemaBuilder:
         return convert_deferred
 
     def _object(self, cls: type, parameter: str | None, name: str) -> tuple[dict[str, Any], Converter | None]:
-        pydantic = sys.modules.get("pydantic")
-        if pydantic is not None and issubclass(cls, pydantic.BaseModel):
-            schema = models.adopt(cls, name, self.defs, mode=self._mode)
-            model: Any = cls
-            return schema, models.via_model(model.model_validate, cls.__name__, pydantic.ValidationError)
+        adopted = models.pydantic_object(cls, name, self.defs, mode=self._mode, tool=self.tool)
+        if adopted is not None:  # a model or a pydantic dataclass: pydantic's schema, pydantic's validation
+            return adopted
+        aliases = self._mode == "validation"  # a result is encoded by field name
         if typing_extensions.is_typeddict(cls):
-            hints = self._hints(cls)
-            required = required_keys(cls, hints)
-            fields = [(key, key, hint, key in required, dataclasses.MISSING) for key, hint in hints.items()]
-            return self._fields(fields, dict)
+            return self._fields(records.typeddict_rows(cls, self._hints(cls), self.tool, aliases=aliases), dict)
         if dataclasses.is_dataclass(cls):
-            hints = self._hints(cls)
-            fields = []
-            for field in dataclasses.fields(cls):
-                if not field.init:
-                    continue
-                has_default = field.default is not dataclasses.MISSING or (
-                    field.default_factory is not dataclasses.MISSING
-                )
-                fields.append((field.name, field.name, hints[field.name], not has_default, field.default))
-            return self._fields(fields, cls)
+            rows, fills = records.dataclass_rows(cls, self._hints(cls), self.tool, aliases=aliases)
+            return self._fields(rows, records.filled(cls, fills))
         if issubclass(cls, msgspec.Struct):
             return self._struct(cls)
         if issubclass(cls, tuple) and hasattr(cls, "_fields"):
@@ -359,7 +347,7 @@ class SchemaBuilder:
         if required:
             schema["required"] = required
         schema["additionalProperties"] = False
-        if build is dict and all(c is None for _, c in converters.values()):
+        if build is dict and all(c is None and key == name for key, (name, c) in converters.items()):
             return schema, None
         return schema, _convert.fields_of(converters, build)
 

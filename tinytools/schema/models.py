@@ -1,24 +1,32 @@
-"""pydantic models as tinytools schemas: pydantic's JSON Schema, adopted into a tool's ``$defs``.
+"""pydantic types as tinytools schemas: pydantic's JSON Schema, adopted into a tool's ``$defs``.
 
-A model's own JSON Schema (``model_json_schema``) is the source of its shape, descriptions and
-constraints. Adopting it means three things: its definitions are renamed into the tool's
-``$defs`` (a recursive model's schema is a ``$ref`` to itself), every object with
-``properties`` is closed (``additionalProperties: false``, as every tinytools object is, also
-for ``extra="allow"``), and the titles pydantic derives from field names are dropped. pydantic
-is never imported here: the caller has the model class, so pydantic is already loaded.
+A model's (or a pydantic dataclass's) own JSON Schema is the source of its shape, descriptions
+and constraints, and pydantic itself converts a validated value into it. Adopting the schema
+means four things: its definitions are renamed into the tool's ``$defs`` (a recursive model's
+schema is a ``$ref`` to itself), every object with ``properties`` is closed
+(``additionalProperties: false``, as every tinytools object is, also for ``extra="allow"``), the
+titles pydantic derives from field names are dropped, and so is OpenAPI's ``discriminator``.
+That one is an annotation: the branches beside it differ by a ``const`` tag, so no value fits
+two of them and their ``oneOf`` is written ``anyOf``, which means the same and which strict mode
+takes; a value without the tag, which a branch giving the tag a default would let through, is
+refused by pydantic when it converts the value.
+pydantic is never imported here: a caller with a pydantic class has pydantic loaded already.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
-from tinytools.errors import shorten
+from tinytools.errors import ToolDefinitionError, shorten
 from tinytools.schema.convert import ConversionError, Converter, refused
 
-__all__ = ["adopt", "via_model"]
+__all__ = ["adopt", "pydantic_object", "via_model"]
 
 _PREFIX = "#/$defs/"
+_TEMPLATE = _PREFIX + "{model}"
+_DROPPED = frozenset({"title", "discriminator"})  # annotations InputSchema and strict mode do not take
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "dependentSchemas")
 _SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 _SCHEMAS = (
@@ -35,17 +43,55 @@ _SCHEMAS = (
 )
 
 
-def adopt(model: Any, own: str, defs: dict[str, Any], *, mode: str = "validation") -> dict[str, Any]:
-    """The closed schema of pydantic ``model``, its definitions added to ``defs``.
+def pydantic_object(
+    cls: type, own: str, defs: dict[str, Any], *, mode: str, tool: str
+) -> tuple[dict[str, Any], Converter] | None:
+    """The adopted schema and the converter of a pydantic model or dataclass; None for other classes.
 
     Args:
-        model: The model class.
-        own: The name the model itself has in ``defs`` (references to it point there).
-        defs: The tool's definitions; the model's nested definitions join them, renamed where
-            another definition already has the name.
+        cls: The class.
+        own: The name the class has in ``defs``.
+        defs: The tool's definitions (see `adopt`).
         mode: ``"validation"`` for an argument, ``"serialization"`` for a return value.
+        tool: The tool's name, for errors.
+
+    Raises:
+        ToolDefinitionError: pydantic has no JSON Schema for the class (a field of a type JSON
+            cannot carry, such as a callable).
     """
-    schema = model.model_json_schema(ref_template=_PREFIX + "{model}", mode=mode)
+    pydantic: Any = sys.modules.get("pydantic")
+    if pydantic is None:
+        return None
+    made: Callable[[], dict[str, Any]]
+    if issubclass(cls, pydantic.BaseModel):
+        model: Any = cls
+        made, validate = lambda: model.model_json_schema(ref_template=_TEMPLATE, mode=mode), model.model_validate
+    else:
+        dataclasses = sys.modules.get("pydantic.dataclasses")
+        if dataclasses is None or not dataclasses.is_pydantic_dataclass(cls):
+            return None
+        adapter = pydantic.TypeAdapter(cls)  # once per tool: its validator serves every call
+        by_alias = mode == "validation"  # a result is encoded as a dataclass: by field name
+        validate = adapter.validate_python
+        made = lambda: adapter.json_schema(ref_template=_TEMPLATE, mode=mode, by_alias=by_alias)  # noqa: E731
+    try:
+        schema = made()
+    except pydantic.PydanticUserError as exc:
+        reason = shorten(str(exc).split("\n", 1)[0])
+        raise ToolDefinitionError(f"pydantic has no JSON Schema for {cls.__name__}: {reason}", tool=tool) from None
+    return adopt(schema, own, defs), via_model(validate, cls.__name__, pydantic.ValidationError)
+
+
+def adopt(schema: dict[str, Any], own: str, defs: dict[str, Any]) -> dict[str, Any]:
+    """The closed form of ``schema``, the JSON Schema pydantic made, its definitions added to ``defs``.
+
+    Args:
+        schema: What pydantic made (its references written ``#/$defs/<name>``); it is not modified.
+        own: The name the schema's class has in ``defs`` (references to it point there).
+        defs: The tool's definitions; the schema's nested definitions join them, renamed where
+            another definition already has the name.
+    """
+    schema = dict(schema)
     theirs: dict[str, Any] = schema.pop("$defs", {})
     top = schema.get("$ref")
     names: dict[str, str] = {}
@@ -77,7 +123,7 @@ def _rewritten(schema: Any, names: dict[str, str]) -> Any:
         return schema
     out: dict[str, Any] = {}
     for keyword, value in schema.items():
-        if keyword == "title":
+        if keyword in _DROPPED:
             continue
         if keyword == "$ref" and isinstance(value, str) and value.startswith(_PREFIX):
             value = _PREFIX + names.get(value[len(_PREFIX) :], value[len(_PREFIX) :])
@@ -88,13 +134,15 @@ def _rewritten(schema: Any, names: dict[str, str]) -> Any:
         elif keyword in _SCHEMAS:
             value = _rewritten(value, names)
         out[keyword] = value
+    if "discriminator" in schema and isinstance(out.get("oneOf"), list) and "anyOf" not in out:
+        out["anyOf"] = out.pop("oneOf")  # the same here, and strict mode takes it; pydantic checks the tag again
     if isinstance(out.get("properties"), dict):
         out["additionalProperties"] = False
     return out
 
 
 def via_model(validate: Callable[[Any], Any], name: str, validation_error: type[Exception]) -> Converter:
-    """Convert through a pydantic model's ``model_validate``.
+    """Convert through pydantic's ``validate`` (a model's ``model_validate``, a ``TypeAdapter``'s).
 
     What the model's own validators say is the application's message for the model to read: it
     is kept (cut to the echo limit; the boundary redacts it), with the pointer of the failing
