@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import multiprocessing
 import os
@@ -33,7 +34,7 @@ from tinytools import (
 from tinytools.executors import reference
 from tinytools.executors.pools import SHARED
 
-SENT = [
+SENT: list[Tool[..., Any]] = [
     t.where,
     t.norm,
     t.local,
@@ -384,3 +385,58 @@ def test_dask_worker_killed_mid_call_every_call_answered_and_no_rerun(
     while cluster.list_datasets() and time.monotonic() < deadline:  # marks are released without waiting
         time.sleep(0.05)
     assert not cluster.list_datasets()
+
+
+# -- what travels by pickle, and what is refused ------------------------------------------------
+
+
+def test_a_partial_and_a_callable_instance_travel_pickled(processes: ProcessPoolExecutor) -> None:
+    from tests.executors import travelling_tools as travel
+
+    box: list[Tool[..., Any]] = [travel.sendops, travel.nested_partial, travel.adder]
+    dispatcher = Dispatcher(box, executor=processes)
+    sent = dispatcher.dispatch(call("sendops", text="hi"))
+    assert sent.status == "succeeded", sent.error
+    assert sent.output["sent"] == "ops:hi" and sent.output["pid"] != os.getpid()
+    assert dispatcher.dispatch(call("nested_partial", text="yo")).output["sent"] == "ops:yo"
+    added = dispatcher.dispatch(call("adder", a=1, b=2))
+    assert added.status == "succeeded", added.error
+    assert added.output["sum"] == 13 and added.output["pid"] != os.getpid()
+    assert travel.ADDER.calls == 0  # the worker's copy counted the call, not this process's instance
+
+
+def test_a_tool_that_cannot_travel_says_what_kind_it_is_and_the_fix(processes: ProcessPoolExecutor) -> None:
+    from tests.executors import travelling_tools as travel
+
+    cart = travel.Cart()
+
+    class Local:
+        def __call__(self, n: int) -> int:
+            """Return n."""
+            return n
+
+    def inner(n: int) -> int:
+        """Return n."""
+        return n
+
+    cases = [
+        (cart.add, "it is a method bound to one Cart instance, whose state lives in this process"),
+        (tool(cart.add.fn), "it is a method bound to one Cart instance"),
+        (travel.Cart.make, "it is a class method, bound to Cart"),
+        (travel.locked, "it is a functools.partial of send, which does not pickle (TypeError: cannot pickle"),
+        (tool(name="p")(functools.partial(inner)), "it is a functools.partial of "),
+        (tool(name="local")(Local()), "it is a callable "),
+    ]
+    for sent, reason in cases:
+        with pytest.raises(ToolDefinitionError) as caught:
+            Dispatcher([sent], executor=processes)
+        assert caught.value.tool == sent.name
+        assert caught.value.reason.startswith(f"it cannot be sent to executor 'default': {reason}")
+        assert "@tool(executor='inline')" in caught.value.reason
+    with pytest.raises(ToolDefinitionError, match="is defined inside a function"):
+        Dispatcher([tool(name="local")(Local())], executor=processes)
+    for state_here in (cart.add, travel.Cart.make):
+        with pytest.raises(ToolDefinitionError, match="make it a module-level function"):
+            Dispatcher([state_here], executor=processes)
+    inline = tool(executor="inline")(cart.add.fn)  # the fix the message gives
+    assert Dispatcher([inline], executor=processes).dispatch(call("add", item="x")).output == 1

@@ -8,8 +8,10 @@ process pool unless the mapping names another.
 
 Everything before the call (limits, policies, validation, conversion, injection) and after it
 (output checks, budgets, redaction, events) still happens in the dispatcher's process. What
-travels is a reference to the tool (its module and qualified name, resolved by the worker), the
+travels is a reference to the tool (its module and qualified name, resolved by the worker; a
+partial or a callable instance, which has no name, pickled once with the names inside it), the
 bound arguments, and the answer back, all pickled here so a value that cannot travel is named.
+A bound method, whose instance lives here, cannot travel and is refused when the dispatcher is built.
 
 `routing` decides once per dispatcher which tools go where, `routes` carries one call there and
 back, `worker` is what runs on the other side, `pools` holds the shared process pool and

@@ -7,7 +7,10 @@ a tool that could not travel, when the dispatcher is built rather than on its fi
 from __future__ import annotations
 
 import concurrent.futures
+import functools
+import pickle
 import sys
+import types
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +18,7 @@ from tinytools.errors import ToolDefinitionError
 from tinytools.executors.factories import factory_for
 from tinytools.executors.pools import SHARED
 from tinytools.executors.routes import Route
-from tinytools.executors.worker import Remote, ToolRef
+from tinytools.executors.worker import PROTOCOL, Remote, ToolRef
 from tinytools.tool import Tool
 
 if TYPE_CHECKING:
@@ -115,41 +118,89 @@ def _route(tool: Tool[..., Any], name: str, executor: Any) -> Route:
     return Route(tool, name, executor, ref, remote)
 
 
+_KEEP_INLINE = "keep the tool in this process with @tool(executor='inline')"
+_MODULE_LEVEL = f"define it at module level in a module the workers can import, or {_KEEP_INLINE}"
+_STATE_HERE = (
+    f"{_KEEP_INLINE}, or make it a module-level function that takes what it needs as arguments (or injected values)"
+)
+
+
 def reference(
     target: Tool[..., Any] | Callable[..., Any], *, executor: str, allow_main: bool, subject: str = "it"
 ) -> ToolRef:
-    """The name a worker finds ``target`` by, checked to lead back to it here.
+    """How a worker finds ``target``: its importable name, checked to lead back to it here.
+
+    A module-level function (or `Tool`) travels by name. A ``functools.partial`` of one, and an
+    instance with ``__call__`` of a module-level class, travel pickled: pickled once, here, with
+    the function or class inside still found by name, so the worker's copy is what the partial
+    or instance was when the dispatcher was built.
 
     Raises:
-        ToolDefinitionError: It has no importable module-level name (a lambda, a function
-            defined in a function, a name since rebound, or ``__main__`` where workers
-            cannot import it).
+        ToolDefinitionError: It cannot be found by name: a method bound to an instance or a
+            class, a lambda, a function defined in a function, a name since rebound,
+            ``__main__`` where workers cannot import it, or a partial or instance that does
+            not pickle. The message says which, and the fix.
     """
     fn = target.fn if isinstance(target, Tool) else target
     name = target.name if isinstance(target, Tool) else getattr(fn, "__name__", repr(fn))
-    module = getattr(fn, "__module__", None)
-    qualname = getattr(fn, "__qualname__", None)
+    try:
+        return _reference(target, fn, allow_main)
+    except _Unsendable as exc:
+        raise ToolDefinitionError(
+            f"{subject} cannot be sent to executor {executor!r}: {exc.why}; {exc.fix}", tool=name
+        ) from None
 
-    def refuse(why: str) -> ToolDefinitionError:
-        return ToolDefinitionError(
-            f"{subject} cannot be sent to executor {executor!r}: {why}; define it at module level in a module the "
-            "workers can import, or keep the tool in this process with @tool(executor='inline')",
-            tool=name,
+
+class _Unsendable(Exception):
+    """Why a callable cannot reach a worker, and the fix (turned into a `ToolDefinitionError`)."""
+
+    def __init__(self, why: str, fix: str = _MODULE_LEVEL):
+        super().__init__(why)
+        self.why, self.fix = why, fix
+
+
+def _reference(target: Any, fn: Any, allow_main: bool) -> ToolRef:
+    if isinstance(fn, types.MethodType):
+        receiver = fn.__self__
+        if isinstance(receiver, type):
+            raise _Unsendable(f"it is a class method, bound to {receiver.__qualname__}", _STATE_HERE)
+        owner = type(receiver).__qualname__
+        raise _Unsendable(
+            f"it is a method bound to one {owner} instance, whose state lives in this process", _STATE_HERE
         )
-
-    if not isinstance(module, str) or not isinstance(qualname, str):
-        raise refuse("it has no module-level name")
+    module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)
+    if isinstance(fn, functools.partial) or not (isinstance(module, str) and isinstance(qualname, str)):
+        return _pickled(fn, allow_main)  # a partial, or an instance with __call__: neither has a name
     if "<lambda>" in qualname:
-        raise refuse("it is a lambda")
+        raise _Unsendable("it is a lambda")
     if "<locals>" in qualname:
-        raise refuse(f"{qualname} is defined inside a function")
+        raise _Unsendable(f"{qualname} is defined inside a function")
     if module == "__main__" and not (allow_main and getattr(sys.modules.get("__main__"), "__file__", None)):
-        raise refuse("its module is __main__, which the workers cannot import")
+        raise _Unsendable("its module is __main__, which the workers cannot import")
     ref = ToolRef(module, qualname)
     try:
         found = ref.lookup()
     except (ImportError, AttributeError) as exc:
-        raise refuse(f"{module}.{qualname} cannot be found by name ({exc})") from None
+        raise _Unsendable(f"{module}.{qualname} cannot be found by name ({exc})") from None
     if found is not target and found is not fn and not (isinstance(found, Tool) and found.fn is fn):
-        raise refuse(f"{module}.{qualname} names another object")
+        raise _Unsendable(f"{module}.{qualname} names another object")
     return ref
+
+
+def _pickled(fn: Any, allow_main: bool) -> ToolRef:
+    """A partial, or a callable instance, as a reference that carries it pickled."""
+    partial = isinstance(fn, functools.partial)
+    inner = fn.func if partial else type(fn)
+    if not partial and not callable(fn):
+        raise _Unsendable("it has no module-level name")
+    named = getattr(inner, "__qualname__", None) or repr(inner)
+    what = f"it is a functools.partial of {named}" if partial else f"it is a callable {named} instance"
+    try:
+        found = _reference(inner, inner, allow_main)
+    except _Unsendable as exc:
+        raise _Unsendable(f"{what}, and {exc.why.removeprefix('it is ')}", exc.fix) from None
+    try:
+        carried = pickle.dumps(fn, protocol=PROTOCOL)
+    except Exception as exc:
+        raise _Unsendable(f"{what}, which does not pickle ({type(exc).__name__}: {exc})") from None
+    return ToolRef(found.module, found.qualname, carried)

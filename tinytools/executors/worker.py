@@ -33,15 +33,22 @@ PROTOCOL = 5
 
 @dataclasses.dataclass(frozen=True)
 class ToolRef:
-    """A module-level function by name: what travels instead of the function itself."""
+    """What travels instead of the tool's function: its module-level name, or it pickled.
+
+    A module-level function goes by name. A ``functools.partial`` of one, or an instance with
+    ``__call__`` of a module-level class, has no name of its own: it goes pickled (``carried``),
+    and ``module``/``qualname`` name the function or class inside it.
+    """
 
     module: str
-    """The module that defines it."""
+    """The module that defines it (or the function or class a pickled one holds)."""
     qualname: str
     """Its qualified name in that module."""
+    carried: bytes | None = None
+    """The partial or callable instance, pickled once when the dispatcher was built; None for a name."""
 
     def resolve(self) -> Callable[..., Any]:
-        """Import the module and find the function (cached per process).
+        """Import the module and find the function, or unpickle the one carried (cached per process).
 
         Raises:
             ImportError: The module cannot be imported here.
@@ -49,7 +56,8 @@ class ToolRef:
         """
         found = _RESOLVED.get(self)
         if found is None:
-            found = _RESOLVED[self] = _plain(self.lookup())
+            made = pickle.loads(self.carried) if self.carried is not None else _plain(self.lookup())
+            found = _RESOLVED[self] = made
         return found
 
     def lookup(self) -> Any:
