@@ -5,7 +5,10 @@ tool alone, so their decision is made once, when the tool's plan is made. An app
 on every call of a tool whose policy says ``approval_required``, with the call's final, validated
 arguments (after middleware, after strict mode's nulls were restored), bounded by the rule's
 timeout; a sync approver waits on a pool thread, never on the event loop. A tool that needs
-approval never runs without an approver's yes: with no approver configured it is denied.
+approval never runs without an approver's yes: with no approver configured it is denied. An
+edit is read against the tool's canonical schema (`tinytools.run.edits`); one that does not fit
+denies the call (`refused_edit`): the model's arguments were valid, so it is not asked to repair
+them, and the problem is logged for the application.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import inspect
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from tinytools.errors import ArgumentsError
 from tinytools.policy import Approval, ApprovalRequest, PolicyMiddleware, Rule, policy_of
 from tinytools.run.outcomes import logger
 from tinytools.run.work import CANCELLED, RAISED, RETURNED, TIMEOUT, Outcome, Work
@@ -24,16 +28,17 @@ if TYPE_CHECKING:
     from tinytools.run.drivers import Driver
     from tinytools.tool import Tool
 
-__all__ = ["NO_APPROVER", "Decision", "Policies", "ask"]
+__all__ = ["EDIT_REFUSED", "NO_APPROVER", "Decision", "Policies", "ask", "refused_edit"]
 
 NO_APPROVER = "it needs approval and no approver is configured"
+EDIT_REFUSED = "the approver's edit of the arguments does not fit the tool"
 
 
 class Decision:
     """An approver's answer as the pipeline reads it.
 
     ``approve``, ``deny`` (with a reason the model reads), ``edit`` (new arguments, validated
-    again) or ``cancelled`` (the run was).
+    again against the canonical schema) or ``cancelled`` (the run was).
     """
 
     __slots__ = ("arguments", "kind", "reason")
@@ -124,6 +129,16 @@ def read_answer(answer: Any) -> Decision:
     if answer.decision == "edit":
         return Decision("edit", arguments=dict(answer.arguments or {}))
     return Decision("deny", answer.reason or "the approver said no")
+
+
+def refused_edit(tool: str, problem: ArgumentsError) -> Decision:
+    """The denial of a call whose approver edited its arguments into ones the tool's schema refuses.
+
+    What is wrong is logged for the application; the model reads only that the approver's edit
+    did not fit (its own arguments were valid).
+    """
+    logger().error("the approver's edit of a call to %r does not fit its schema: %s", tool, problem)
+    return Decision("deny", EDIT_REFUSED)
 
 
 async def _outcome(driver: Driver, work: Work) -> Outcome:

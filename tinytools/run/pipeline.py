@@ -4,8 +4,8 @@
 
     admission (limits, lookup, Rewrite, allowlist)   → refusal
     read: decode and validate once                   → invalid arguments (repairable)
-    before-middleware (a replaced call is read again)
-    policy: static rules, then the approver, on the final arguments
+    before-middleware (a replaced call is read again, as the application's)
+    policy: static rules, then the approver, on the final arguments (an edit is read again)
     bind by slot, then execute (timeout, cancellation, retries of idempotent tools)
     output checks, result rules, after-middleware
     the boundary (scrub, budget) → events → the one `ToolResult`
@@ -30,9 +30,10 @@ from tinytools.errors import ResultError, shorten
 from tinytools.events import ToolCompleted, ToolDenied, ToolEvent, ToolFailed, UnknownToolCall
 from tinytools.results import ToolCall, ToolResult
 from tinytools.run.admission import Admission, Admitted
-from tinytools.run.approval import Policies, ask
+from tinytools.run.approval import Policies, ask, refused_edit
 from tinytools.run.attempts import Attempts
 from tinytools.run.boundary import Boundary
+from tinytools.run.edits import read_edit
 from tinytools.run.flight import Flight, Scope, call_arguments, read_arguments
 from tinytools.run.outcomes import cancelled, denied, failed, hook_failure, propagates
 from tinytools.run.plan import Plan, Read
@@ -192,7 +193,10 @@ class Pipeline:
             return failed(call, tool.name, "tool_not_allowed", message, flight.start)
         flight.call = ToolCall(flight.call.id, tool.name, call.arguments, call.invalid)
         flight.plan = self.plan_for(tool)
-        return read_arguments(flight, events=self.sink is not None)
+        read = read_edit(flight, strict_form=True)
+        if isinstance(read, Read):
+            return read
+        return hook_failure(flight.call, tool.name, "middleware", read, flight.start)  # the application's mistake
 
     async def authorise(self, flight: Flight, read: Read) -> Read | ToolResult:
         """The policy stage: static rules, then the approver, on the final validated arguments."""
@@ -211,7 +215,10 @@ class Pipeline:
             return cancelled(flight.call, plan.tool, flight.start, started=False)
         if decision.kind == "edit":
             flight.call = ToolCall(flight.call.id, plan.name, decision.arguments or {})
-            return read_arguments(flight, events=self.sink is not None)
+            edited = read_edit(flight, strict_form=False)
+            if isinstance(edited, Read):
+                return edited
+            decision = refused_edit(plan.name, edited)
         self.note_denied(flight, plan.approval.name, decision.reason)
         return denied(flight.call, plan.name, plan.approval.name, decision.reason, flight.start)
 
