@@ -25,6 +25,8 @@ from typing import Any
 
 import msgspec
 
+from tinytools.schema.arguments import encodable
+
 __all__ = ["REDACTED", "WINDOW", "Secrets", "forms_of"]
 
 REDACTED = "[redacted]"
@@ -57,11 +59,11 @@ def forms_of(value: Any) -> set[str]:
 def _text_forms(text: str) -> set[str]:
     if not text:
         return set()
-    encodable = _encodable(text)
-    json_escaped = msgspec.json.encode(text)[1:-1].decode("utf-8", "surrogatepass") if encodable else text
+    utf8 = encodable(text)
+    json_escaped = msgspec.json.encode(text)[1:-1].decode("utf-8", "surrogatepass") if utf8 else text
     single, double = repr(text)[1:-1], repr(text + '"')[1:-2]
     found = {text, json_escaped, single, double, text.translate(_XML)}
-    return found | _base64_forms(text.encode("utf-8")) if encodable else found
+    return found | _base64_forms(text.encode("utf-8")) if utf8 else found
 
 
 def _base64_forms(data: bytes) -> set[str]:
@@ -81,14 +83,6 @@ def _base64_forms(data: bytes) -> set[str]:
         inner = encoded[first:last]
         found |= {inner, inner.translate(_URL_SAFE)} if len(inner) >= WINDOW else set()
     return found
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 _KEEP = 256  # sets of secrets kept compiled (a run usually injects the same few)

@@ -12,8 +12,9 @@ exactly one ``:`` outside strings, so when the text has no more colons than the 
 keys, no key can repeat. Only text with nested objects or colons inside strings takes a slower path.
 
 An already decoded ``dict`` is copied, lists and dicts all the way down, so a tool that changes
-its arguments changes neither the caller's object, nor another call sharing it, nor a retry's;
-a non-finite float in it is refused as it would be in text.
+its arguments changes neither the caller's object, nor another call sharing it, nor a retry's.
+The copy also refuses, as ``malformed_arguments`` with the pointer of the value at fault, what
+text could not have held: a non-finite float, a key that is not a string, a lone surrogate.
 """
 
 from __future__ import annotations
@@ -25,12 +26,12 @@ import msgspec
 from tinytools.errors import ArgumentsError, shorten
 from tinytools.results import ToolCall
 
-__all__ = ["decoded_arguments", "detached", "refuse_repeated_keys"]
+__all__ = ["decoded_arguments", "detached", "encodable", "refuse_repeated_keys"]
 
 TOO_DEEP = "the arguments are nested too deeply"
 _decode = msgspec.json.decode
 _encode = msgspec.json.encode
-_ATOMS = frozenset({str, int, bool, type(None)})  # immutable, and always JSON
+_ATOMS = frozenset({int, bool, type(None)})  # immutable, and always JSON (a string is checked)
 
 
 def decoded_arguments(call: ToolCall) -> Any:
@@ -64,39 +65,111 @@ def decoded_arguments(call: ToolCall) -> Any:
 
 
 def detached(arguments: dict[str, Any]) -> dict[str, Any]:
-    """Decoded arguments whose lists and dicts are new, all the way down.
+    """Decoded arguments whose lists and dicts are new, all the way down, checked to be JSON.
 
     Arguments holding no list or dict come back as they are: the tool is called with
-    ``**arguments``, so it gets a dict of its own anyway.
+    ``**arguments``, so it gets a dict of its own anyway. The same walk refuses what JSON text
+    could not hold, as decoding text would: a NaN or infinite float, a key that is not a string,
+    a string with a lone surrogate (UTF-8 cannot carry it).
 
     Raises:
-        ArgumentsError: With ``keyword == "json"`` for a NaN or infinite float, or nesting too
-            deep to copy.
+        ArgumentsError: With ``keyword == "json"`` and the ``pointer`` of the value at fault,
+            or nesting too deep to copy.
     """
     copy = None
     try:
         for key, value in arguments.items():
             kind = value.__class__
-            if kind is list or kind is dict:
+            if (key.__class__ is not str and not isinstance(key, str)) or not (key.isascii() or encodable(key)):
+                raise _NotJson
+            if kind is str:
+                if not (value.isascii() or encodable(value)):
+                    raise _NotJson
+            elif kind is list or kind is dict:
                 if copy is None:
                     copy = arguments.copy()
                 copy[key] = _copy(value)
             elif kind is float and value - value != 0:  # NaN or an infinity
-                raise ArgumentsError(f"{value} is not a JSON number", keyword="json")
+                raise _NotJson
+    except _NotJson:
+        raise _refusal(arguments) from None
     except RecursionError:
         raise ArgumentsError(TOO_DEEP, keyword="json") from None
     return arguments if copy is None else copy
 
 
+class _NotJson(Exception):
+    """Raised inside the copy, which keeps no path: `_refusal` finds where, on the failure path."""
+
+
 def _copy(value: Any) -> Any:
     kind = value.__class__
     if kind is dict:
-        return {key: item if item.__class__ in _ATOMS else _copy(item) for key, item in value.items()}
+        copy = {}
+        for key, item in value.items():
+            if (key.__class__ is not str and not isinstance(key, str)) or not (key.isascii() or encodable(key)):
+                raise _NotJson
+            kind = item.__class__
+            if kind is str:
+                if not (item.isascii() or encodable(item)):
+                    raise _NotJson
+                copy[key] = item
+            else:
+                copy[key] = item if kind in _ATOMS else _copy(item)
+        return copy
     if kind is list:
-        return [item if item.__class__ in _ATOMS else _copy(item) for item in value]
+        items = []
+        for item in value:
+            kind = item.__class__
+            if kind is str:
+                if not (item.isascii() or encodable(item)):
+                    raise _NotJson
+                items.append(item)
+            else:
+                items.append(item if kind in _ATOMS else _copy(item))
+        return items
     if kind is float and value - value != 0:  # NaN or an infinity
-        raise ArgumentsError(f"{value} is not a JSON number", keyword="json")
+        raise _NotJson
     return value
+
+
+def encodable(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8 (it holds no lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _refusal(value: Any, pointer: str = "") -> ArgumentsError:
+    """The refusal of the first value inside ``value`` that JSON text could not hold."""
+    found = _fault(value, pointer)
+    where, reason = found if found is not None else (pointer, "the arguments are not JSON data")
+    return ArgumentsError(f"at {where or '/'}: {reason}", pointer=where, keyword="json")
+
+
+def _fault(value: Any, pointer: str) -> tuple[str, str] | None:
+    if isinstance(value, str):
+        return None if encodable(value) else (pointer, "a string holds a lone surrogate, which JSON text cannot carry")
+    if isinstance(value, float):
+        return None if value - value == 0 else (pointer, f"{value} is not a JSON number")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return pointer, f"a key is {type(key).__name__!r}, not a string (JSON object keys are strings)"
+            if not encodable(key):  # the pointer would hold it too: the object holding the key is named
+                return pointer, "a key holds a lone surrogate, which JSON text cannot carry"
+            inner = f"{pointer}/{key.replace('~', '~0').replace('/', '~1')}"
+            found = _fault(item, inner)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _fault(item, f"{pointer}/{index}")
+            if found is not None:
+                return found
+    return None
 
 
 def refuse_repeated_keys(text: str | bytes, decoded: Any) -> None:
