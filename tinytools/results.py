@@ -29,6 +29,7 @@ Status = Literal["succeeded", "failed", "outcome_unknown"]
 """The three terminal states of a call."""
 
 _encode = msgspec.json.encode
+_decode = msgspec.json.decode
 
 
 class ToolCall(msgspec.Struct, frozen=True):
@@ -167,9 +168,15 @@ class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True):
 
         The output, when it is what the model reads: the call succeeded and no content stands in
         its place (a summary, a stored output's note, text the boundary scrubbed). Otherwise the
-        model reads `text` alone, and an application-only value never goes out.
+        model reads `text` alone, and an application-only value never goes out. A dict or list
+        comes as `text` decoded, so it is JSON data even where `output` is not quite: the tool's
+        own dict may have keys JSON writes as strings (numbers, enums, UUIDs, dates).
         """
-        return self.output if self.error is None and self.content is None else None
+        if self.error is not None or self.content is not None:
+            return None
+        output = self.output
+        kind = output.__class__
+        return _decode(_encode(output)) if kind is dict or kind is list else output
 
     def validate(self) -> None:
         """Check the result is well formed: one terminal status, an error exactly when failed.

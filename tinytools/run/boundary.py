@@ -9,9 +9,12 @@ failure), and makes its model-facing parts final, in this order:
 2. the budget: a text longer than ``max_inline_output_bytes`` moves the output to the artifact
    store and leaves a preview cut from the scrubbed text, or fails ``output_too_large``.
 
-Secrets are matched in every form the library itself writes them (`Secrets`); a result that
-cannot be scrubbed is withheld (``redaction_failed``). Writers (providers, text formats, the MCP
-server) read only `ToolResult.text` and the content, so nothing the model reads escapes this stage.
+Secrets are matched in every form the library itself writes them (`Secrets`). An output is
+scrubbed as the JSON text the model reads, so a dict key of any type JSON writes (a number, an
+enum, a UUID, a date) is scrubbed as the string it becomes, and an output whose text shows no
+secret is kept as it is. A result that cannot be scrubbed is withheld (``redaction_failed``).
+Writers (providers, text formats, the MCP server) read only `ToolResult.text`, `structured` and
+the content, so nothing the model reads escapes this stage.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ __all__ = ["DEFAULT_INLINE_OUTPUT_BYTES", "REDACTED", "Boundary"]
 DEFAULT_INLINE_OUTPUT_BYTES = 100_000
 """The default budget of one result's model-facing text, in UTF-8 bytes (about 25,000 tokens)."""
 _encode = msgspec.json.encode
+_decode = msgspec.json.decode
 
 
 class Boundary:
@@ -151,29 +155,40 @@ class Boundary:
 
 
 def _scrubbed(result: ToolResult, scrub: Callable[[str], str]) -> ToolResult:
-    """The result with every model-facing string scrubbed, the text it gives included."""
+    """The result with every model-facing string scrubbed, the text it gives included.
+
+    An output read as JSON (no error, no content) is scrubbed as the text the model reads; only
+    when that text held a secret is the output itself walked, for `ToolResult.structured` and
+    the application. So an output that encodes and shows no secret is sealed as it is, whatever
+    its keys or its depth.
+    """
     error = result.error
     if error is not None:
         error = StructuredError(scrub(error.code), scrub(error.message), _walk(error.details, scrub))
     content = result.content
     if content is not None:
         content = [_block(block, scrub) for block in content]
-    output = _walk(result.output, scrub)
     sealed = ToolResult(
         call_id=result.call_id,
         name=result.name,
         status=result.status,
-        output=output,
+        output=result.output,
         content=content,
         error=error,
         artifacts=result.artifacts,
         elapsed=result.elapsed,
     )
-    if error is None:
-        text = sealed.text()
-        final = scrub(text)  # the text as the model reads it: a secret may span what the walk saw apart
-        if final != text:
-            sealed.content = [TextContent(final)]
+    if error is not None or content is not None:  # the output is the application's alone
+        sealed.output = _walk(result.output, scrub)
+        return sealed
+    text = sealed.text()
+    final = scrub(text)
+    if final == text:  # no form of a secret in the JSON, so none in the output it encodes
+        return sealed
+    sealed.output = _walk(result.output, scrub)  # too deep to walk: withheld, as it holds a secret
+    walked = sealed.text()
+    if scrub(walked) != walked:  # a secret across what the walk saw apart
+        sealed.content = [TextContent(final)]
     return sealed
 
 
@@ -193,11 +208,23 @@ def _walk(value: Any, scrub: Callable[[str], str]) -> Any:
     if kind is list:
         return [_walk(item, scrub) for item in value]
     if kind is dict:
-        return {scrub(key): _walk(item, scrub) for key, item in value.items()}
+        return {_key(key, scrub): _walk(item, scrub) for key, item in value.items()}
     if kind is int or kind is float:
         text = repr(value)
         return value if scrub(text) == text else REDACTED
     return value
+
+
+def _key(key: Any, scrub: Callable[[str], str]) -> Any:
+    """A dict key scrubbed as JSON writes it; a key of another type stays itself unless it shows a secret."""
+    if key.__class__ is str:
+        return scrub(key)
+    try:
+        (text,) = _decode(_encode({key: None}))  # the string msgspec writes for a number, enum, UUID, date
+    except (TypeError, ValueError):
+        text = str(key)
+    final = scrub(text)
+    return key if final == text else final
 
 
 def _withheld(result: ToolResult, exc: Exception) -> ToolResult:
