@@ -3,7 +3,11 @@
 The value must encode as JSON: the types tinytools takes as inputs (dataclasses, Structs, enums,
 pydantic models and the like) become plain data, and so do the types the application gave
 encoders for (`tinytools.encoding.OutputEncoder`, one per dispatcher). A value that cannot fails
-``invalid_output`` naming the innermost type at fault and its JSON pointer. With
+``invalid_output`` naming the innermost type at fault and its JSON pointer, and so does a NaN or
+an infinity (JSON has no such number; msgspec would write ``null``): the value is searched for
+one only when its JSON holds a ``null``. ``output`` is then the value as plain data, except that
+a plain dict or list that encodes as it is stays the tool's own object (no copy on the fast
+path), so a key may be a number, an enum, a UUID or a date that JSON writes as a string. With
 ``@tool(validate_output=True)`` the output must also match the output schema. A `ToolOutput` brings
 content and artifacts along; raw artifact bytes go to the dispatcher's store, and a store that
 fails ends the call ``artifact_store_failed`` (``outcome_unknown``: the tool did run).
@@ -32,6 +36,7 @@ PLAIN_OUTPUT = frozenset({dict, list, str, int, float, bool, type(None)})
 DEFAULT_ENCODER = OutputEncoder()
 """The encoder of a dispatcher without encoders of its own or its toolbox's: built-in rules only."""
 _encode = msgspec.json.encode
+_HOLDERS = frozenset({dict, list})  # converted outputs that may hold a null (a scalar is the value itself)
 
 
 def finish(
@@ -48,16 +53,23 @@ def finish(
     """
     if output.__class__ is ToolOutput:
         return _finish_output(call, tool, output, start, store, encoder)
+    original = output
     try:
         if output.__class__ not in PLAIN_OUTPUT or tool.validate_output:
             output = encoder.to_builtins(output)  # the validator needs JSON data: no datetime inside a dict
+            text = _encode(output) if output is None or output.__class__ in _HOLDERS else b""
         else:
             try:
-                _encode(output)  # a dict or list that encodes stays as it is: its JSON is the same
+                text = _encode(output)  # a dict or list that encodes stays as it is: its JSON is the same
             except TypeError:  # it holds values that are not plain data (a pydantic model, a Fraction)
                 output = encoder.to_builtins(output)
+                text = _encode(output)
     except (TypeError, ValueError, OverflowError, RecursionError) as exc:
         return _unencodable(call, tool.name, output, exc, start, encoder)
+    if b"null" in text:  # JSON writes NaN and the infinities as null: only then is the value searched
+        refusal = _non_finite(call, tool.name, original, start, encoder)
+        if refusal is not None:
+            return refusal
     if tool.validate_output:
         problem = tool.output_problem(output)
         if problem is not None:
@@ -104,6 +116,41 @@ def store_failure(call: ToolCall, name: str, exc: BaseException, start: int) -> 
     result = failed(call, name, "artifact_store_failed", message, start, {"error_id": error_id})
     result.status = "outcome_unknown"
     return result
+
+
+def _non_finite(call: ToolCall, name: str, output: Any, start: int, encoder: OutputEncoder) -> ToolResult | None:
+    """The refusal of an output holding a NaN or an infinity, which JSON has no number for; else None."""
+    try:
+        data = msgspec.to_builtins(output, str_keys=True, enc_hook=encoder.hook)  # floats kept as they are
+    except (TypeError, ValueError, OverflowError):  # a key msgspec writes only after conversion
+        data = output
+    try:
+        pointer = _non_finite_at(data, "")
+    except RecursionError:  # it encoded once, so this is a walk deeper than Python's stack: the nulls stand
+        return None
+    if pointer is None:
+        return None
+    message = (
+        f"Tool {name!r} returned a number JSON cannot hold (NaN or an infinity) at {pointer or '/'}; "
+        "return null or a string for it."
+    )
+    return failed(call, name, "invalid_output", message, start, {"pointer": pointer, "type": "float"})
+
+
+def _non_finite_at(value: Any, pointer: str) -> str | None:
+    if isinstance(value, float):
+        return None if value - value == 0 else pointer
+    if isinstance(value, dict):
+        items: Any = ((str(key).replace("~", "~0").replace("/", "~1"), item) for key, item in value.items())
+    elif isinstance(value, (list, tuple)):
+        items = enumerate(value)
+    else:
+        return None
+    for token, item in items:
+        found = _non_finite_at(item, f"{pointer}/{token}")
+        if found is not None:
+            return found
+    return None
 
 
 def _unencodable(
