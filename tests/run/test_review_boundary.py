@@ -178,11 +178,6 @@ def nested(d: dict[str, str], items: list[str] | None = None) -> int:
 
 SENT: list[Any] = []
 
-SCALAR_ONLY = pytest.mark.xfail(
-    strict=True,
-    reason="a tool of scalar parameters only skips `detached` (Plan.read: `elif self.detaches`); "
-    "plan.py must call it for every dict",
-)
 
 BAD_ARGUMENTS = [
     pytest.param("nested", {"d": {"s": "\ud800"}}, "/d/s", id="surrogate-nested-value"),
@@ -190,9 +185,9 @@ BAD_ARGUMENTS = [
     pytest.param("nested", {"d": {"\udc80": "x"}}, "/d", id="surrogate-key"),
     pytest.param("nested", {"d": {1: "x"}}, "/d", id="int-key-nested"),
     pytest.param("nested", {"d": {"a": "b"}, 2: "x"}, "", id="int-key-top"),
-    pytest.param("send", {"text": "\ud800"}, "/text", id="surrogate-top-scalar", marks=SCALAR_ONLY),
-    pytest.param("send", {1: "x"}, "", id="int-key-top-scalar", marks=SCALAR_ONLY),
-    pytest.param("send", {"text": "a", 1: "x"}, "", id="int-key-beside-scalar", marks=SCALAR_ONLY),
+    pytest.param("send", {"text": "\ud800"}, "/text", id="surrogate-top-scalar"),
+    pytest.param("send", {1: "x"}, "", id="int-key-top-scalar"),
+    pytest.param("send", {"text": "a", 1: "x"}, "", id="int-key-beside-scalar"),
 ]
 
 
@@ -265,10 +260,6 @@ NON_FINITE: dict[str, Any] = {
     "enum-key": {Color.RED: float("nan")},
     "tuple": ("a", float("nan")),
 }
-EXPRESS_ENTRIES = {"dispatch", "Dispatcher.dispatch"}
-"""The entry points whose later calls of a plain tool take the express path."""
-PLAIN_KINDS = {"nan", "inf-in-list", "nested", "enum-key"}
-"""The outputs of plain classes (dict, list, float), which the express path returns as they are."""
 POINTERS = {
     "nan": "",
     "inf-in-list": "/1",
@@ -280,20 +271,9 @@ POINTERS = {
 }
 
 
-EXPRESS = pytest.mark.xfail(
-    strict=True,
-    reason="the express path (tinytools/run/express.py) returns an output that encodes without "
-    "`finish`; it must send one whose JSON holds `null` to `finish`",
-)
-
-
 @pytest.mark.parametrize(
     ("entry", "kind"),
-    [
-        pytest.param(entry, kind, marks=EXPRESS) if entry in EXPRESS_ENTRIES and kind in PLAIN_KINDS else (entry, kind)
-        for entry in ENTRIES
-        for kind in NON_FINITE
-    ],
+    [(entry, kind) for entry in ENTRIES for kind in NON_FINITE],
 )
 def test_non_finite_outputs_fail_invalid_output_naming_the_pointer(entry: str, kind: str) -> None:
     toolbox = Toolbox([number])

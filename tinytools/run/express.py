@@ -69,7 +69,7 @@ def express(plan: Plan, admission: Admission) -> Callable[[ToolCall, Mapping[str
             except (TypeError, ValueError, OverflowError, RecursionError):
                 pass
             else:
-                if len(encoded) <= limit or within(boundary.limit, output, encoded):
+                if (len(encoded) <= limit or within(boundary.limit, output, encoded)) and b"null" not in encoded:
                     return ToolResult(
                         call_id=call.id, name=name, status="succeeded", output=output, elapsed=now() - start
                     )

@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 
 __all__ = ["DefaultFailed", "Plan", "Read", "typed_reader"]
 
-_SCALARS = frozenset({"string", "integer", "boolean", "null"})
 
 
 class Read:
@@ -96,7 +95,6 @@ class Plan:
         """Whether arguments that fail the schema raise `ArgumentsError` (``invalid_args="fail"``)."""
         self.runtime = bool(tool.wants) or "call" in tool.injection_sources.values()
         """Whether the tool takes values only the pipeline makes (a token, an invocation, ...)."""
-        self.detaches = not all(map(_scalar, tool.schema.properties.values()))
         self.typed: Reader | None = None if strict or not _by_position(tool) else _pending
         self.plain = plain and self._plain()
         """Whether the tool needs nothing around its call here: its calls may take the express path."""
@@ -131,10 +129,8 @@ class Plan:
                 return Read(values, None)
         try:
             arguments = call.arguments
-            if arguments.__class__ is not dict:
-                arguments = decoded_arguments(call)
-            elif self.detaches:  # what the tool changes stays its own; NaN is refused as in text
-                arguments = detached(arguments)
+            # a dict is copied (the tool may change it), NaN, lone surrogates and non-string keys refused as in text
+            arguments = decoded_arguments(call) if arguments.__class__ is not dict else detached(arguments)
         except ArgumentsError as exc:
             return kept(exc)  # kept, not raised: no frame of this call in it
         strict = self.strict
@@ -278,14 +274,6 @@ def made(slot: Slot) -> Any:
         return slot.factory()
     except Exception as exc:
         raise DefaultFailed(exc) from exc
-
-
-def _scalar(schema: Any) -> bool:
-    """Whether every value ``schema`` accepts is a string, an integer, a boolean or null."""
-    kinds = schema.get("type") if isinstance(schema, dict) else None
-    if isinstance(kinds, str):
-        kinds = [kinds]
-    return isinstance(kinds, list) and bool(kinds) and set(kinds) <= _SCALARS
 
 
 def _by_position(tool: Tool[..., Any]) -> bool:
