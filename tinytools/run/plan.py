@@ -40,7 +40,6 @@ if TYPE_CHECKING:
 __all__ = ["DefaultFailed", "Plan", "Read", "typed_reader"]
 
 
-
 class Read:
     """A call's arguments, decoded and checked against the schema the dispatcher enforces."""
 
