@@ -448,3 +448,13 @@ def test_validate_output_on_a_method_returning_self_is_checked_once_bound() -> N
     box = Box(1)
     assert run(box.grown, {"by": 2}).output == {"size": 3}
     assert run(box.grown, {"by": -1}).error.code == "invalid_output"
+
+
+def test_unions_of_containers_keep_a_value_a_member_takes_as_it_is() -> None:
+    @tool
+    def shapes(a: list[float] | list[int], b: dict[str, float] | dict[str, int], c: list[int] | list[float]) -> list:
+        """Report the classes the items arrive as."""
+        return [type(a[0]).__name__, type(b["k"]).__name__, type(c[0]).__name__]
+
+    assert run(shapes, {"a": [1, 2], "b": {"k": 1}, "c": [1.5]}).output == ["int", "int", "float"]
+    assert run(shapes, {"a": [1.5], "b": {"k": 1.5}, "c": [1]}).output == ["float", "float", "int"]

@@ -261,8 +261,9 @@ def union_of(
     """Convert a value into the union member it belongs to.
 
     A value that a member takes exactly, as it is, stays that member's: ``3`` for ``int`` in
-    ``float | int``, ``3`` for ``Literal[1, 2, 3]`` in ``float | Literal[1, 2, 3]``. Otherwise the
-    first member (left to right) whose schema accepts the value converts it.
+    ``float | int``, ``3`` for ``Literal[1, 2, 3]`` in ``float | Literal[1, 2, 3]``, ``[1, 2]``
+    for ``list[int]`` in ``list[float] | list[int]``. Otherwise the first member (left to right)
+    whose schema accepts the value converts it.
 
     Args:
         members: Per member: the classes it takes exactly (empty for containers and classes), the
@@ -270,15 +271,37 @@ def union_of(
             saying whether its schema accepts a value.
     """
     exact = tuple((types, values, convert) for types, values, convert, _ in members if types or values)
+    shaped = any(not types and not values for types, values, _, _ in members)  # containers, classes
 
     def convert_union(value: Any) -> Any:
         cls = value.__class__
         for types, values, convert in exact:
             if cls in types or (values and cls in _SCALARS and (cls, value) in values):
                 return value if convert is None else convert(value)
+        first: Any = _NONE
         for _, _, convert, accepts in members:
             if accepts(value):
-                return value if convert is None else convert(value)
+                converted = value if convert is None else convert(value)
+                if not shaped or _same(converted, value):  # taken as it is, all the way down
+                    return converted
+                if first is _NONE:
+                    first = converted
+        if first is not _NONE:
+            return first
         raise ConversionError("no member of the union accepts this value")
 
     return convert_union
+
+
+_NONE = object()
+
+
+def _same(converted: Any, value: Any) -> bool:
+    """Whether conversion left ``value`` as it was: the same classes and values, all the way down."""
+    if converted.__class__ is not value.__class__:
+        return False
+    if value.__class__ is list:
+        return len(converted) == len(value) and all(map(_same, converted, value))
+    if value.__class__ is dict:
+        return converted.keys() == value.keys() and all(_same(converted[key], value[key]) for key in value)
+    return bool(converted == value)
