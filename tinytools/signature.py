@@ -13,7 +13,6 @@ import copy
 import enum
 import functools
 import inspect
-import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -23,10 +22,10 @@ from tinytools.context import CancellationToken, Invocation, Progress, Stores
 from tinytools.errors import ToolDefinitionError
 from tinytools.results import ToolCall
 from tinytools.schema.annotations import field_alias, field_default, pydantic_field, split_annotated
-from tinytools.schema.callables import default_name, parameters_of, target_of
+from tinytools.schema.callables import default_name, parameters_of, return_hint, target_of, type_hints_of
 from tinytools.schema.convert import Converter, unchanged
 from tinytools.schema.docstrings import parse_docstring
-from tinytools.schema.hints import SchemaBuilder, type_namespace
+from tinytools.schema.hints import SchemaBuilder
 from tinytools.schema.kinds import SELF_TYPES, UNIONS
 from tinytools.schema.shapes import with_default
 from tinytools.schema.validation import InputSchema
@@ -201,7 +200,7 @@ def read_signature(
             with no JSON Schema that is not injected; or ``fn`` is not a callable tinytools can read.
     """
     target = target_of(fn, name, static=static)
-    hints, late = _type_hints(target.hints, name, localns, method=target.drop_first)
+    hints, late = type_hints_of(target.hints, name, localns, method=target.drop_first)
     docs = parse_docstring(target.docs)
     builder = SchemaBuilder(name, localns=localns, self_type=target.self_type)
     slots: list[Slot] = []
@@ -326,35 +325,6 @@ def _root(properties: dict[str, Any], required: list[str], defs: dict[str, Any])
     return root
 
 
-def _type_hints(
-    fn: Any, tool_name: str, localns: Mapping[str, Any] | None, *, method: bool = False
-) -> tuple[dict[str, Any], bool]:
-    """The resolved hints, and whether the return annotation waits for the class (a method's ``-> "Cls"``).
-
-    In a class body the class does not exist yet, so a method returning its own class is read
-    without its return type, which `return_hint` reads once the method is bound.
-    """
-    if isinstance(fn, types.BuiltinFunctionType):
-        return {}, False  # a builtin has no hints: its parameters take any JSON value
-    namespace = type_namespace(localns)
-    try:
-        return typing_extensions.get_type_hints(fn, localns=namespace, include_extras=True), False
-    except NameError as exc:
-        problem = exc
-    annotations = getattr(fn, "__annotations__", {})
-    if method and "return" in annotations:
-        shim = types.FunctionType(fn.__code__, fn.__globals__)
-        shim.__annotations__ = {key: value for key, value in annotations.items() if key != "return"}
-        try:
-            return typing_extensions.get_type_hints(shim, localns=namespace, include_extras=True), True
-        except NameError as exc:
-            problem = exc
-    raise ToolDefinitionError(
-        f"cannot resolve a type hint ({problem}); define the type at module level or import it",
-        tool=tool_name,
-    ) from None
-
-
 def _check_kind(parameter: inspect.Parameter, tool_name: str) -> None:
     if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
         raise ToolDefinitionError(
@@ -392,14 +362,6 @@ def _parse_generated(root: dict[str, Any], tool_name: str) -> InputSchema:
     except ToolDefinitionError as exc:
         exc.tool = tool_name
         raise
-
-
-def return_hint(fn: Callable[..., Any]) -> Any:
-    """``fn``'s return annotation, resolved now (a method's class exists once it is bound), or None."""
-    try:
-        return typing_extensions.get_type_hints(fn, include_extras=True).get("return")
-    except NameError:
-        return None
 
 
 def output_schema(

@@ -12,12 +12,15 @@ from __future__ import annotations
 import functools
 import inspect
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from tinytools.errors import ToolDefinitionError
+import typing_extensions
 
-__all__ = ["Target", "default_name", "is_async", "parameters_of", "target_of"]
+from tinytools.errors import ToolDefinitionError
+from tinytools.schema.hints import type_namespace
+
+__all__ = ["Target", "default_name", "is_async", "parameters_of", "return_hint", "target_of", "type_hints_of"]
 
 
 class Target:
@@ -150,3 +153,40 @@ def is_async(fn: Callable[..., Any]) -> bool:
     if isinstance(inner, (types.FunctionType, types.MethodType, type)) or not callable(inner):
         return False
     return inspect.iscoroutinefunction(type(inner).__call__)
+
+
+def type_hints_of(
+    fn: Any, tool_name: str, localns: Mapping[str, Any] | None, *, method: bool = False
+) -> tuple[dict[str, Any], bool]:
+    """The resolved hints, and whether the return annotation waits for the class (a method's ``-> "Cls"``).
+
+    In a class body the class does not exist yet, so a method returning its own class is read
+    without its return type, which `return_hint` reads once the method is bound.
+    """
+    if isinstance(fn, types.BuiltinFunctionType):
+        return {}, False  # a builtin has no hints: its parameters take any JSON value
+    namespace = type_namespace(localns)
+    try:
+        return typing_extensions.get_type_hints(fn, localns=namespace, include_extras=True), False
+    except NameError as exc:
+        problem = exc
+    annotations = getattr(fn, "__annotations__", {})
+    if method and "return" in annotations:
+        shim = types.FunctionType(fn.__code__, fn.__globals__)
+        shim.__annotations__ = {key: value for key, value in annotations.items() if key != "return"}
+        try:
+            return typing_extensions.get_type_hints(shim, localns=namespace, include_extras=True), True
+        except NameError as exc:
+            problem = exc
+    raise ToolDefinitionError(
+        f"cannot resolve a type hint ({problem}); define the type at module level or import it",
+        tool=tool_name,
+    ) from None
+
+
+def return_hint(fn: Callable[..., Any]) -> Any:
+    """``fn``'s return annotation, resolved now (a method's class exists once it is bound), or None."""
+    try:
+        return typing_extensions.get_type_hints(fn, include_extras=True).get("return")
+    except NameError:
+        return None
