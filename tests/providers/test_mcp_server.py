@@ -9,7 +9,10 @@ the session whose call reported it, even when two sessions use the same request 
 from __future__ import annotations
 
 import sys
-from typing import Any
+import threading
+import time
+from functools import partial
+from typing import Annotated, Any
 
 import anyio
 import pytest
@@ -17,7 +20,7 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from tests.faults import FAULTS, SECRET
-from tinytools import Progress, Toolbox, tool
+from tinytools import Dispatcher, Injected, Invocation, Limits, Progress, RunContext, Stores, Toolbox, tool
 from tinytools.providers import mcp
 
 from .servers import MODEL_INPUT_SERVER, TOOLS_SERVER, WATCHDOG, server_env
@@ -207,3 +210,167 @@ def test_progress_reaches_only_the_session_whose_call_reported_it() -> None:
     seen, outputs = anyio.run(_two_sessions)
     assert outputs == {"A": {"result": "A"}, "B": {"result": "B"}}
     assert seen == {"A": ["A start", "A end"], "B": ["B start", "B end"]}
+
+
+# --- injection, sessions, threads, cancellation -------------------------------------------------
+
+
+class _Clock:
+    """An injected value: the test reads which session each call saw."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+
+
+@tool
+def whoami(greeting: str, *, clock: Annotated[_Clock, Injected]) -> str:
+    """Say which injected clock this session has."""
+    return f"{greeting} from {clock.label}"
+
+
+@tool
+def trusted(invocation: Invocation, stores: Stores) -> dict[str, Any]:
+    """Report the run's trusted identity and stores."""
+    return {"actor": invocation.actor, "stores": sorted(stores)}
+
+
+async def _calls(server: Any, *calls: tuple[str, dict[str, Any]], mode: str = "legacy") -> list[Any]:
+    """One client's results of the calls, made one after another."""
+    with anyio.fail_after(30):
+        async with Client(server, mode=mode) as client:
+            return [await client.call_tool(name, arguments) for name, arguments in calls]
+
+
+def test_served_tools_get_the_injected_values_of_their_session() -> None:
+    made: list[_Clock] = []
+
+    def inject() -> dict[str, Any]:
+        made.append(_Clock(f"clock {len(made) + 1}"))
+        return {"clock": made[-1]}
+
+    server = mcp.build_server(Toolbox([whoami]), inject=inject)
+    first = anyio.run(_calls, server, ("whoami", {"greeting": "hi"}), ("whoami", {"greeting": "yo"}))
+    second = anyio.run(_calls, server, ("whoami", {"greeting": "hi"}))
+    assert [result.structured_content for result in first + second] == [
+        {"result": "hi from clock 1"},
+        {"result": "yo from clock 1"},
+        {"result": "hi from clock 2"},
+    ]
+    assert len(made) == 2  # once per session, not per call
+
+
+def test_under_the_sessionless_protocol_each_request_is_a_session() -> None:
+    labels = iter(["first", "second"])
+    server = mcp.build_server(Toolbox([whoami]), inject=lambda: {"clock": _Clock(next(labels))})
+    call = ("whoami", {"greeting": "hi"})
+    results = anyio.run(partial(_calls, server, call, call, mode="auto"))
+    assert [result.structured_content for result in results] == [
+        {"result": "hi from first"},
+        {"result": "hi from second"},
+    ]
+
+
+def test_a_missing_injected_value_is_a_tool_result_naming_the_parameter() -> None:
+    (result,) = anyio.run(_calls, mcp.build_server(Toolbox([whoami])), ("whoami", {"greeting": "hi"}))
+    assert result.is_error is True and result.structured_content is None
+    assert result.content[0].text == (
+        "Error: Tool 'whoami' cannot run: the server has no value for its injected parameter 'clock'."
+    )
+
+
+def test_an_injected_parameter_sent_by_the_client_is_a_repairable_tool_result() -> None:
+    server = mcp.build_server(Toolbox([whoami]), inject={"clock": _Clock("server")})
+    (result,) = anyio.run(_calls, server, ("whoami", {"greeting": "hi", "clock": "mine"}))
+    assert result.is_error is True
+    assert result.content[0].text.startswith("Error: Invalid arguments: tool 'whoami'")
+
+
+def test_context_and_stores_reach_the_tools() -> None:
+    server = mcp.build_server(Toolbox([trusted]), context=RunContext(actor="ops"), stores={"db": object()})
+    (result,) = anyio.run(_calls, server, ("trusted", {}))
+    assert result.structured_content == {"actor": "ops", "stores": ["db"]}
+
+
+def test_each_session_gets_its_own_dispatcher_and_budget() -> None:
+    tools = Toolbox([whoami])
+    factory = partial(Dispatcher, tools, limits=Limits(max_tool_calls=1))
+    server = mcp.build_server(tools, dispatcher_factory=factory, inject={"clock": _Clock("c")})
+    call = ("whoami", {"greeting": "hi"})
+    first = anyio.run(_calls, server, call, call)
+    second = anyio.run(_calls, server, call)
+    assert [result.is_error for result in first + second] == [False, True, False]
+    assert "budget" in first[1].content[0].text.lower()
+
+
+def test_dispatcher_options_are_one_choice() -> None:
+    tools = Toolbox([whoami])
+    with pytest.raises(ValueError, match="one of"):
+        mcp.build_server(tools, dispatcher=Dispatcher(tools), context=RunContext(actor="x"))
+    with pytest.raises(ValueError, match="one of"):
+        mcp.build_server(tools, dispatcher_factory=partial(Dispatcher, tools), stores={})
+
+
+BARRIER: list[threading.Barrier] = []
+
+
+@tool
+def nap(seconds: float) -> dict[str, Any]:
+    """Sleep on a worker thread until three other calls sleep too."""
+    time.sleep(seconds)
+    BARRIER[0].wait(timeout=WATCHDOG)  # four calls run at once, or this breaks
+    return {"on_main_thread": threading.current_thread() is threading.main_thread()}
+
+
+async def _four_naps() -> tuple[list[Any], float]:
+    server = mcp.build_server(Toolbox([nap]))
+    results: list[Any] = []
+    with anyio.fail_after(30):
+        async with Client(server, mode="legacy") as client, anyio.create_task_group() as group:
+            started = time.perf_counter()
+
+            async def one() -> None:
+                results.append(await client.call_tool("nap", {"seconds": 0.5}))
+
+            for _ in range(4):
+                group.start_soon(one)
+    return results, time.perf_counter() - started
+
+
+def test_sync_tools_run_concurrently_on_worker_threads_not_the_event_loop() -> None:
+    BARRIER[:] = [threading.Barrier(4)]
+    results, elapsed = anyio.run(_four_naps)
+    assert [result.structured_content for result in results] == [{"on_main_thread": False}] * 4
+    assert elapsed < 2.0  # four half-second naps side by side, not one after another
+
+
+CANCELLED: list[str] = []
+
+
+@tool
+async def wait_forever() -> str:
+    """Wait until cancelled."""
+    try:
+        await anyio.sleep(WATCHDOG)
+    except anyio.get_cancelled_exc_class():
+        CANCELLED.append("cancelled")
+        raise
+    return "woke"
+
+
+async def _cancel_then_call() -> Any:
+    server = mcp.build_server(Toolbox([wait_forever, whoami]), inject={"clock": _Clock("after")})
+    with anyio.fail_after(30):
+        async with Client(server, mode="legacy") as client:
+            with anyio.move_on_after(0.3):
+                await client.call_tool("wait_forever", {})
+            with anyio.fail_after(5):
+                while not CANCELLED:
+                    await anyio.sleep(0.01)
+            return await client.call_tool("whoami", {"greeting": "still here"})
+
+
+def test_a_client_cancellation_stops_the_running_tool_and_the_session_goes_on() -> None:
+    CANCELLED.clear()
+    after = anyio.run(_cancel_then_call)
+    assert CANCELLED == ["cancelled"]
+    assert after.structured_content == {"result": "still here from after"}

@@ -10,6 +10,7 @@ the command line. The package holds:
 - `tinytools.providers.mcp.stdio`: the stdio transport, which answers every request line.
 """
 
+from tinytools.providers.mcp.http import http_app, serve_http
 from tinytools.providers.mcp.server import AsyncDispatcher, aserve, build_server, serve
 from tinytools.providers.mcp.wire import export_tools, read_calls, tool_annotations, write_results
 
@@ -18,8 +19,10 @@ __all__ = [
     "aserve",
     "build_server",
     "export_tools",
+    "http_app",
     "read_calls",
     "serve",
+    "serve_http",
     "tool_annotations",
     "write_results",
 ]

@@ -4,21 +4,33 @@ Every ``tools/call`` goes through the dispatcher, so validation, policies and bu
 they do anywhere else. A tool's `Progress` reaches the client that asked for progress, and only
 that client: the call id is ``<session>/<request id>``, unique across the server's sessions
 (two clients of one server use the same JSON-RPC ids).
+
+Each session gets its own dispatcher (from ``dispatcher_factory``, by default a `Dispatcher`
+with the server's ``context`` and ``stores``) and its own injected values (``inject``), so a
+budget or deadline is one session's, not the server's. A session is what the SDK calls a
+connection: one per client under the 2025 protocol (stdio, stateful HTTP), and one per request
+under the sessionless 2026-07-28 protocol and over stateless HTTP. A sync tool runs on a
+worker thread, never on the event loop. A call whose injected value is missing is answered as
+a failed tool result naming the parameter (code ``missing_injected_value``), never as a
+protocol error carrying exception text.
 """
 
 from __future__ import annotations
 
 import itertools
+import logging
 import weakref
-from collections.abc import Awaitable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
+from tinytools.context import RunContext
+from tinytools.errors import InjectionError
 from tinytools.events import ToolEvent, ToolProgress
 from tinytools.providers._common import require
 from tinytools.providers.mcp.stdio import stdio_streams
 from tinytools.providers.mcp.wire import check_output, export_tools, write_results
-from tinytools.results import ToolCall, ToolResult
+from tinytools.results import StructuredError, ToolCall, ToolResult
 from tinytools.run.dispatcher import Dispatcher
 from tinytools.tool import Tool
 from tinytools.toolbox import Toolbox
@@ -26,21 +38,33 @@ from tinytools.toolbox import Toolbox
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
-__all__ = ["AsyncDispatcher", "aserve", "build_server", "serve"]
+__all__ = ["AsyncDispatcher", "DispatcherFactory", "Inject", "aserve", "build_server", "serve"]
 
 
 class AsyncDispatcher(Protocol):
     """Anything that runs one call from async code, such as a `Dispatcher`."""
 
-    def adispatch(self, call: ToolCall, /) -> Awaitable[ToolResult]:
-        """Run one call and return its result."""
+    def adispatch(self, call: ToolCall, /, *, inject: Mapping[str, Any] | None = ...) -> Awaitable[ToolResult]:
+        """Run one call with the session's injected values and return its result."""
         ...
+
+
+DispatcherFactory = Callable[..., AsyncDispatcher]
+"""Makes one session's dispatcher; called as ``factory(on_event=sink)``, where ``sink`` sends
+the session's progress to its client (``functools.partial(Dispatcher, toolbox, limits=...)``)."""
+
+Inject = Mapping[str, Any] | Callable[[], Mapping[str, Any]]
+"""Injected values: one mapping for every session, or a function called once per session."""
 
 
 def build_server(
     toolbox: Iterable[Tool[..., Any]],
     *,
     dispatcher: AsyncDispatcher | None = None,
+    dispatcher_factory: DispatcherFactory | None = None,
+    inject: Inject | None = None,
+    context: RunContext | None = None,
+    stores: Mapping[str, Any] | None = None,
     name: str = "tinytools",
     version: str | None = None,
     instructions: str | None = None,
@@ -48,32 +72,42 @@ def build_server(
     """An MCP server (``mcp.server.lowlevel.Server``) that lists and calls the tools.
 
     Args:
-        toolbox: The tools to list (a `Toolbox` or any iterable of tools).
-        dispatcher: Runs each call (``adispatch(call)``), such as a configured
-            `Dispatcher`; by default ``Dispatcher(toolbox)``, whose progress events reach the
-            client that made the call.
+        toolbox: The tools to list (a `Toolbox` or any iterable of tools), in their order.
+        dispatcher: One dispatcher for every session (its budget and deadline are then the
+            server's); progress reaches clients only through its own ``on_event``.
+        dispatcher_factory: Makes each session's dispatcher, called as
+            ``dispatcher_factory(on_event=sink)``; by default
+            ``Dispatcher(toolbox, context=context, stores=stores, on_event=sink)``.
+        inject: Injected values for the served tools: a mapping, or a function called once per
+            session that returns one.
+        context: The `RunContext` of the default dispatchers.
+        stores: The named stores of the default dispatchers.
         name: The server name reported to clients.
         version: The server version reported to clients (by default tinytools' own).
         instructions: Optional instructions for the client's model.
 
     Raises:
         ImportError: The ``mcp`` extra is not installed.
+        ValueError: More than one of ``dispatcher``, ``dispatcher_factory`` and
+            ``context``/``stores`` says how calls run.
     """
     lowlevel = require("mcp.server.lowlevel", "mcp")
     types = require("mcp.types", "mcp")
     tools = toolbox if isinstance(toolbox, Toolbox) else Toolbox(toolbox)
     listed = types.ListToolsResult(tools=[types.Tool.model_validate(entry) for entry in export_tools(tools)])
-    routes = _Routes()
-    run = (dispatcher if dispatcher is not None else Dispatcher(tools, on_event=routes.report)).adispatch
+    routes = _Routes(_opener(tools, dispatcher, dispatcher_factory, inject, context, stores))
 
     async def list_tools(context: Any, params: Any) -> Any:
         return listed
 
     async def call_tool(context: Any, params: Any) -> Any:
-        call = ToolCall(routes.call_id(context), params.name, params.arguments or {})
+        session = routes.session(context)
+        call = ToolCall(routes.call_id(session, context), params.name, params.arguments or {})
         routes.open(call.id, context, params)
         try:
-            result = check_output(await run(call), tools.get(call.name))
+            result = check_output(await session.run(call, inject=session.inject), tools.get(call.name))
+        except InjectionError as exc:
+            result = _missing_value(call, exc)
         finally:
             routes.close(call.id)
         return types.CallToolResult.model_validate(write_results([result])[0])
@@ -88,24 +122,81 @@ def build_server(
     return server
 
 
+class _Session:
+    """One client session's number, dispatcher and injected values."""
+
+    __slots__ = ("inject", "number", "run")
+
+    def __init__(self, number: int, run: Callable[..., Awaitable[ToolResult]], inject: Mapping[str, Any] | None):
+        self.number = number
+        self.run = run
+        self.inject = inject
+
+
+_Opener = Callable[[Callable[[ToolEvent], Awaitable[None]]], tuple[AsyncDispatcher, "Mapping[str, Any] | None"]]
+
+
+def _opener(
+    tools: Toolbox,
+    dispatcher: AsyncDispatcher | None,
+    factory: DispatcherFactory | None,
+    inject: Inject | None,
+    context: RunContext | None,
+    stores: Mapping[str, Any] | None,
+) -> _Opener:
+    """What a new session gets: its dispatcher and injected values, given its progress sink."""
+    chosen = (dispatcher is not None) + (factory is not None) + (context is not None or stores is not None)
+    if chosen > 1:
+        raise ValueError("pass one of dispatcher=, dispatcher_factory= and context=/stores=")
+    if factory is None and dispatcher is None:
+        factory = partial(Dispatcher, tools, context=context, stores=stores)
+
+    def open_session(sink: Callable[[ToolEvent], Awaitable[None]]) -> tuple[AsyncDispatcher, Mapping[str, Any] | None]:
+        made = dispatcher if factory is None else factory(on_event=sink)
+        assert made is not None  # one of the two, checked above
+        return made, inject() if callable(inject) else inject
+
+    return open_session
+
+
+def _missing_value(call: ToolCall, exc: InjectionError) -> ToolResult:
+    """The server's configuration lacks a value: the client learns which, and nothing else."""
+    _logger().error("MCP call %r: %s", call.id, exc)
+    message = f"Tool {exc.tool!r} cannot run: the server has no value for its injected parameter {exc.parameter!r}."
+    return ToolResult(
+        call_id=call.id, name=call.name, status="failed", error=StructuredError("missing_injected_value", message)
+    )
+
+
+def _logger() -> logging.Logger:
+    return logging.getLogger("tinytools.mcp")
+
+
 class _Routes:
-    """Which session, progress token and request each running call reports its progress to."""
+    """Each session's state, and which session, progress token and request a running call reports to."""
 
-    __slots__ = ("_count", "_open", "_sessions")
+    __slots__ = ("_count", "_open", "_opener", "_sessions")
 
-    def __init__(self) -> None:
-        self._sessions: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+    def __init__(self, opener: _Opener) -> None:
+        self._sessions: weakref.WeakKeyDictionary[Any, _Session] = weakref.WeakKeyDictionary()
         self._count = itertools.count(1)
         self._open: dict[str, tuple[Any, Any, Any]] = {}
+        self._opener = opener
 
-    def call_id(self, context: Any) -> str:
+    def session(self, context: Any) -> _Session:
+        """The state of the request's session, made on its first call."""
+        key = _connection(context)
+        state = self._sessions.get(key)
+        if state is None:
+            dispatcher, inject = self._opener(self.report)
+            state = self._sessions[key] = _Session(next(self._count), dispatcher.adispatch, inject)
+        return state
+
+    @staticmethod
+    def call_id(session: _Session, context: Any) -> str:
         """``<session>/<request id>``: JSON-RPC ids are unique within one session only."""
-        session = context.session
-        number = self._sessions.get(session)
-        if number is None:
-            number = self._sessions[session] = next(self._count)
         request_id = getattr(context, "request_id", None)
-        return f"{number}/{'-' if request_id is None else request_id}"
+        return f"{session.number}/{'-' if request_id is None else request_id}"
 
     def open(self, call_id: str, context: Any, params: Any) -> None:
         token = _progress_token(context, params)
@@ -122,6 +213,16 @@ class _Routes:
             await session.send_progress_notification(
                 token, event.done, event.total, event.message, related_request_id=request_id
             )
+
+
+def _connection(context: Any) -> Any:
+    """What stays the same for every request of one client session.
+
+    The SDK makes a ``ServerSession`` per request, over one ``Connection`` per client session
+    (per request over stateless HTTP), which the handler context does not expose otherwise.
+    """
+    session = context.session
+    return getattr(session, "_connection", session)
 
 
 def _progress_token(context: Any, params: Any) -> Any:
@@ -161,8 +262,8 @@ async def aserve(toolbox: Iterable[Tool[..., Any]], **options: Any) -> None:
 def serve(toolbox: Iterable[Tool[..., Any]], **options: Any) -> None:
     """Run the tools as an MCP server over stdio, blocking until the client disconnects.
 
-    Options are those of `build_server` (``dispatcher``, ``name``, ``version``,
-    ``instructions``).
+    Options are those of `build_server` (``dispatcher``, ``dispatcher_factory``, ``inject``,
+    ``context``, ``stores``, ``name``, ``version``, ``instructions``).
 
     Raises:
         ImportError: The ``mcp`` extra is not installed.
