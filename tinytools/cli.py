@@ -5,6 +5,7 @@ tinytools schema pkg.module:toolbox          one toolbox (or one tool) in a modu
 tinytools schema tools.py --provider openai --strict     in a provider's shape
 tinytools call tools.py '{"name": "add", "arguments": {"a": 1, "b": 2}}'
 tinytools serve-mcp tools.py                 serve the tools as an MCP server over stdio
+tinytools serve-mcp tools.py --http 127.0.0.1:8000 --inject app:make_inject     over HTTP
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import contextlib
 import importlib
 import importlib.util
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -115,8 +116,31 @@ def _serve_mcp(args: argparse.Namespace) -> int:
 
     with contextlib.redirect_stdout(sys.stderr):  # stdout is the protocol's channel
         toolbox = load_toolbox(args.target)
-    mcp.serve(toolbox, name=args.name)
+        inject = _load_inject(args.inject) if args.inject else None
+    if args.http is None:
+        mcp.serve(toolbox, name=args.name, inject=inject)
+        return 0
+    from tinytools.providers.mcp.http import serve_http
+
+    host, _, port = args.http.rpartition(":")
+    if not host or not port.isdigit():
+        raise TargetError(f"--http takes HOST:PORT, not {args.http!r}")
+    serve_http(toolbox, host.strip("[]"), int(port), name=args.name, inject=inject)
     return 0
+
+
+def _load_inject(location: str) -> Any:
+    """The mapping ``module:factory()`` returns, made once, for every session of the server."""
+    module_name, _, attribute = location.partition(":")
+    if not attribute:
+        raise TargetError(f"--inject takes module:factory, not {location!r}")
+    factory = getattr(_load_module(module_name), attribute, None)
+    if not callable(factory):
+        raise TargetError(f"--inject: {location!r} is not a function")
+    values = factory()
+    if not isinstance(values, Mapping):
+        raise TargetError(f"--inject: {location}() returned {type(values).__name__}, not a mapping of names to values")
+    return values
 
 
 def _call(args: argparse.Namespace) -> int:
@@ -193,9 +217,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     call.add_argument("target", help="path/to/file.py or pkg.module, optionally :name")
     call.add_argument("call", help='JSON: {"name": ..., "arguments": ...}')
     call.set_defaults(run=_call)
-    serve = commands.add_parser("serve-mcp", help="serve the tools in TARGET as an MCP server over stdio")
+    serve = commands.add_parser("serve-mcp", help="serve the tools in TARGET as an MCP server (stdio, or --http)")
     serve.add_argument("target", help="path/to/file.py or pkg.module, optionally :name")
     serve.add_argument("--name", default="tinytools", help="the server name reported to clients")
+    serve.add_argument("--http", metavar="HOST:PORT", help="serve over streamable HTTP (stateless) instead of stdio")
+    serve.add_argument(
+        "--inject", metavar="MODULE:FACTORY", help="injected values: FACTORY() returns them, called once at start"
+    )
     serve.set_defaults(run=_serve_mcp)
     args = parser.parse_args(argv)
     if getattr(args, "strict", False) and args.provider not in ("openai", "openai-responses", "anthropic"):

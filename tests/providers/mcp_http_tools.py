@@ -1,0 +1,50 @@
+"""Tools served over streamable HTTP by tests/providers/test_mcp_http.py (``tinytools serve-mcp``).
+
+``make_inject`` is the ``--inject`` factory: the server process calls it once at start.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Annotated, Any, Literal
+
+from tinytools import Injected, Progress, tool
+
+
+class Greeter:
+    """The injected value: made by the server process, never sent by a client."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+
+
+def make_inject() -> dict[str, Any]:
+    """The server's injected values."""
+    return {"greeter": Greeter(os.getpid())}
+
+
+@tool
+def get_weather(city: str, unit: Literal["c", "f"] = "c") -> dict[str, Any]:
+    """Look up the current weather.
+
+    Args:
+        city: City name.
+        unit: Temperature unit.
+    """
+    return {"city": city, "temperature": 21.5, "unit": unit}
+
+
+@tool
+def greet(name: str, *, greeter: Annotated[Greeter, Injected]) -> str:
+    """Greet someone with the server's injected greeter."""
+    return f"hello {name} from {greeter.pid}"
+
+
+@tool
+def count(label: str, steps: int, progress: Progress) -> str:
+    """Report each step as progress, a little apart (a sync tool: it runs on a worker thread)."""
+    for step in range(1, steps + 1):
+        time.sleep(0.05)
+        progress.progress(step, total=steps, message=f"{label} {step}")
+    return label
