@@ -9,7 +9,9 @@ import os
 import time
 from typing import Annotated, Any, Literal
 
-from tinytools import Injected, Progress, tool
+import anyio
+
+from tinytools import Injected, Progress, ToolError, tool
 
 
 class Greeter:
@@ -48,3 +50,16 @@ def count(label: str, steps: int, progress: Progress) -> str:
         time.sleep(0.05)
         progress.progress(step, total=steps, message=f"{label} {step}")
     return label
+
+
+@tool
+async def echo(tag: str, delay: float = 0.0) -> str:
+    """Answer with the tag, after ``delay`` seconds."""
+    await anyio.sleep(delay)
+    return tag
+
+
+@tool
+def refuse(tag: str) -> str:
+    """Fail on purpose, naming the tag."""
+    raise ToolError(f"refused {tag}")

@@ -3,7 +3,9 @@
 The server is stateless streamable HTTP on 127.0.0.1: it lists the tools in the file's order,
 answers calls with structured content, answers invalid arguments with a repairable ``isError``
 result, gives tools the values of its ``--inject`` factory, and keeps two clients' concurrent
-calls and progress apart.
+calls and progress apart, also with 32 clients at once mixing valid, slow, invalid, failing and
+abandoned calls. The same command without ``--http`` serves stdio with the same
+injected values.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
 
 from .servers import HERE, server_env
 
@@ -84,7 +86,7 @@ def session(server: tuple[str, int], request: pytest.FixtureRequest) -> dict[str
 
 
 def test_tools_are_listed_in_the_files_order(session: dict[str, Any]) -> None:
-    assert session["names"] == ["get_weather", "greet", "count"]
+    assert session["names"] == ["get_weather", "greet", "count", "echo", "refuse"]
 
 
 def test_a_call_returns_structured_content_and_text(session: dict[str, Any]) -> None:
@@ -153,3 +155,80 @@ def test_an_inject_factory_that_is_missing_is_a_usage_error() -> None:
     )
     assert finished.returncode == 2
     assert b"is not a function" in finished.stderr
+
+
+async def _greet_over_stdio() -> Any:
+    command = ["-m", "tinytools", "serve-mcp", str(TOOLS), "--inject", f"{TOOLS}:make_inject"]
+    parameters = StdioServerParameters(command=sys.executable, args=command, env=server_env())
+    with anyio.fail_after(30):
+        async with Client(parameters, read_timeout_seconds=20) as client:
+            return await client.call_tool("greet", {"name": "Ada"})
+
+
+def test_the_inject_factory_serves_over_stdio_too() -> None:
+    result = anyio.run(_greet_over_stdio)
+    assert result.is_error is False
+    assert result.structured_content["result"].startswith("hello Ada from ")
+    assert not result.structured_content["result"].endswith(f" {os.getpid()}")
+
+
+CLIENTS = 32
+CALLS = 10
+
+
+async def _mixed_client(url: str, number: int, answers: dict[str, tuple[bool, str]]) -> None:
+    """Valid, slow, invalid, raising and cancelled calls, each tagged with its client and step."""
+    async with Client(url, read_timeout_seconds=20) as client:
+        for step in range(CALLS):
+            tag = f"{number}-{step}"
+            kind = (number + step) % 5
+            if kind == 4:  # given up on mid-call: cancelled on the wire, no answer expected
+                with anyio.move_on_after(0.05):
+                    await client.call_tool("echo", {"tag": tag, "delay": 5})
+                continue
+            name, arguments = [
+                ("echo", {"tag": tag}),
+                ("echo", {"tag": tag, "delay": 0.1}),
+                ("echo", {"tag": number}),
+                ("refuse", {"tag": tag}),
+            ][kind]
+            result = await client.call_tool(name, arguments)
+            answers[tag] = (bool(result.is_error), result.content[0].text)
+
+
+def _expected(number: int, step: int) -> tuple[bool, str] | None:
+    tag = f"{number}-{step}"
+    kind = (number + step) % 5
+    return [(False, tag), (False, tag), (True, "Error: Invalid arguments"), (True, f"Error: refused {tag}"), None][kind]
+
+
+async def _many_clients(url: str) -> dict[str, tuple[bool, str]]:
+    answers: dict[str, tuple[bool, str]] = {}
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as group:
+            for number in range(CLIENTS):
+                group.start_soon(_mixed_client, url, number, answers)
+    return answers
+
+
+def test_concurrent_clients_mixing_call_kinds_each_get_their_own_answers(server: tuple[str, int]) -> None:
+    answers = anyio.run(_many_clients, server[0])
+    expected = {
+        f"{number}-{step}": _expected(number, step)
+        for number in range(CLIENTS)
+        for step in range(CALLS)
+        if _expected(number, step) is not None
+    }
+    assert set(answers) == set(expected)
+    got = {
+        tag: (is_error, text if not text.startswith("Error: Invalid") else "Error: Invalid arguments")
+        for tag, (is_error, text) in answers.items()
+    }
+    assert got == expected
+    after = anyio.run(_echo, server[0], "alive")  # the server is still serving
+    assert (after.is_error, after.content[0].text) == (False, "alive")
+
+
+async def _echo(url: str, tag: str) -> Any:
+    async with Client(url, read_timeout_seconds=20) as client:
+        return await client.call_tool("echo", {"tag": tag})
