@@ -69,6 +69,9 @@ def _load_module(location: str) -> ModuleType:
         if not path.is_file():
             raise TargetError(f"no such file: {location}")
         name = f"tinytools_target_{path.stem}"
+        loaded = sys.modules.get(name)
+        if loaded is not None and Path(getattr(loaded, "__file__", "")).resolve() == path.resolve():
+            return loaded  # the tools and the --inject factory share one module, and its classes
         spec = importlib.util.spec_from_file_location(name, path)
         if spec is None or spec.loader is None:
             raise TargetError(f"cannot load {location}")

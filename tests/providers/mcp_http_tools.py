@@ -40,6 +40,8 @@ def get_weather(city: str, unit: Literal["c", "f"] = "c") -> dict[str, Any]:
 @tool
 def greet(name: str, *, greeter: Annotated[Greeter, Injected]) -> str:
     """Greet someone with the server's injected greeter."""
+    if not isinstance(greeter, Greeter):  # the file was loaded twice: once for tools, once for --inject
+        raise ToolError("the greeter is a Greeter of another copy of this module")
     return f"hello {name} from {greeter.pid}"
 
 

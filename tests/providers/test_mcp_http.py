@@ -82,7 +82,7 @@ async def _session(url: str, mode: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module", params=["auto", "legacy"])
 def session(server: tuple[str, int], request: pytest.FixtureRequest) -> dict[str, Any]:
-    return anyio.run(_session, server[0], request.param)  # type: ignore[no-any-return]
+    return anyio.run(_session, server[0], request.param)
 
 
 def test_tools_are_listed_in_the_files_order(session: dict[str, Any]) -> None:
@@ -186,12 +186,13 @@ async def _mixed_client(url: str, number: int, answers: dict[str, tuple[bool, st
                 with anyio.move_on_after(0.05):
                     await client.call_tool("echo", {"tag": tag, "delay": 5})
                 continue
-            name, arguments = [
+            calls: list[tuple[str, dict[str, Any]]] = [
                 ("echo", {"tag": tag}),
                 ("echo", {"tag": tag, "delay": 0.1}),
                 ("echo", {"tag": number}),
                 ("refuse", {"tag": tag}),
-            ][kind]
+            ]
+            name, arguments = calls[kind]
             result = await client.call_tool(name, arguments)
             answers[tag] = (bool(result.is_error), result.content[0].text)
 
