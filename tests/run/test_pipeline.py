@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import pytest
 
 from tinytools import (
+    CancellationToken,
     Dispatcher,
     Injected,
     Rewrite,
@@ -17,6 +18,7 @@ from tinytools import (
     ToolCall,
     ToolEvent,
     ToolResult,
+    adispatch,
     tool,
 )
 from tinytools.policy import Approval, ApprovalRequest, PolicyMiddleware, ToolPolicy, require_approval
@@ -253,3 +255,31 @@ def test_plain_calls_take_the_express_path_and_others_the_pipeline() -> None:
     assert Dispatcher(plain_box, on_event=lambda event: None).plan(transfer).express is None
     assert Dispatcher(plain_box, middleware=[PassThrough()]).plan(transfer).express is None
     assert Dispatcher([annotate]).plan(annotate).express is not None  # injected values: bound by slot, no stage needed
+
+
+@pytest.mark.parametrize("entry", ["adispatch", "Dispatcher.adispatch"])
+def test_cancelling_an_awaited_call_tells_a_sync_tool_through_its_token(entry: str) -> None:
+    started, heard = threading.Event(), threading.Event()
+
+    @tool
+    def wait_for_cancel(token: CancellationToken) -> str:
+        """Wait until told to stop."""
+        started.set()
+        if token.wait(5.0):
+            heard.set()
+        return "stopped"
+
+    box = Toolbox([wait_for_cancel])
+    call = ToolCall("c", "wait_for_cancel", {})
+
+    async def main() -> None:
+        made = adispatch(call, box) if entry == "adispatch" else Dispatcher(box).adispatch(call)
+        task = asyncio.ensure_future(made)
+        while not started.is_set():
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert heard.wait(2.0)  # the thread heard it; it did not run on to its own end

@@ -109,7 +109,12 @@ class Attempts:
                     await pending
             outcome = driver.start(work)
             if outcome.__class__ is not Outcome:
-                outcome = await outcome  # type: ignore[misc]
+                try:
+                    outcome = await outcome  # type: ignore[misc]
+                except BaseException:  # the call's task was cancelled: a sync tool hears it through its token
+                    if flight.token is not None:
+                        flight.token.cancel("cancelled")
+                    raise
             result, retry = self.settle(flight, outcome, last=attempt == plan.tries)
             if not retry:
                 return result
