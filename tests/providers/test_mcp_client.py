@@ -1,0 +1,308 @@
+"""The MCP client against a server tinytools did not write (`mcp_remote_server.py`, the SDK's own).
+
+The server runs as a real subprocess, over stdio and over streamable HTTP on 127.0.0.1, and
+writes down every call that reaches it, so the tests see what was sent, not only what came back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tinytools import Dispatcher, Toolbox, ToolCall, ToolDefinitionError, adispatch, dispatch
+from tinytools.events import ToolProgress
+from tinytools.policy import SideEffect
+from tinytools.providers.mcp import connect
+from tinytools.providers.mcp.client import RemoteToolbox
+
+SERVER = Path(__file__).with_name("mcp_remote_server.py")
+LISTED = ["add", "weather", "bad_output", "fail", "sleep", "steps", "pid"]
+
+
+class Remote:
+    """One way to reach the test server, and the file where it writes down the calls it got."""
+
+    def __init__(self, target: list[str] | str, calls: Path):
+        self.target = target
+        self.calls = calls
+        self.seen = 0
+
+    def mark(self) -> None:
+        """Forget the calls so far (the HTTP server is shared by the module's tests)."""
+        self.seen = len(self.received())
+
+    def received(self) -> list[dict[str, Any]]:
+        if not self.calls.exists():
+            return []
+        lines = self.calls.read_text(encoding="utf-8").splitlines()
+        return [json.loads(line) for line in lines][self.seen :]
+
+    def run(self, body: Callable[[RemoteToolbox], Awaitable[Any]], **options: Any) -> Any:
+        async def session() -> Any:
+            async with connect(self.target, **options) as box:
+                return await body(box)
+
+        self.mark()
+        return asyncio.run(asyncio.wait_for(session(), 20))
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    calls = tmp_path_factory.mktemp("http") / "calls.jsonl"
+    port = _free_port()
+    process = subprocess.Popen([sys.executable, str(SERVER), str(calls), "--http", str(port)])
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("the HTTP test server did not start") from None
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp", calls
+    finally:
+        process.kill()
+        process.wait(10)
+
+
+@pytest.fixture(params=["stdio", "http"])
+def remote(request: pytest.FixtureRequest, tmp_path: Path) -> Remote:
+    if request.param == "stdio":
+        calls = tmp_path / "calls.jsonl"
+        return Remote([sys.executable, str(SERVER), str(calls)], calls)
+    url, calls = request.getfixturevalue("http_server")
+    return Remote(url, calls)
+
+
+@pytest.fixture
+def stdio(tmp_path: Path) -> Remote:
+    calls = tmp_path / "calls.jsonl"
+    return Remote([sys.executable, str(SERVER), str(calls)], calls)
+
+
+def _call(name: str, arguments: Any = None, id: str = "c1") -> ToolCall:
+    return ToolCall(id=id, name=name, arguments={} if arguments is None else arguments)
+
+
+def test_every_page_is_listed_and_an_unenforceable_schema_is_refused(remote: Remote) -> None:
+    async def body(box: RemoteToolbox) -> Any:
+        return box.names, dict(box.refused), box["add"].input_schema
+
+    names, refused, schema = remote.run(body)
+    assert names == LISTED
+    assert list(refused) == ["loose", "files.read"]
+    assert "additionalProperties" in refused["loose"]
+    assert "not a tool name" in refused["files.read"]
+    assert schema == {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        "required": ["a", "b"],
+        "additionalProperties": False,
+    }
+
+
+def test_arguments_are_enforced_here_and_a_bad_call_never_reaches_the_server(remote: Remote) -> None:
+    async def body(box: RemoteToolbox) -> Any:
+        bad = [
+            await adispatch(_call("add", {"a": "1", "b": 2}), box),
+            await adispatch(_call("add", {"a": 1}), box),
+            await adispatch(_call("add", {"a": 1, "b": 2, "c": 3}), box),
+        ]
+        return bad, await adispatch(_call("add", {"a": 2, "b": 3}), box)
+
+    bad, good = remote.run(body)
+    assert [result.error.code for result in bad if result.error] == ["invalid_arguments"] * 3
+    assert bad[0].error is not None and bad[0].error.details == {"pointer": "/a", "keyword": "type", "parameter": "a"}
+    assert (good.status, good.output) == ("succeeded", "5")
+    assert remote.received() == [{"tool": "add", "arguments": {"a": 2, "b": 3}}]
+
+
+def test_results_is_error_structured_content_and_output_schema(remote: Remote) -> None:
+    async def body(box: RemoteToolbox) -> Any:
+        return [await adispatch(_call(name), box) for name in ("fail", "weather", "bad_output", "pid")]
+
+    failed, structured, mismatch, text = remote.run(body)
+    assert failed.status == "failed" and failed.error is not None
+    assert (failed.error.code, failed.error.message) == ("remote_error", "the disk is full")
+    assert structured.status == "succeeded"
+    assert structured.output == {"t": 21.5}  # the structured content, not "the text twin"
+    assert "the text twin" not in structured.text()
+    assert mismatch.status == "failed" and mismatch.error is not None
+    assert mismatch.error.code == "invalid_output"
+    assert "/t" in mismatch.error.message
+    assert text.status == "succeeded" and isinstance(text.output, str) and text.output.isdigit()
+
+
+def test_a_prefix_namespaces_and_a_clash_of_two_servers_names_both(tmp_path: Path) -> None:
+    first = [sys.executable, str(SERVER), str(tmp_path / "one.jsonl")]
+    second = [sys.executable, str(SERVER), str(tmp_path / "two.jsonl")]
+
+    async def body() -> Any:
+        async with connect(first) as one, connect(second) as two, connect(second, prefix="b_") as prefixed:
+            merged = Toolbox.merge(one, prefixed)
+            called = await adispatch(_call("b_add", {"a": 1, "b": 1}), merged)
+            with pytest.raises(ToolDefinitionError) as clash:
+                Toolbox.merge(one, two)
+            return merged.names, called, str(clash.value)
+
+    names, called, clash = asyncio.run(asyncio.wait_for(body(), 20))
+    assert names == LISTED + [f"b_{name}" for name in LISTED]
+    assert (called.name, called.output) == ("b_add", "2")
+    assert [json.loads(line) for line in (tmp_path / "two.jsonl").read_text().splitlines()] == [
+        {"tool": "add", "arguments": {"a": 1, "b": 1}}
+    ]
+    assert "one.jsonl" in clash and "two.jsonl" in clash
+
+
+def test_an_unenforceable_schema_opted_in_is_sent_with_the_servers_validation_only(stdio: Remote) -> None:
+    async def body(box: RemoteToolbox) -> Any:
+        loose = box["loose"]
+        result = await adispatch(_call("loose", {"note": "x", "extra": 1}), box)
+        return box.unenforced, loose.description, loose.input_schema, box.refused, result
+
+    unenforced, description, schema, refused, result = stdio.run(body, unenforced={"loose"})
+    assert unenforced == {"loose"}
+    assert "checked by the MCP server only" in description
+    assert schema["additionalProperties"] is True  # shown as the server gave it
+    assert list(refused) == ["files.read"]
+    assert result.status == "succeeded"
+    assert stdio.received() == [{"tool": "loose", "arguments": {"extra": 1, "note": "x"}}]
+
+
+def test_a_timeout_is_outcome_unknown_and_the_server_is_told_to_cancel(stdio: Remote) -> None:
+    async def body(box: RemoteToolbox) -> Any:
+        result = await adispatch(_call("sleep", {"seconds": 30}), box)
+        for _ in range(100):  # the cancellation is a notification: wait for the server to act on it
+            if {"cancelled": "sleep"} in stdio.received():
+                break
+            await asyncio.sleep(0.05)
+        return result
+
+    result = stdio.run(body, timeout=0.5)
+    assert result.status == "outcome_unknown"
+    assert result.error is not None and result.error.code == "timeout"
+    assert stdio.received() == [{"tool": "sleep", "arguments": {"seconds": 30}}, {"cancelled": "sleep"}]
+
+
+def test_annotations_become_a_policy_only_when_trusted(stdio: Remote) -> None:
+    async def body(box: RemoteToolbox) -> Any:
+        return box["add"], box["sleep"], box["pid"]
+
+    add, sleep, pid = stdio.run(body, trust_annotations=True)
+    assert add.policy.is_classified and add.policy.side_effects == {SideEffect.READ_ONLY}
+    assert add.idempotent
+    assert sleep.policy.side_effects == {SideEffect.DESTRUCTIVE} and not sleep.idempotent
+    assert not pid.policy.is_classified  # it sent no annotations
+    untrusted = stdio.run(body)
+    assert [tool.policy.is_classified for tool in untrusted] == [False, False, False]
+    assert not untrusted[0].idempotent
+
+
+def test_progress_notifications_become_tool_progress_events(remote: Remote) -> None:
+    async def body(box: RemoteToolbox) -> Any:
+        events: list[Any] = []
+        result = await Dispatcher(box, on_event=events.append).adispatch(_call("steps", id="p1"))
+        return result, [event for event in events if isinstance(event, ToolProgress)]
+
+    result, progress = remote.run(body)
+    assert result.output == "done"
+    assert [(e.call_id, e.done, e.total, e.message) for e in progress] == [
+        ("p1", 1.0, 3.0, "step 1"),
+        ("p1", 2.0, 3.0, "step 2"),
+        ("p1", 3.0, 3.0, "step 3"),
+    ]
+
+
+def test_a_batch_runs_concurrently_on_one_session_each_result_its_own(remote: Remote) -> None:
+    calls = [_call("add", {"a": n, "b": 1000}, id=f"add-{n}") for n in range(12)]
+    calls.insert(5, _call("add", {"a": "five", "b": 1}, id="bad"))
+
+    async def body(box: RemoteToolbox) -> Any:
+        return await Dispatcher(box).adispatch_many(calls)
+
+    results = remote.run(body)
+    assert [result.call_id for result in results] == [call.id for call in calls]
+    assert [result.output for result in results if result.call_id != "bad"] == [str(n + 1000) for n in range(12)]
+    assert results[5].error is not None and results[5].error.code == "invalid_arguments"
+    received = remote.received()
+    assert sorted(call["arguments"]["a"] for call in received) == list(range(12))
+
+
+def test_a_killed_server_fails_the_call_in_flight_and_the_next_call_starts_it_again(stdio: Remote) -> None:
+    async def body(box: RemoteToolbox) -> Any:
+        pid = int((await adispatch(_call("pid"), box)).output)
+        slow = asyncio.ensure_future(adispatch(_call("sleep", {"seconds": 30}, id="slow"), box))
+        for _ in range(100):
+            if any(call.get("tool") == "sleep" for call in stdio.received()):
+                break
+            await asyncio.sleep(0.05)
+        os.kill(pid, signal.SIGKILL)
+        in_flight = await slow
+        after = await asyncio.gather(*(adispatch(_call("pid", id=f"after-{n}"), box) for n in range(3)))
+        return pid, in_flight, after
+
+    pid, in_flight, after = stdio.run(body)
+    assert in_flight.status == "outcome_unknown"
+    assert in_flight.error is not None and in_flight.error.code == "worker_lost"
+    assert [result.status for result in after] == ["succeeded"] * 3
+    new_pids = {result.output for result in after}
+    assert len(new_pids) == 1 and str(pid) not in new_pids  # one new server, one new session
+
+
+def test_a_server_that_cannot_be_reached_again_fails_the_call_without_raising(tmp_path: Path) -> None:
+    flag = tmp_path / "started"
+    # the server starts once; started again, it exits at once (the flag exists)
+    script = (
+        "import os, runpy, sys; flag = sys.argv.pop(1)\n"
+        "if os.path.exists(flag): sys.exit(3)\n"
+        "open(flag, 'w').close(); del sys.argv[0]; runpy.run_path(sys.argv[0], run_name='__main__')"
+    )
+    target = [sys.executable, "-c", script, str(flag), str(SERVER), str(tmp_path / "calls.jsonl")]
+
+    async def body() -> Any:
+        async with connect(target) as box:
+            pid = int((await adispatch(_call("pid"), box)).output)
+            slow = asyncio.ensure_future(adispatch(_call("sleep", {"seconds": 30}, id="slow"), box))
+            while not (tmp_path / "calls.jsonl").read_text().count("sleep"):
+                await asyncio.sleep(0.05)
+            os.kill(pid, signal.SIGKILL)
+            await slow
+            return [await adispatch(_call("add", {"a": 1, "b": 2}, id=f"c{n}"), box) for n in range(2)]
+
+    results = asyncio.run(asyncio.wait_for(body(), 20))
+    assert [result.status for result in results] == ["failed", "failed"]
+    for result in results:
+        assert result.error is not None and result.error.code == "executor_unavailable"
+        assert "the call was not made" in result.error.message
+
+
+def test_a_call_from_another_loop_or_after_the_block_fails_unsent(stdio: Remote) -> None:
+    async def body(box: RemoteToolbox) -> Any:
+        # sync dispatch runs the async tool on a loop of its own, which cannot use the session
+        return box, dispatch(_call("add", {"a": 1, "b": 2}), box)
+
+    box, other_loop = stdio.run(body)
+    after = dispatch(_call("add", {"a": 1, "b": 2}), box)
+    for result in (other_loop, after):
+        assert result.status == "failed"
+        assert result.error is not None and result.error.code == "executor_unavailable"
+    assert stdio.received() == []  # neither reached a server, and no server was started again
