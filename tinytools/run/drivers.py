@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -49,7 +50,7 @@ GRACE_SECONDS = 0.1
 """How long a cancelled async tool may take to stop before its call ends without it."""
 
 
-class Driver:
+class Driver(ABC):
     """What the pipeline awaits; each entry point's driver decides how (see the module)."""
 
     def __init__(self, sink: EventSink | None):
@@ -57,21 +58,21 @@ class Driver:
         put = getattr(sink, "put_nowait", None)  # an asyncio.Queue
         self._send: Callable[[ToolEvent], Any] = put if put is not None else sink  # type: ignore[assignment]
 
+    @abstractmethod
     async def settle(self, value: Awaitable[Any]) -> Any:
         """A hook's awaitable answer, awaited."""
-        raise NotImplementedError  # pragma: no cover - each driver has its own
 
+    @abstractmethod
     def emit(self, event: ToolEvent) -> Awaitable[None] | None:
         """Hand an event to the sink (faults logged, never fatal); what is left to await, if anything."""
-        raise NotImplementedError  # pragma: no cover
 
+    @abstractmethod
     def start(self, work: Work) -> Outcome | Awaitable[Outcome]:
         """Run the work, bounded by its timeout and the run's cancellation: its outcome, or what to await."""
-        raise NotImplementedError  # pragma: no cover
 
+    @abstractmethod
     async def pause(self, seconds: float, token: CancellationToken) -> None:
         """Wait between attempts; the run's cancellation ends the wait early."""
-        raise NotImplementedError  # pragma: no cover
 
     def deliver(self, event: ToolEvent) -> Awaitable[Any] | None:
         """Call the sink; what it returns when that is awaitable (faults logged, not raised)."""
