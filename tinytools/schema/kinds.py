@@ -69,7 +69,7 @@ def unhashable(hint: Any, seen: frozenset[Any] = frozenset()) -> str | None:
     origin = typing_extensions.get_origin(hint)
     args = typing_extensions.get_args(hint)
     if origin in WRAPPERS or origin in UNIONS or origin is tuple:
-        return _first(arg for arg in args if arg is not Ellipsis)(seen)
+        return _first([arg for arg in args if arg is not Ellipsis], seen)
     if origin in LITERALS:
         return None
     kind = origin or hint
@@ -80,19 +80,14 @@ def unhashable(hint: Any, seen: frozenset[Any] = frozenset()) -> str | None:
     if isinstance(kind, type) and (kind.__hash__ is None or _mutable_struct(kind)):
         return f"{kind.__name__} values"
     if isinstance(kind, type) and kind not in seen and kind.__module__ != "builtins":
-        found = _first(_field_hints(kind))(seen | {kind})
+        found = _first(_field_hints(kind), seen | {kind})
         return None if found is None else f"{kind.__name__} values holding {found}"
     return None
 
 
-def _first(hints: Any) -> Callable[[frozenset[Any]], str | None]:
-    """The first reason any of ``hints`` is unhashable, as a function of the classes already looked into."""
-    listed = list(hints)
-
-    def find(seen: frozenset[Any]) -> str | None:
-        return next((reason for reason in (unhashable(item, seen) for item in listed) if reason is not None), None)
-
-    return find
+def _first(hints: list[Any], seen: frozenset[Any]) -> str | None:
+    """The first reason one of ``hints`` is unhashable, ``seen`` the classes already looked into."""
+    return next((reason for reason in (unhashable(item, seen) for item in hints) if reason is not None), None)
 
 
 def _field_hints(cls: type) -> list[Any]:
