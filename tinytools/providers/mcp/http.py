@@ -5,21 +5,48 @@ stateless: every POST is a session of its own (its own dispatcher, its own injec
 an ``inject`` function), nothing is kept between requests, and any number of server processes
 can stand behind one address. Progress a tool reports travels back on the stream of the request
 that made the call.
+
+The stateless app answers the two requests an agent makes most, a plain ``tools/list`` or
+``tools/call`` after the 2025 handshake, on a lean path of its own (`_LeanPath`): it decodes
+the body with msgspec, runs the call through the same `Service` as the SDK's handlers and
+writes one JSON response (an event stream when the call reports progress), skipping the SDK's
+per-request transport, streams and task group, which cost milliseconds of CPU a call. Anything
+else (``initialize``, notifications, the sessionless 2026-07-28 protocol, a request the lean
+path would have to refuse) goes to the SDK unchanged, so every error the SDK answers is its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import logging
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
+from tinytools.events import ToolProgress
 from tinytools.providers._common import require
-from tinytools.providers.mcp.server import build_server
+from tinytools.providers.mcp.server import Service
+from tinytools.results import ToolCall
 from tinytools.tool import Tool
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
 __all__ = ["http_app", "serve_http"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
+_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
+_HANDSHAKE_VERSIONS = frozenset({b"2024-11-05", b"2025-03-26", b"2025-06-18", b"2025-11-25"})
+"""The protocol versions reached by the initialize handshake: the SDK's stateless path."""
+_MAX_BODY = 4 * 1024 * 1024
+"""The SDK's default request size limit: a larger body goes to the SDK, which refuses it."""
 
 
 def http_app(
@@ -29,6 +56,9 @@ def http_app(
     stateless: bool = True,
     json_response: bool = False,
     host: str = "127.0.0.1",
+    name: str = "tinytools",
+    version: str | None = None,
+    instructions: str | None = None,
     **options: Any,
 ) -> Starlette:
     """An ASGI (Starlette) app serving the tools over MCP's streamable HTTP at ``path``.
@@ -40,18 +70,37 @@ def http_app(
             False keeps SDK sessions, each with its own dispatcher and injected values.
         json_response: Answer with one JSON body instead of a server-sent event stream (a call's
             progress notifications are then not sent).
-        host: The host the app is served on; for a loopback host the SDK turns on its DNS
-            rebinding protection (only loopback ``Host`` and ``Origin`` headers are accepted).
-        **options: Those of `build_server` (``dispatcher_factory``, ``inject``, ``context``,
-            ``stores``, ``name``, ...).
+        host: The host the app is served on; for a loopback host, DNS rebinding protection is
+            on (only loopback ``Host`` and ``Origin`` headers are accepted).
+        name: The server name reported to clients.
+        version: The server version reported to clients (by default tinytools' own).
+        instructions: Optional instructions for the client's model.
+        **options: Those of `build_server` that say how calls run (``dispatcher_factory``,
+            ``dispatcher``, ``inject``, ``context``, ``stores``).
 
     Raises:
         ImportError: The ``mcp`` extra is not installed.
     """
-    server = build_server(toolbox, **options)
-    app: Starlette = server.streamable_http_app(
-        streamable_http_path=path, stateless_http=stateless, json_response=json_response, host=host
+    security = require("mcp.server.transport_security", "mcp")
+    service = Service(toolbox, **options)
+    server = service.server(name, version, instructions)
+    loopback = host in _LOOPBACK
+    settings = security.TransportSecuritySettings(
+        enable_dns_rebinding_protection=loopback,
+        allowed_hosts=list(_HOSTS) if loopback else [],
+        allowed_origins=list(_ORIGINS) if loopback else [],
     )
+    app: Starlette = server.streamable_http_app(
+        streamable_http_path=path,
+        stateless_http=stateless,
+        json_response=json_response,
+        host=host,
+        transport_security=settings,
+    )
+    if stateless:
+        hosts = tuple(settings.allowed_hosts) if loopback else None
+        origins = tuple(settings.allowed_origins) if loopback else None
+        app.add_middleware(_LeanPath, service=service, path=path, hosts=hosts, origins=origins, sse=not json_response)
     return app
 
 
@@ -63,3 +112,232 @@ def serve_http(toolbox: Iterable[Tool[..., Any]], host: str, port: int, **option
     """
     uvicorn = require("uvicorn", "mcp")
     uvicorn.run(http_app(toolbox, host=host, **options), host=host, port=port, log_level="warning")
+
+
+class _Request(msgspec.Struct):
+    """A JSON-RPC request as the lean path takes it; anything else decodes as an error."""
+
+    jsonrpc: str
+    method: str
+    id: int | str
+    params: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+_DECODE = msgspec.json.Decoder(_Request).decode
+_ENCODE = msgspec.json.Encoder().encode
+_JSON_HEADERS = [(b"content-type", b"application/json")]
+_SSE_HEADERS = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache, no-transform")]
+
+
+class _LeanPath:
+    """ASGI middleware answering plain stateless ``tools/list`` and ``tools/call`` requests itself.
+
+    A request qualifies when it is a POST to the endpoint that the SDK's stateless path would
+    accept as it is: a handshake protocol version header, a JSON content type, an ``Accept``
+    header the SDK requires, a ``Host`` and ``Origin`` the DNS rebinding protection allows, a
+    body within the size limit that is one JSON-RPC request for one of the two methods. Every other
+    request reaches the SDK app with its body as it was sent. A call that asks for progress is
+    answered as an event stream once it reports some (`_Stream`).
+
+    A client that disconnects mid-call cancels the call, as closing the SDK's stream does.
+    """
+
+    def __init__(
+        self,
+        app: App,
+        *,
+        service: Service,
+        path: str,
+        hosts: tuple[str, ...] | None,
+        origins: tuple[str, ...] | None,
+        sse: bool,
+    ) -> None:
+        self.app = app
+        self.service = service
+        self.path = path
+        self.hosts = hosts
+        self.origins = origins
+        self.sse = sse
+        self.listed = _ENCODE({"tools": service.listed})
+        self.anyio = require("anyio", "mcp")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or _route_path(scope) != self.path:
+            await self.app(scope, receive, send)
+            return
+        headers = dict(reversed(scope["headers"]))  # the first of repeated headers, as the SDK reads
+        if not self._qualifies(headers):
+            await self.app(scope, receive, send)
+            return
+        chunks, complete = await _read_body(receive)
+        request = _decoded(chunks) if complete else None
+        if request is None or request.jsonrpc != "2.0" or isinstance(request.id, bool):
+            await self.app(scope, _replay(chunks, receive), send)
+            return
+        if request.method == "tools/list":
+            await _respond(send, b'{"jsonrpc":"2.0","id":%b,"result":%b}' % (_ENCODE(request.id), self.listed))
+            return
+        call = self._call(request)
+        if call is None:
+            await self.app(scope, _replay(chunks, receive), send)
+            return
+        await self._answer(call, request.id, receive, send)
+
+    def _qualifies(self, headers: dict[bytes, bytes]) -> bool:
+        if headers.get(b"mcp-protocol-version") not in _HANDSHAKE_VERSIONS:
+            return False
+        content_type = headers.get(b"content-type", b"").split(b";")[0]
+        if b"application/json" not in (part.strip() for part in content_type.split(b",")):
+            return False
+        accepted = {part.split(b";")[0].strip().lower() for part in headers.get(b"accept", b"").split(b",")}
+        json_ok = bool(accepted & {b"application/json", b"application/*", b"*/*"})
+        sse_ok = bool(accepted & {b"text/event-stream", b"text/*", b"*/*"})
+        if not json_ok or (self.sse and not sse_ok):
+            return False
+        if self.hosts is None:
+            return True
+        origin = headers.get(b"origin")
+        return _allowed(headers.get(b"host"), self.hosts) and (origin is None or _allowed(origin, self.origins or ()))
+
+    def _call(self, request: _Request) -> tuple[str, dict[str, Any], str | int | None] | None:
+        """A ``tools/call``'s tool name, arguments and progress token; None leaves it to the SDK.
+
+        Progress is sent only on an event stream; with JSON responses a token is ignored, as the
+        SDK does.
+        """
+        if request.method != "tools/call":
+            return None
+        params = request.params
+        name, arguments, meta = params.get("name"), params.get("arguments"), params.get("_meta", {})
+        if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):
+            return None
+        if not isinstance(meta, dict):
+            return None
+        token = meta.get("progressToken")
+        if token is not None and (isinstance(token, bool) or not isinstance(token, str | int)):
+            return None
+        return name, {} if arguments is None else arguments, token if self.sse else None
+
+    async def _answer(
+        self, call: tuple[str, dict[str, Any], str | int | None], request_id: int | str, receive: Receive, send: Send
+    ) -> None:
+        session = self.service.routes.new_session()
+        name, arguments, token = call
+        tool_call = ToolCall(f"{session.number}/{request_id}", name, arguments)
+        stream = None if token is None else _Stream(send, token)
+        answer: dict[str, Any] | None = None
+        gone = False
+        async with self.anyio.create_task_group() as group:
+
+            async def watch() -> None:
+                nonlocal gone
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                gone = True
+                group.cancel_scope.cancel()
+
+            group.start_soon(watch)
+            try:
+                answer = await self.service.call(session, tool_call, None if stream is None else stream.progress)
+            except Exception:
+                logging.getLogger("tinytools.mcp").exception("MCP call %r failed in the server", tool_call.id)
+            group.cancel_scope.cancel()
+        if gone:
+            return
+        if answer is None:
+            body = b'{"jsonrpc":"2.0","id":%b,"error":{"code":-32603,"message":"Internal error"}}'
+            body %= _ENCODE(request_id)
+        else:
+            body = b'{"jsonrpc":"2.0","id":%b,"result":%b}' % (_ENCODE(request_id), _ENCODE(answer))
+        await (_respond(send, body) if stream is None else stream.end(body))
+
+
+class _Stream:
+    """One call's answer as a server-sent event stream: its progress, then its response.
+
+    The stream starts with the first progress notification; a call that reports none is
+    answered with one JSON body, as the SDK answers a request whose handler sends nothing first.
+    """
+
+    __slots__ = ("send", "started", "token")
+
+    def __init__(self, send: Send, token: str | int) -> None:
+        self.send = send
+        self.token = token
+        self.started = False
+
+    async def progress(self, event: ToolProgress) -> None:
+        params: dict[str, Any] = {"progressToken": self.token, "progress": event.done}
+        if event.total is not None:
+            params["total"] = event.total
+        if event.message is not None:
+            params["message"] = event.message
+        notification = {"jsonrpc": "2.0", "method": "notifications/progress", "params": params}
+        if not self.started:
+            self.started = True
+            await self.send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+        await self.send({"type": "http.response.body", "body": _event(_ENCODE(notification)), "more_body": True})
+
+    async def end(self, body: bytes) -> None:
+        if not self.started:
+            await _respond(self.send, body)
+            return
+        await self.send({"type": "http.response.body", "body": _event(body)})
+
+
+def _event(data: bytes) -> bytes:
+    return b"event: message\r\ndata: %b\r\n\r\n" % data
+
+
+def _route_path(scope: Scope) -> str:
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    return path[len(root) :] if root and path.startswith(root) else path
+
+
+def _allowed(value: bytes | None, allowed: tuple[str, ...]) -> bool:
+    """The SDK's rule: an exact match, or ``base:*`` matching ``base:`` and any port."""
+    if not value:
+        return False
+    text = value.decode("latin-1")
+    return any(text == entry or (entry.endswith(":*") and text.startswith(entry[:-1])) for entry in allowed)
+
+
+async def _read_body(receive: Receive) -> tuple[list[Message], bool]:
+    """The request's body messages, read up to the size limit; and whether the body is complete."""
+    messages: list[Message] = []
+    size = 0
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request":
+            return messages, False
+        size += len(message.get("body", b""))
+        if size > _MAX_BODY:
+            return messages, False
+        if not message.get("more_body", False):
+            return messages, True
+
+
+def _decoded(messages: list[Message]) -> _Request | None:
+    body = b"".join(message.get("body", b"") for message in messages)
+    try:
+        return _DECODE(body)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    """``receive`` for the SDK: the messages already read, then the rest of the request."""
+    pending = list(messages)
+
+    async def replayed() -> Message:
+        return pending.pop(0) if pending else await receive()
+
+    return replayed
+
+
+async def _respond(send: Send, body: bytes) -> None:
+    headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

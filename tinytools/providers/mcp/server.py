@@ -38,7 +38,7 @@ from tinytools.toolbox import Toolbox
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
-__all__ = ["AsyncDispatcher", "DispatcherFactory", "Inject", "aserve", "build_server", "serve"]
+__all__ = ["AsyncDispatcher", "DispatcherFactory", "Inject", "Service", "aserve", "build_server", "serve"]
 
 
 class AsyncDispatcher(Protocol):
@@ -52,6 +52,9 @@ class AsyncDispatcher(Protocol):
 DispatcherFactory = Callable[..., AsyncDispatcher]
 """Makes one session's dispatcher; called as ``factory(on_event=sink)``, where ``sink`` sends
 the session's progress to its client (``functools.partial(Dispatcher, toolbox, limits=...)``)."""
+
+Notify = Callable[[ToolProgress], Awaitable[None]]
+"""Sends one call's progress to the client that made it."""
 
 Inject = Mapping[str, Any] | Callable[[], Mapping[str, Any]]
 """Injected values: one mapping for every session, or a function called once per session."""
@@ -91,35 +94,82 @@ def build_server(
         ValueError: More than one of ``dispatcher``, ``dispatcher_factory`` and
             ``context``/``stores`` says how calls run.
     """
-    lowlevel = require("mcp.server.lowlevel", "mcp")
-    types = require("mcp.types", "mcp")
-    tools = toolbox if isinstance(toolbox, Toolbox) else Toolbox(toolbox)
-    listed = types.ListToolsResult(tools=[types.Tool.model_validate(entry) for entry in export_tools(tools)])
-    routes = _Routes(_opener(tools, dispatcher, dispatcher_factory, inject, context, stores))
+    service = Service(toolbox, dispatcher, dispatcher_factory, inject, context, stores)
+    return service.server(name, version, instructions)
 
-    async def list_tools(context: Any, params: Any) -> Any:
-        return listed
 
-    async def call_tool(context: Any, params: Any) -> Any:
-        session = routes.session(context)
-        call = ToolCall(routes.call_id(session, context), params.name, params.arguments or {})
-        routes.open(call.id, context, params)
+class Service:
+    """What serving a toolbox holds: its tools, their listing, and each session's state.
+
+    `build_server` answers the SDK's requests with it; the HTTP app's lean path answers plain
+    stateless requests with the same object, so both run calls alike.
+    """
+
+    __slots__ = ("listed", "routes", "tools")
+
+    def __init__(
+        self,
+        toolbox: Iterable[Tool[..., Any]],
+        dispatcher: AsyncDispatcher | None = None,
+        dispatcher_factory: DispatcherFactory | None = None,
+        inject: Inject | None = None,
+        context: RunContext | None = None,
+        stores: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.tools = toolbox if isinstance(toolbox, Toolbox) else Toolbox(toolbox)
+        self.listed = export_tools(self.tools)
+        self.routes = _Routes(_opener(self.tools, dispatcher, dispatcher_factory, inject, context, stores))
+
+    async def call(self, session: _Session, call: ToolCall, notify: Notify | None = None) -> dict[str, Any]:
+        """Run one call in the session; its ``CallToolResult`` in MCP's wire shape.
+
+        ``notify`` sends the call's progress to the client that asked for it.
+        """
+        if notify is not None:
+            self.routes.open(call.id, notify)
         try:
-            result = check_output(await session.run(call, inject=session.inject), tools.get(call.name))
+            result = check_output(await session.run(call, inject=session.inject), self.tools.get(call.name))
         except InjectionError as exc:
             result = _missing_value(call, exc)
         finally:
-            routes.close(call.id)
-        return types.CallToolResult.model_validate(write_results([result])[0])
+            if notify is not None:
+                self.routes.close(call.id)
+        return write_results([result])[0]
 
-    server: Server[Any] = lowlevel.Server(
-        name,
-        version=_version() if version is None else version,
-        instructions=instructions,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-    )
-    return server
+    def server(
+        self, name: str = "tinytools", version: str | None = None, instructions: str | None = None
+    ) -> Server[Any]:
+        """An SDK low-level server answering ``tools/list`` and ``tools/call`` from this service.
+
+        The version reported to clients is by default tinytools' own.
+        """
+        lowlevel = require("mcp.server.lowlevel", "mcp")
+        types = require("mcp.types", "mcp")
+        listed = types.ListToolsResult(tools=[types.Tool.model_validate(entry) for entry in self.listed])
+        routes = self.routes
+
+        async def list_tools(context: Any, params: Any) -> Any:
+            return listed
+
+        async def call_tool(context: Any, params: Any) -> Any:
+            session = routes.session(context)
+            call = ToolCall(routes.call_id(session, context), params.name, params.arguments or {})
+            token = _progress_token(context, params)
+            notify = (
+                None
+                if token is None
+                else partial(_notify, context.session, token, getattr(context, "request_id", None))
+            )
+            return types.CallToolResult.model_validate(await self.call(session, call, notify))
+
+        server: Server[Any] = lowlevel.Server(
+            name,
+            version=_version() if version is None else version,
+            instructions=instructions,
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+        )
+        return server
 
 
 class _Session:
@@ -180,7 +230,7 @@ class _Routes:
     def __init__(self, opener: _Opener) -> None:
         self._sessions: weakref.WeakKeyDictionary[Any, _Session] = weakref.WeakKeyDictionary()
         self._count = itertools.count(1)
-        self._open: dict[str, tuple[Any, Any, Any]] = {}
+        self._open: dict[str, Notify] = {}
         self._opener = opener
 
     def session(self, context: Any) -> _Session:
@@ -188,9 +238,13 @@ class _Routes:
         key = _connection(context)
         state = self._sessions.get(key)
         if state is None:
-            dispatcher, inject = self._opener(self.report)
-            state = self._sessions[key] = _Session(next(self._count), dispatcher.adispatch, inject)
+            state = self._sessions[key] = self.new_session()
         return state
+
+    def new_session(self) -> _Session:
+        """A session of its own, with a number no other session of this server has."""
+        dispatcher, inject = self._opener(self.report)
+        return _Session(next(self._count), dispatcher.adispatch, inject)
 
     @staticmethod
     def call_id(session: _Session, context: Any) -> str:
@@ -198,21 +252,23 @@ class _Routes:
         request_id = getattr(context, "request_id", None)
         return f"{session.number}/{'-' if request_id is None else request_id}"
 
-    def open(self, call_id: str, context: Any, params: Any) -> None:
-        token = _progress_token(context, params)
-        if token is not None:
-            self._open[call_id] = (context.session, token, getattr(context, "request_id", None))
+    def open(self, call_id: str, notify: Notify) -> None:
+        self._open[call_id] = notify
 
     def close(self, call_id: str) -> None:
         self._open.pop(call_id, None)
 
     async def report(self, event: ToolEvent) -> None:
-        route = self._open.get(event.call_id)
-        if route is not None and isinstance(event, ToolProgress):
-            session, token, request_id = route
-            await session.send_progress_notification(
-                token, event.done, event.total, event.message, related_request_id=request_id
-            )
+        notify = self._open.get(event.call_id)
+        if notify is not None and isinstance(event, ToolProgress):
+            await notify(event)
+
+
+async def _notify(session: Any, token: Any, request_id: Any, event: ToolProgress) -> None:
+    """Progress through the SDK, on the stream of the request that made the call."""
+    await session.send_progress_notification(
+        token, event.done, event.total, event.message, related_request_id=request_id
+    )
 
 
 def _connection(context: Any) -> Any:

@@ -1,0 +1,221 @@
+"""The HTTP app's lean path answers exactly as the SDK's own stateless app would.
+
+Two real uvicorn servers on 127.0.0.1 serve the same tools: `http_app` (with its lean path for
+plain ``tools/list`` and ``tools/call``) and the bare SDK app of the same `Service`. The same
+raw requests go to both, good and hostile: the status codes agree, and so do the JSON-RPC
+messages once the SDK's event stream is read. A hostile header or body is refused by the SDK's
+own checks on both, because the lean path hands every request it would have to refuse to the SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from mcp.types import CallToolResult, JSONRPCResponse, ListToolsResult
+
+from tinytools import Progress, tool
+from tinytools.providers.mcp import http_app
+from tinytools.providers.mcp.server import Service
+
+VERSION = "2025-06-18"
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@tool
+def steps(n: int, progress: Progress) -> str:
+    """Report n steps of progress."""
+    for step in range(n):
+        progress.progress(step + 1, total=n, message=f"step {step + 1}")
+    return "done"
+
+
+TOOLS = [add, steps]
+
+
+def _port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def servers() -> Iterator[dict[str, int]]:
+    apps = {
+        "lean": http_app(TOOLS),
+        "sdk": Service(TOOLS).server().streamable_http_app(stateless_http=True, host="127.0.0.1"),
+    }
+    running, threads, ports = [], [], {}
+    for label, app in apps.items():
+        ports[label] = _port()
+        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=ports[label], log_level="warning"))
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        running.append(server)
+        threads.append(thread)
+    ends = time.monotonic() + 20
+    while not all(server.started for server in running):
+        assert time.monotonic() < ends, "the servers did not start"
+        time.sleep(0.02)
+    yield ports
+    for server in running:
+        server.should_exit = True
+    for thread in threads:
+        thread.join(10)
+
+
+def _headers(port: int, **changes: str | None) -> list[tuple[str, str]]:
+    headers = {
+        "host": f"127.0.0.1:{port}",
+        "accept": "application/json, text/event-stream",
+        "content-type": "application/json",
+        "mcp-protocol-version": VERSION,
+    }
+    headers.update(changes)  # type: ignore[arg-type]
+    return [(key, value) for key, value in headers.items() if value is not None]
+
+
+def _request(method: str, params: dict[str, Any] | None = None, request_id: Any = 1) -> bytes:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return json.dumps(message).encode()
+
+
+def _messages(response: httpx.Response) -> list[Any]:
+    """The JSON-RPC messages of a response: its JSON body, or the data of each event."""
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        return [json.loads(line[5:]) for line in response.text.splitlines() if line.startswith("data:") and line[5:]]
+    try:
+        return [response.json()]
+    except ValueError:
+        return [response.text]
+
+
+def _post(port: int, body: bytes, headers: list[tuple[str, str]]) -> httpx.Response:
+    with httpx.Client(timeout=20) as client:
+        return client.post(f"http://127.0.0.1:{port}/mcp", content=body, headers=headers)
+
+
+def _both(servers: dict[str, int], body: bytes, **changes: str | None) -> dict[str, httpx.Response]:
+    return {label: _post(port, body, _headers(port, **changes)) for label, port in servers.items()}
+
+
+GOOD = {
+    "list": _request("tools/list"),
+    "list with a cursor": _request("tools/list", {"cursor": "x"}),
+    "call": _request("tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}}),
+    "call with a string id": _request("tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}}, "seven"),
+    "invalid arguments": _request("tools/call", {"name": "add", "arguments": {"a": "2"}}),
+    "no arguments": _request("tools/call", {"name": "add"}),
+    "unknown tool": _request("tools/call", {"name": "nope", "arguments": {}}),
+    "progress": _request("tools/call", {"name": "steps", "arguments": {"n": 3}, "_meta": {"progressToken": "p"}}),
+    "progress asked, none sent": _request(
+        "tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}, "_meta": {"progressToken": 9}}
+    ),
+}
+
+
+def _same_message(lean: Any, sdk: Any) -> None:
+    if isinstance(sdk, dict) and "result" in sdk:
+        sdk = {**sdk, "result": {k: v for k, v in sdk["result"].items() if k != "resultType"}}
+    assert lean == sdk
+
+
+@pytest.mark.parametrize("case", list(GOOD))
+def test_plain_requests_get_the_sdks_answer_from_the_lean_path(servers: dict[str, int], case: str) -> None:
+    responses = _both(servers, GOOD[case])
+    lean, sdk = responses["lean"], responses["sdk"]
+    assert lean.status_code == sdk.status_code == 200
+    assert not sdk.headers["content-type"].startswith("application/json")  # the SDK streams
+    if case != "progress":
+        assert lean.headers["content-type"] == "application/json"  # the lean path answered
+    lean_messages, sdk_messages = _messages(lean), _messages(sdk)
+    assert len(lean_messages) == len(sdk_messages)
+    for mine, theirs in zip(lean_messages, sdk_messages, strict=True):
+        _same_message(mine, theirs)
+    final = JSONRPCResponse.model_validate(lean_messages[-1])
+    shape = ListToolsResult if case.startswith("list") else CallToolResult
+    shape.model_validate(final.result)
+
+
+def test_progress_notifications_come_before_the_answer(servers: dict[str, int]) -> None:
+    messages = _messages(_both(servers, GOOD["progress"])["lean"])
+    assert [m["params"]["message"] for m in messages[:-1]] == ["step 1", "step 2", "step 3"]
+    assert messages[-1]["result"]["structuredContent"] == {"result": "done"}
+
+
+HOSTILE: dict[str, tuple[bytes, dict[str, str | None]]] = {
+    "foreign host": (GOOD["call"], {"host": "evil.example"}),
+    "foreign host with a loopback prefix": (GOOD["call"], {"host": "127.0.0.1.evil.example:80"}),
+    "foreign origin": (GOOD["call"], {"origin": "http://evil.example"}),
+    "no host": (GOOD["call"], {"host": ""}),
+    "json only accepted": (GOOD["call"], {"accept": "application/json"}),
+    "nothing accepted": (GOOD["call"], {"accept": None}),
+    "text content type": (GOOD["call"], {"content-type": "text/plain"}),
+    "no content type": (GOOD["call"], {"content-type": None}),
+    "unknown protocol version": (GOOD["call"], {"mcp-protocol-version": "1999-01-01"}),
+    "no protocol version": (GOOD["call"], {"mcp-protocol-version": None}),
+    "not json": (b"{not json", {}),
+    "a batch": (b"[" + GOOD["call"] + b"]", {}),
+    "jsonrpc 1.0": (GOOD["call"].replace(b'"2.0"', b'"1.0"'), {}),
+    "a boolean id": (_request("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}, True), {}),
+    "no id": (json.dumps({"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "add"}}).encode(), {}),
+    "params not an object": (_request("tools/call", None).replace(b"}", b',"params":[1]}'), {}),
+    "arguments not an object": (_request("tools/call", {"name": "add", "arguments": [1, 2]}), {}),
+    "name not a string": (_request("tools/call", {"name": 3, "arguments": {}}), {}),
+    "meta not an object": (_request("tools/call", {"name": "add", "arguments": {}, "_meta": 1}), {}),
+    "a boolean progress token": (
+        _request("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}, "_meta": {"progressToken": True}}),
+        {},
+    ),
+    "a notification": (json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode(), {}),
+    "another method": (_request("prompts/list"), {}),
+    "too large": (_request("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2, "x": "y" * 5_000_000}}), {}),
+}
+
+
+@pytest.mark.parametrize("case", list(HOSTILE))
+def test_requests_the_lean_path_would_refuse_get_the_sdks_own_answer(servers: dict[str, int], case: str) -> None:
+    body, changes = HOSTILE[case]
+    responses = _both(servers, body, **changes)
+    lean, sdk = responses["lean"], responses["sdk"]
+    assert lean.status_code == sdk.status_code, (lean.text, sdk.text)
+    for mine, theirs in zip(_messages(lean), _messages(sdk), strict=True):
+        _same_message(mine, theirs)
+
+
+def _raw_status(port: int, headers: list[tuple[str, str]], body: bytes) -> int:
+    """Send a request byte for byte (an HTTP client would refuse repeated headers) and read its status."""
+    head = "".join(f"{key}: {value}\r\n" for key, value in headers)
+    request = f"POST /mcp HTTP/1.1\r\n{head}content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as connection:
+        connection.sendall(request.encode() + body)
+        reply = b""
+        while chunk := connection.recv(65536):
+            reply += chunk
+    return int(reply.split(b" ", 2)[1])
+
+
+@pytest.mark.parametrize("repeated", ["host", "origin"])
+def test_a_repeated_header_is_read_as_the_sdk_reads_it(servers: dict[str, int], repeated: str) -> None:
+    statuses = {}
+    for label, port in servers.items():
+        headers = _headers(port)
+        foreign = "evil.example" if repeated == "host" else "http://evil.example"
+        good = f"127.0.0.1:{port}" if repeated == "host" else f"http://127.0.0.1:{port}"
+        headers = [(key, value) for key, value in headers if key != repeated]
+        statuses[label] = _raw_status(port, [(repeated, foreign), (repeated, good), *headers], GOOD["call"])
+    assert statuses["lean"] == statuses["sdk"] != 200
