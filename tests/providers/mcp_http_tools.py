@@ -6,12 +6,13 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from typing import Annotated, Any, Literal
 
 import anyio
 
-from tinytools import Injected, Progress, ToolError, tool
+from tinytools import CancellationToken, Injected, Progress, ToolError, tool
 
 
 class Greeter:
@@ -65,3 +66,30 @@ async def echo(tag: str, delay: float = 0.0) -> str:
 def refuse(tag: str) -> str:
     """Fail on purpose, naming the tag."""
     raise ToolError(f"refused {tag}")
+
+
+_LINGERING = {"now": 0, "cancelled": 0}
+_LOCK = threading.Lock()
+
+
+@tool
+def linger(tag: str, seconds: float, token: CancellationToken, progress: Progress) -> str:
+    """Wait ``seconds`` on a worker thread unless cancelled first, reporting the tag as progress."""
+    with _LOCK:
+        _LINGERING["now"] += 1
+    try:
+        progress.progress(0, message=tag)
+        if token.wait(seconds):
+            with _LOCK:
+                _LINGERING["cancelled"] += 1
+        return tag
+    finally:
+        with _LOCK:
+            _LINGERING["now"] -= 1
+
+
+@tool
+def lingering() -> dict[str, int]:
+    """How many ``linger`` calls are running now, and how many were cancelled so far."""
+    with _LOCK:
+        return dict(_LINGERING)

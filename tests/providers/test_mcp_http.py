@@ -3,14 +3,15 @@
 The server is stateless streamable HTTP on 127.0.0.1: it lists the tools in the file's order,
 answers calls with structured content, answers invalid arguments with a repairable ``isError``
 result, gives tools the values of its ``--inject`` factory, and keeps two clients' concurrent
-calls and progress apart, also with 32 clients at once mixing valid, slow, invalid, failing and
-abandoned calls. The same command without ``--http`` serves stdio with the same
-injected values.
+calls and progress apart, also with 32 clients x 100 calls at once mixing valid, slow, invalid,
+failing, progress-reporting and abandoned calls and clients that drop or are killed mid-call.
+The same command without ``--http`` serves stdio with the same injected values.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -86,7 +87,7 @@ def session(server: tuple[str, int], request: pytest.FixtureRequest) -> dict[str
 
 
 def test_tools_are_listed_in_the_files_order(session: dict[str, Any]) -> None:
-    assert session["names"] == ["get_weather", "greet", "count", "echo", "refuse"]
+    assert session["names"] == ["get_weather", "greet", "count", "echo", "refuse", "linger", "lingering"]
 
 
 def test_a_call_returns_structured_content_and_text(session: dict[str, Any]) -> None:
@@ -173,63 +174,148 @@ def test_the_inject_factory_serves_over_stdio_too() -> None:
 
 
 CLIENTS = 32
-CALLS = 10
+CALLS = 100
+DROP_AT = 60
+"""Every eighth client drops its connection at this step, in the middle of a call."""
+KINDS = 8
 
 
-async def _mixed_client(url: str, number: int, answers: dict[str, tuple[bool, str]]) -> None:
-    """Valid, slow, invalid, raising and cancelled calls, each tagged with its client and step."""
-    async with Client(url, read_timeout_seconds=20) as client:
-        for step in range(CALLS):
-            tag = f"{number}-{step}"
-            kind = (number + step) % 5
-            if kind == 4:  # given up on mid-call: cancelled on the wire, no answer expected
-                with anyio.move_on_after(0.05):
-                    await client.call_tool("echo", {"tag": tag, "delay": 5})
-                continue
-            calls: list[tuple[str, dict[str, Any]]] = [
-                ("echo", {"tag": tag}),
-                ("echo", {"tag": tag, "delay": 0.1}),
-                ("echo", {"tag": number}),
-                ("refuse", {"tag": tag}),
-            ]
-            name, arguments = calls[kind]
-            result = await client.call_tool(name, arguments)
-            answers[tag] = (bool(result.is_error), result.content[0].text)
+def _mode(number: int) -> str:
+    """Half the clients speak the 2025 handshake protocol, half negotiate the newest one."""
+    return "legacy" if number % 2 else "auto"
+
+
+def _drops(number: int) -> bool:
+    return number % 8 == 3
+
+
+async def _mixed_client(url: str, number: int, answers: dict[str, Any], heard: dict[str, list[str | None]]) -> None:
+    """Valid, slow, invalid, raising, abandoned and progress-reporting calls, tagged with client and step."""
+
+    async def call(tag: str, name: str, arguments: dict[str, Any]) -> Any:
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            heard.setdefault(tag, []).append(message)
+
+        return await client.call_tool(name, arguments, progress_callback=on_progress)
+
+    with anyio.CancelScope() as dropped:
+        async with Client(url, mode=_mode(number), read_timeout_seconds=20) as client:
+            for step in range(CALLS):
+                tag = f"{number}-{step}"
+                if _drops(number) and step == DROP_AT:  # the whole client goes away mid-call
+                    dropped.deadline = anyio.current_time() + 0.05
+                    await call(tag, "linger", {"tag": tag, "seconds": 600})
+                kind = (number + step) % KINDS
+                if kind == 4:  # given up on mid-call: no answer expected
+                    with anyio.move_on_after(0.05):
+                        await call(tag, "linger", {"tag": tag, "seconds": 600})
+                    continue
+                calls: list[tuple[str, dict[str, Any]]] = [
+                    ("echo", {"tag": tag}),
+                    ("echo", {"tag": tag, "delay": 0.05}),
+                    ("echo", {"tag": number}),
+                    ("refuse", {"tag": tag}),
+                    ("", {}),
+                    ("count", {"label": tag, "steps": 2}),
+                    ("get_weather", {"city": tag}),
+                    ("linger", {"tag": tag, "seconds": 0.01}),
+                ]
+                result = await call(tag, *calls[kind])
+                answers[tag] = (bool(result.is_error), result.content[0].text)
 
 
 def _expected(number: int, step: int) -> tuple[bool, str] | None:
     tag = f"{number}-{step}"
-    kind = (number + step) % 5
-    return [(False, tag), (False, tag), (True, "Error: Invalid arguments"), (True, f"Error: refused {tag}"), None][kind]
+    if _drops(number) and step >= DROP_AT:
+        return None
+    weather = f'{{"city":"{tag}","temperature":21.5,"unit":"c"}}'
+    answers = [(False, tag), (False, tag), (True, "Error: Invalid arguments"), (True, f"Error: refused {tag}")]
+    answers += [None, (False, tag), (False, weather), (False, tag)]
+    return answers[(number + step) % KINDS]
 
 
-async def _many_clients(url: str) -> dict[str, tuple[bool, str]]:
-    answers: dict[str, tuple[bool, str]] = {}
-    with anyio.fail_after(60):
+def _progress(number: int, step: int) -> list[str | None] | None:
+    """The progress messages the call's own client hears (None: whatever arrived before it gave up)."""
+    tag = f"{number}-{step}"
+    kind = (number + step) % KINDS
+    if _expected(number, step) is None:
+        return None
+    return {5: [f"{tag} 1", f"{tag} 2"], 7: [tag]}.get(kind, [])
+
+
+async def _many_clients(url: str) -> tuple[dict[str, Any], dict[str, list[str | None]]]:
+    answers: dict[str, Any] = {}
+    heard: dict[str, list[str | None]] = {}
+    with anyio.fail_after(240):
         async with anyio.create_task_group() as group:
             for number in range(CLIENTS):
-                group.start_soon(_mixed_client, url, number, answers)
-    return answers
+                group.start_soon(_mixed_client, url, number, answers, heard)
+    return answers, heard
+
+
+async def _lingering(url: str, until: dict[str, int] | None = None, seconds: float = 10.0) -> dict[str, int]:
+    """The server's count of running and cancelled ``linger`` calls, once it matches ``until``."""
+    ends = time.monotonic() + seconds
+    while True:
+        counts = (await _call(url, "lingering", {})).structured_content
+        if until is None or all(counts[key] == value for key, value in until.items()) or time.monotonic() > ends:
+            return dict(counts)
+        await anyio.sleep(0.1)
 
 
 def test_concurrent_clients_mixing_call_kinds_each_get_their_own_answers(server: tuple[str, int]) -> None:
-    answers = anyio.run(_many_clients, server[0])
-    expected = {
-        f"{number}-{step}": _expected(number, step)
-        for number in range(CLIENTS)
-        for step in range(CALLS)
-        if _expected(number, step) is not None
-    }
+    """32 clients x 100 calls, half of each protocol; clients that give up or drop leave nothing running."""
+    before = anyio.run(_lingering, server[0])
+    answers, heard = anyio.run(_many_clients, server[0])
+    cells = [(number, step) for number in range(CLIENTS) for step in range(CALLS)]
+    expected = {f"{n}-{s}": _expected(n, s) for n, s in cells if _expected(n, s) is not None}
     assert set(answers) == set(expected)
     got = {
         tag: (is_error, text if not text.startswith("Error: Invalid") else "Error: Invalid arguments")
         for tag, (is_error, text) in answers.items()
     }
     assert got == expected
-    after = anyio.run(_echo, server[0], "alive")  # the server is still serving
-    assert (after.is_error, after.content[0].text) == (False, "alive")
+    for number, step in cells:  # progress reached the client that made the call, and only it
+        tag, wanted = f"{number}-{step}", _progress(number, step)
+        if wanted is None:
+            assert set(heard.get(tag, [])) <= {tag}
+        else:
+            assert heard.get(tag, []) == wanted, tag
+    after = anyio.run(_lingering, server[0], {"now": 0})
+    assert after["now"] == 0  # every abandoned call was cancelled, none runs on
+    given_up = sum(1 for n, s in cells if (n + s) % KINDS == 4 and not (_drops(n) and s >= DROP_AT))
+    abandoned = given_up + sum(map(_drops, range(CLIENTS)))  # each may end before its tool starts
+    assert 0 < after["cancelled"] - before["cancelled"] <= abandoned
+    alive = anyio.run(_call, server[0], "echo", {"tag": "alive"})  # the server is still serving
+    assert (alive.is_error, alive.content[0].text) == (False, "alive")
 
 
-async def _echo(url: str, tag: str) -> Any:
+KILLED_CLIENT = """
+import sys, anyio
+from mcp import Client
+
+async def main():
+    async with Client(sys.argv[1], mode=sys.argv[2]) as client:
+        await client.call_tool("linger", {"tag": "killed", "seconds": 600})
+
+anyio.run(main)
+"""
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_a_client_killed_mid_call_leaves_nothing_running(server: tuple[str, int], mode: str) -> None:
+    before = anyio.run(_lingering, server[0], {"now": 0})
+    client = subprocess.Popen([sys.executable, "-c", KILLED_CLIENT, server[0], mode])
+    try:
+        running = anyio.run(_lingering, server[0], {"now": 1}, 20.0)
+        assert running["now"] == 1, running
+    finally:
+        client.send_signal(signal.SIGKILL)
+        client.wait()
+    after = anyio.run(_lingering, server[0], {"now": 0})
+    assert after == {"now": 0, "cancelled": before["cancelled"] + 1}
+
+
+async def _call(url: str, name: str, arguments: dict[str, Any]) -> Any:
     async with Client(url, read_timeout_seconds=20) as client:
-        return await client.call_tool("echo", {"tag": tag})
+        return await client.call_tool(name, arguments)
