@@ -3,11 +3,13 @@
     python benchmarks/bench_mcp.py              # ~3 minutes
     python benchmarks/bench_mcp.py --quick      # ~40 seconds
     python benchmarks/bench_mcp.py --markdown   # the README table
+    python benchmarks/bench_mcp.py --chart benchmarks/mcp.png
 
 Each server runs in a subprocess of its own (uvicorn, stateless streamable HTTP, log level
 warning) and serves the same two tools, ``add(a: int, b: int) -> int`` and
 ``echo(text: str) -> str``. The client is the ``mcp`` SDK's in this process: N concurrent
-sessions, each making a fixed number of calls (add and echo alternately). One client process
+sessions, each making a fixed number of calls (add and echo alternately); over stdio, one session
+(one server process) with N concurrent callers. One client process
 saturates this machine before either server does, so beside calls per second and p50/p99
 latency the table shows the server process's own CPU seconds over the calls (utime + stime
 from ``/proc/<pid>/stat``) and the calls per server CPU-second: the server's capacity.
@@ -170,10 +172,10 @@ async def _stdio_session(kind: str) -> Any:
         yield session, pid
 
 
-async def _load_stdio(kind: str, total: int) -> dict[str, float]:
-    """One stdio session (one server process) making ``total`` calls."""
+async def _load_stdio(kind: str, concurrency: int, total: int) -> dict[str, float]:
+    """One stdio session (one server process), ``concurrency`` callers sharing it, ``total`` calls."""
     async with _stdio_session(kind) as (session, pid):
-        return await _timed([session], pid, total)
+        return await _timed([session] * concurrency, pid, total)
 
 
 async def _load(url: str, pid: int, concurrency: int, total: int) -> dict[str, float]:
@@ -242,8 +244,9 @@ async def _run(quick: bool) -> tuple[list[Row], dict[str, dict[str, float]]]:
         for concurrency in CONCURRENCY:
             for kind, (pid, url) in started.items():
                 rows.append((kind, "http", concurrency, await _load(url, pid, concurrency, total)))
-        for kind in SERVERS:
-            rows.append((kind, "stdio", 1, await _load_stdio(kind, total)))
+        for concurrency in CONCURRENCY:
+            for kind in SERVERS:
+                rows.append((kind, "stdio", concurrency, await _load_stdio(kind, concurrency, total)))
         floor = await _client_floor(started["tinytools"][1], 300 if quick else 1600, 4 if quick else 8)
     finally:
         for proc in procs:
@@ -266,7 +269,7 @@ def _print(rows: list[Row], floor: dict[str, dict[str, float]], md: bool) -> Non
     head = [
         "server",
         "transport",
-        "sessions",
+        "at once",
         "calls/s",
         "p50",
         "p99",
@@ -307,6 +310,32 @@ def _print(rows: list[Row], floor: dict[str, dict[str, float]], md: bool) -> Non
     _table(head, lines, md)
 
 
+def _chart(rows: list[Row], path: Path) -> None:
+    """Calls per server CPU-second, tinytools beside FastMCP, for each transport and concurrency."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    by = {(kind, way, c): row["per_cpu_s"] for kind, way, c, row in rows}
+    groups = sorted({(way, c) for _, way, c, _ in rows}, key=lambda g: (g[0] != "http", g[1]))
+    figure, axis = plt.subplots(figsize=(9, 3.8))
+    width = 0.38
+    for offset, (kind, colour) in enumerate((("tinytools", "#1f77b4"), ("fastmcp", "#ff7f0e"))):
+        places = [i + (offset - 0.5) * width for i in range(len(groups))]
+        axis.bar(places, [by[kind, way, c] for way, c in groups], width, label=kind, color=colour)
+    for i, (way, c) in enumerate(groups):
+        top = max(by["tinytools", way, c], by["fastmcp", way, c])
+        axis.annotate(f"{by['tinytools', way, c] / by['fastmcp', way, c]:.1f}x", (i, top), ha="center", va="bottom")
+    axis.set_xticks(range(len(groups)), [f"{way}, {c} at once" for way, c in groups])
+    axis.set_ylabel("calls per server CPU-second")
+    axis.set_title("MCP server capacity: tinytools / FastMCP serving the same tools", fontsize=10)
+    axis.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
 def _table(head: list[str], lines: list[list[str]], md: bool) -> None:
     if md:
         print("| " + " | ".join(head) + " |")
@@ -325,6 +354,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer calls (~40 s)")
     parser.add_argument("--markdown", action="store_true", help="print README tables")
+    parser.add_argument("--chart", type=Path, metavar="PNG", help="also draw server capacity as a bar chart")
     parser.add_argument("--serve", nargs=2, metavar=("KIND", "PORT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -333,6 +363,8 @@ def main() -> None:
     began = time.perf_counter()
     rows, floor = asyncio.run(_run(args.quick))
     _print(rows, floor, args.markdown)
+    if args.chart:
+        _chart(rows, args.chart)
     print(f"\n({time.perf_counter() - began:.0f} s; capacity x is tinytools / FastMCP calls per server CPU-second)")
 
 
