@@ -9,6 +9,7 @@ own checks on both, because the lean path hands every request it would have to r
 
 from __future__ import annotations
 
+import http.client
 import json
 import socket
 import threading
@@ -16,7 +17,6 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 import uvicorn
 from mcp.types import CallToolResult, JSONRPCResponse, ListToolsResult
@@ -94,7 +94,19 @@ def _request(method: str, params: dict[str, Any] | None = None, request_id: Any 
     return json.dumps(message).encode()
 
 
-def _messages(response: httpx.Response) -> list[Any]:
+class _Response:
+    """A response as the tests read it."""
+
+    def __init__(self, status: int, headers: dict[str, str], body: bytes):
+        self.status_code = status
+        self.headers = headers
+        self.text = body.decode("utf-8", "replace")
+
+    def json(self) -> Any:
+        return json.loads(self.text)
+
+
+def _messages(response: _Response) -> list[Any]:
     """The JSON-RPC messages of a response: its JSON body, or the data of each event."""
     if response.headers.get("content-type", "").startswith("text/event-stream"):
         return [json.loads(line[5:]) for line in response.text.splitlines() if line.startswith("data:") and line[5:]]
@@ -104,12 +116,22 @@ def _messages(response: httpx.Response) -> list[Any]:
         return [response.text]
 
 
-def _post(port: int, body: bytes, headers: list[tuple[str, str]]) -> httpx.Response:
-    with httpx.Client(timeout=20) as client:
-        return client.post(f"http://127.0.0.1:{port}/mcp", content=body, headers=headers)
+def _post(port: int, body: bytes, headers: list[tuple[str, str]]) -> _Response:
+    """POST exactly these headers (the standard library's client adds none of its own here)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    try:
+        connection.putrequest("POST", "/mcp", skip_host=True, skip_accept_encoding=True)
+        for key, value in headers:
+            connection.putheader(key, value)
+        connection.putheader("content-length", str(len(body)))
+        connection.endheaders(body)
+        reply = connection.getresponse()
+        return _Response(reply.status, {k.lower(): v for k, v in reply.getheaders()}, reply.read())
+    finally:
+        connection.close()
 
 
-def _both(servers: dict[str, int], body: bytes, **changes: str | None) -> dict[str, httpx.Response]:
+def _both(servers: dict[str, int], body: bytes, **changes: str | None) -> dict[str, _Response]:
     return {label: _post(port, body, _headers(port, **changes)) for label, port in servers.items()}
 
 
@@ -183,6 +205,29 @@ HOSTILE: dict[str, tuple[bytes, dict[str, str | None]]] = {
     ),
     "a notification": (json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode(), {}),
     "another method": (_request("prompts/list"), {}),
+    "a result beside the method": (GOOD["call"][:-1] + b',"result":{}}', {}),
+    "an error beside the method": (GOOD["call"][:-1] + b',"error":{"code":1,"message":"x"}}', {}),
+    "a listing with an error beside": (GOOD["list"][:-1] + b',"error":{"code":1,"message":"x"}}', {}),
+    "a null progress token": (
+        _request("tools/call", {"name": "add", "arguments": {}, "_meta": {"progressToken": None}}),
+        {},
+    ),
+    "a task that is a number": (_request("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}, "task": 5}), {}),
+    "a request state that is a number": (
+        _request("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}, "requestState": 5}),
+        {},
+    ),
+    "a numeric cursor": (_request("tools/list", {"cursor": 5}), {}),
+    "a listing meta that is a number": (_request("tools/list", {"_meta": 5}), {}),
+    "a listing progress token that is a float": (_request("tools/list", {"_meta": {"progressToken": 1.5}}), {}),
+    "arguments nested 250 deep": (
+        _request("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}).replace(
+            b'"b": 2}', b'"b": 2, "x": ' + b"[" * 250 + b"]" * 250 + b"}"
+        ),
+        {},
+    ),
+    "a content type that starts with another": (GOOD["call"], {"content-type": "text/plain,application/json"}),
+    "a content type listing another first": (GOOD["call"], {"content-type": "x, application/json"}),
     "too large": (_request("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2, "x": "y" * 5_000_000}}), {}),
 }
 
@@ -219,3 +264,44 @@ def test_a_repeated_header_is_read_as_the_sdk_reads_it(servers: dict[str, int], 
         headers = [(key, value) for key, value in headers if key != repeated]
         statuses[label] = _raw_status(port, [(repeated, foreign), (repeated, good), *headers], GOOD["call"])
     assert statuses["lean"] == statuses["sdk"] != 200
+
+
+def test_a_declared_body_over_the_limit_is_refused_at_once(servers: dict[str, int]) -> None:
+    statuses = {}
+    for label, port in servers.items():
+        headers = "".join(f"{key}: {value}\r\n" for key, value in _headers(port))
+        head = f"POST /mcp HTTP/1.1\r\n{headers}content-length: 5000000\r\nconnection: close\r\n\r\n"
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+            connection.sendall(head.encode() + b"{")
+            statuses[label] = int(connection.recv(65536).split(b" ", 2)[1])
+    assert statuses == {"lean": 413, "sdk": 413}
+
+
+class _Refuses:
+    def __call__(self) -> dict[str, Any]:
+        raise RuntimeError("SECRET-inject-password")
+
+
+@pytest.mark.parametrize("version", [VERSION, None])
+def test_a_failing_inject_factory_is_an_is_error_result_without_its_text(version: str | None) -> None:
+    """On the lean path (a 2025 version header) and on the SDK's (none) alike."""
+    port = _port()
+    app = http_app(TOOLS, inject=_Refuses())
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        ends = time.monotonic() + 20
+        while not server.started:
+            assert time.monotonic() < ends
+            time.sleep(0.02)
+        response = _post(port, GOOD["call"], _headers(port, **{"mcp-protocol-version": version}))
+    finally:
+        server.should_exit = True
+        thread.join(10)
+    assert response.status_code == 200
+    assert "SECRET" not in response.text
+    (message,) = _messages(response)
+    result = CallToolResult.model_validate(JSONRPCResponse.model_validate(message).result)
+    assert result.is_error is True
+    assert "The server failed while opening a session for tool 'add'" in result.content[0].text

@@ -17,7 +17,6 @@ path would have to refuse) goes to the SDK unchanged, so every error the SDK ans
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +44,8 @@ _HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 _ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
 _HANDSHAKE_VERSIONS = frozenset({b"2024-11-05", b"2025-03-26", b"2025-06-18", b"2025-11-25"})
 """The protocol versions reached by the initialize handshake: the SDK's stateless path."""
+_MAX_NESTING = 150
+"""Bodies with more brackets than this go to the SDK, whose JSON reader refuses deep nesting."""
 _MAX_BODY = 4 * 1024 * 1024
 """The SDK's default request size limit: a larger body goes to the SDK, which refuses it."""
 
@@ -114,8 +115,12 @@ def serve_http(toolbox: Iterable[Tool[..., Any]], host: str, port: int, **option
     uvicorn.run(http_app(toolbox, host=host, **options), host=host, port=port, log_level="warning")
 
 
-class _Request(msgspec.Struct):
-    """A JSON-RPC request as the lean path takes it; anything else decodes as an error."""
+class _Request(msgspec.Struct, forbid_unknown_fields=True):
+    """A JSON-RPC request as the lean path takes it; anything else decodes as an error.
+
+    A ``result`` or ``error`` key beside the method, or any key of another kind of message,
+    is refused, so such a body goes to the SDK.
+    """
 
     jsonrpc: str
     method: str
@@ -175,6 +180,9 @@ class _LeanPath:
             await self.app(scope, _replay(chunks, receive), send)
             return
         if request.method == "tools/list":
+            if not _plain_listing(request.params):
+                await self.app(scope, _replay(chunks, receive), send)
+                return
             await _respond(send, b'{"jsonrpc":"2.0","id":%b,"result":%b}' % (_ENCODE(request.id), self.listed))
             return
         call = self._call(request)
@@ -186,8 +194,13 @@ class _LeanPath:
     def _qualifies(self, headers: dict[bytes, bytes]) -> bool:
         if headers.get(b"mcp-protocol-version") not in _HANDSHAKE_VERSIONS:
             return False
-        content_type = headers.get(b"content-type", b"").split(b";")[0]
-        if b"application/json" not in (part.strip() for part in content_type.split(b",")):
+        length = headers.get(b"content-length", b"0")
+        if not length.isdigit() or int(length) > _MAX_BODY:  # the SDK refuses it from the header alone
+            return False
+        content_type = headers.get(b"content-type", b"")
+        if not content_type.lower().startswith(b"application/json"):
+            return False
+        if b"application/json" not in (part.strip() for part in content_type.split(b";")[0].split(b",")):
             return False
         accepted = {part.split(b";")[0].strip().lower() for part in headers.get(b"accept", b"").split(b",")}
         json_ok = bool(accepted & {b"application/json", b"application/*", b"*/*"})
@@ -208,22 +221,20 @@ class _LeanPath:
         if request.method != "tools/call":
             return None
         params = request.params
+        if not params.keys() <= {"name", "arguments", "_meta"}:
+            return None
         name, arguments, meta = params.get("name"), params.get("arguments"), params.get("_meta", {})
         if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):
             return None
-        if not isinstance(meta, dict):
+        if not _plain_meta(meta):
             return None
         token = meta.get("progressToken")
-        if token is not None and (isinstance(token, bool) or not isinstance(token, str | int)):
-            return None
         return name, {} if arguments is None else arguments, token if self.sse else None
 
     async def _answer(
         self, call: tuple[str, dict[str, Any], str | int | None], request_id: int | str, receive: Receive, send: Send
     ) -> None:
-        session = self.service.routes.new_session()
         name, arguments, token = call
-        tool_call = ToolCall(f"{session.number}/{request_id}", name, arguments)
         stream = None if token is None else _Stream(send, token)
         answer: dict[str, Any] | None = None
         gone = False
@@ -238,17 +249,16 @@ class _LeanPath:
 
             group.start_soon(watch)
             try:
+                session = self.service.routes.new_session()
+            except Exception:  # the application's inject or dispatcher factory failed
+                answer = self.service.fault(name, str(request_id), "opening a session")
+            else:
+                tool_call = ToolCall(f"{session.number}/{request_id}", name, arguments)
                 answer = await self.service.call(session, tool_call, None if stream is None else stream.progress)
-            except Exception:
-                logging.getLogger("tinytools.mcp").exception("MCP call %r failed in the server", tool_call.id)
             group.cancel_scope.cancel()
-        if gone:
+        if gone or answer is None:
             return
-        if answer is None:
-            body = b'{"jsonrpc":"2.0","id":%b,"error":{"code":-32603,"message":"Internal error"}}'
-            body %= _ENCODE(request_id)
-        else:
-            body = b'{"jsonrpc":"2.0","id":%b,"result":%b}' % (_ENCODE(request_id), _ENCODE(answer))
+        body = b'{"jsonrpc":"2.0","id":%b,"result":%b}' % (_ENCODE(request_id), _ENCODE(answer))
         await (_respond(send, body) if stream is None else stream.end(body))
 
 
@@ -289,6 +299,24 @@ def _event(data: bytes) -> bytes:
     return b"event: message\r\ndata: %b\r\n\r\n" % data
 
 
+def _plain_meta(meta: object) -> bool:
+    """A request's ``_meta`` the SDK takes: an object whose progress token, if any, is a string or an integer."""
+    if not isinstance(meta, dict):
+        return False
+    if "progressToken" not in meta:
+        return True
+    token = meta["progressToken"]
+    return isinstance(token, str | int) and not isinstance(token, bool)
+
+
+def _plain_listing(params: dict[str, Any]) -> bool:
+    """``tools/list`` params the SDK takes: at most a string cursor and a plain ``_meta``."""
+    if not params.keys() <= {"cursor", "_meta"}:
+        return False
+    cursor = params.get("cursor")
+    return (cursor is None or isinstance(cursor, str)) and _plain_meta(params.get("_meta", {}))
+
+
 def _route_path(scope: Scope) -> str:
     path: str = scope["path"]
     root: str = scope.get("root_path", "")
@@ -321,6 +349,8 @@ async def _read_body(receive: Receive) -> tuple[list[Message], bool]:
 
 def _decoded(messages: list[Message]) -> _Request | None:
     body = b"".join(message.get("body", b"") for message in messages)
+    if body.count(b"[") + body.count(b"{") > _MAX_NESTING:  # may nest deeper than the SDK reads
+        return None
     try:
         return _DECODE(body)
     except (msgspec.DecodeError, msgspec.ValidationError):

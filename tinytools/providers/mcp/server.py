@@ -131,10 +131,20 @@ class Service:
             result = check_output(await session.run(call, inject=session.inject), self.tools.get(call.name))
         except InjectionError as exc:
             result = _missing_value(call, exc)
+        except Exception:  # an application dispatcher that raised: logged, never sent
+            return self.fault(call.name, call.id, "running the call")
         finally:
             if notify is not None:
                 self.routes.close(call.id)
         return write_results([result])[0]
+
+    @staticmethod
+    def fault(name: str, call_id: str, doing: str) -> dict[str, Any]:
+        """The ``isError`` answer when the server itself failed: logged here, no exception text sent."""
+        _logger().exception("MCP call %r to %r: the server failed %s", call_id, name, doing)
+        message = f"The server failed while {doing} for tool {name!r}; the call was not answered by the tool."
+        error = StructuredError("server_error", message)
+        return write_results([ToolResult(call_id=call_id, name=name, status="outcome_unknown", error=error)])[0]
 
     def server(
         self, name: str = "tinytools", version: str | None = None, instructions: str | None = None
@@ -152,7 +162,10 @@ class Service:
             return listed
 
         async def call_tool(context: Any, params: Any) -> Any:
-            session = routes.session(context)
+            try:
+                session = routes.session(context)
+            except Exception:  # the application's inject or dispatcher factory failed
+                return types.CallToolResult.model_validate(self.fault(params.name, "-", "opening a session"))
             call = ToolCall(routes.call_id(session, context), params.name, params.arguments or {})
             token = _progress_token(context, params)
             notify = (
