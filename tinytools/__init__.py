@@ -1,9 +1,20 @@
 """Turn plain Python functions into tools a language model can call."""
 
-from tinytools.context import CancellationToken, CancelledCall, Invocation, Progress, RunContext, Stores
+from tinytools.context import (
+    Ask,
+    CancellationToken,
+    CancelledCall,
+    IdempotencyKey,
+    Invocation,
+    Progress,
+    RunContext,
+    Stores,
+)
 from tinytools.errors import (
     ArgumentsError,
     InjectionError,
+    NeedsInput,
+    PendingError,
     ResultError,
     RetryableError,
     SchemaError,
@@ -21,6 +32,7 @@ from tinytools.events import (
     ToolEvent,
     ToolFailed,
     ToolOutputChunk,
+    ToolPending,
     ToolProgress,
     ToolStarted,
     UnknownToolCall,
@@ -29,6 +41,8 @@ from tinytools.policy import ToolPolicy
 from tinytools.results import (
     ArtifactRef,
     Content,
+    Pending,
+    PendingRequest,
     Status,
     StructuredError,
     TextContent,
@@ -40,6 +54,8 @@ from tinytools.run.admission import Rewrite
 from tinytools.run.artifacts import ArtifactStore, FileArtifactStore, MemoryArtifactStore
 from tinytools.run.dispatch import adispatch, adispatch_many, dispatch, dispatch_many
 from tinytools.run.dispatcher import Dispatcher
+from tinytools.run.durable import NOT_RUN
+from tinytools.run.journal import Journal, JournalError, MemoryJournal, SQLiteJournal
 from tinytools.run.limits import Limits
 from tinytools.schema.annotations import Param
 from tinytools.schema.validation import InputSchema
@@ -51,27 +67,38 @@ from tinytools.toolformat import ToolFormat
 Tool.runners = (dispatch, adispatch)  # Tool.invoke runs through the pipeline, which sits above Tool
 
 __all__ = [
+    "NOT_RUN",
     "ArgumentsError",
     "ArtifactRef",
     "ArtifactStore",
+    "Ask",
     "CancellationToken",
     "CancelledCall",
     "Content",
     "Dispatcher",
     "FileArtifactStore",
+    "IdempotencyKey",
     "Injected",
     "InjectionError",
     "InputSchema",
     "InvalidToolArgs",
     "Invocation",
+    "Journal",
+    "JournalError",
     "Limits",
     "MemoryArtifactStore",
+    "MemoryJournal",
+    "NeedsInput",
     "Param",
+    "Pending",
+    "PendingError",
+    "PendingRequest",
     "Progress",
     "ResultError",
     "RetryableError",
     "Rewrite",
     "RunContext",
+    "SQLiteJournal",
     "SchemaError",
     "Status",
     "Stores",
@@ -91,6 +118,7 @@ __all__ = [
     "ToolNotFound",
     "ToolOutput",
     "ToolOutputChunk",
+    "ToolPending",
     "ToolPolicy",
     "ToolProgress",
     "ToolResult",

@@ -14,10 +14,21 @@ from typing import Any
 
 import msgspec
 
+from tinytools.errors import NeedsInput
 from tinytools.events import ToolEvent, ToolOutputChunk, ToolProgress
 from tinytools.results import ToolCall
 
-__all__ = ["SILENT_PROGRESS", "CancellationToken", "CancelledCall", "Invocation", "Progress", "RunContext", "Stores"]
+__all__ = [
+    "SILENT_PROGRESS",
+    "Ask",
+    "CancellationToken",
+    "CancelledCall",
+    "IdempotencyKey",
+    "Invocation",
+    "Progress",
+    "RunContext",
+    "Stores",
+]
 
 
 class RunContext(msgspec.Struct, frozen=True):
@@ -69,6 +80,44 @@ class Invocation(msgspec.Struct, frozen=True):
         from time import perf_counter
 
         return max(0.0, self.deadline - perf_counter())
+
+
+class IdempotencyKey(str):
+    """The call's idempotency key, for a tool to pass on to an outside API (injected by type).
+
+    The same run, tool and arguments give the same key in every process, so an API that
+    deduplicates by key applies a repeated call once.
+    """
+
+    __slots__ = ()
+
+
+class Ask:
+    """Asks the user for input from inside a tool (injected by type).
+
+    ``ask(message, schema)`` returns the answer when the call was resumed with one, and
+    otherwise raises `NeedsInput`, which ends the call's turn ``pending``. Questions are matched
+    to answers by their order in the call; ``answers`` holds every answer given so far.
+    """
+
+    __slots__ = ("answers", "asked")
+
+    def __init__(self, answers: list[Any] | tuple[Any, ...] = ()):
+        self.answers = list(answers)
+        """The answers given so far, in the order the questions were asked."""
+        self.asked = 0
+        """How many questions this run of the tool has asked."""
+
+    def __call__(self, message: str, schema: dict[str, Any] | None = None, *, ttl: float | None = None) -> Any:
+        """The answer to this question (validated against ``schema``), or `NeedsInput`.
+
+        Raises:
+            NeedsInput: The question has no answer yet.
+        """
+        index, self.asked = self.asked, self.asked + 1
+        if index < len(self.answers):
+            return self.answers[index]
+        raise NeedsInput(message, schema, ttl=ttl)
 
 
 class Progress:

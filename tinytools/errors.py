@@ -29,6 +29,8 @@ __all__ = [
     "ArgumentsError",
     "CallError",
     "InjectionError",
+    "NeedsInput",
+    "PendingError",
     "ResultError",
     "RetryableError",
     "SchemaError",
@@ -333,6 +335,44 @@ class RetryableError(ToolError):
     When no attempt is left (or the tool is not idempotent) its message reaches the model
     like any `ToolError`'s.
     """
+
+
+class NeedsInput(TinyToolsError):
+    """Raised by a tool that cannot go on without an answer from the user.
+
+    The call ends its turn ``pending`` (kind ``input``) with ``message`` and the answer's JSON
+    ``schema``; `Dispatcher.resume` validates the answer and runs the tool again, which reads
+    the answers so far through an injected `Ask`. A tool should ask before it acts: what it did
+    before asking, it does again.
+
+    Attributes:
+        message: What the user is asked.
+        schema: The JSON Schema the answer must match (any JSON value when None).
+        ttl: Seconds the question may wait (by default the dispatcher's ``pending_ttl``).
+    """
+
+    def __init__(self, message: str, schema: dict[str, Any] | None = None, *, ttl: float | None = None):
+        self.message = message
+        self.schema = schema
+        self.ttl = ttl
+        super().__init__(message)
+
+
+class PendingError(TinyToolsError):
+    """A pending call cannot be resumed as asked (the call stays as it was).
+
+    Its handle fails verification or is unknown to the journal, or the answer does not match
+    the requested schema.
+
+    Attributes:
+        code: ``bad_handle``, ``unknown_handle`` or ``invalid_answer``.
+        pointer: For an invalid answer, the JSON pointer of the failing value.
+    """
+
+    def __init__(self, message: str, *, code: str, pointer: str | None = None):
+        self.code = code
+        self.pointer = pointer
+        super().__init__(message)
 
 
 class ToolDefinitionWarning(UserWarning):

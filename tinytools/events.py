@@ -25,6 +25,7 @@ __all__ = [
     "ToolEvent",
     "ToolFailed",
     "ToolOutputChunk",
+    "ToolPending",
     "ToolProgress",
     "ToolStarted",
     "UnknownToolCall",
@@ -57,6 +58,13 @@ class ToolCompleted(ToolEvent, frozen=True):
 
     result: ToolResult
     """The result returned for the call."""
+
+
+class ToolPending(ToolEvent, frozen=True):
+    """A call ended its turn unfinished: ``result.pending`` says what it waits for."""
+
+    result: ToolResult
+    """The pending result returned for the call; its final one comes later, as `ToolCompleted`."""
 
 
 class ToolFailed(ToolEvent, frozen=True):

@@ -147,14 +147,16 @@ class Workspace(msgspec.Struct, frozen=True):
 
 
 class Approval(msgspec.Struct, frozen=True):
-    """An approver's answer: approve, deny with a reason the model sees, or edit the arguments."""
+    """An approver's answer: approve, deny with a reason the model sees, edit the arguments, or defer."""
 
-    decision: Literal["approve", "deny", "edit"]
+    decision: Literal["approve", "deny", "edit", "defer"]
     """What was decided."""
     reason: str = ""
-    """Why it was denied (shown to the model)."""
+    """Why it was denied (shown to the model), or what a deferred decision waits for."""
     arguments: dict[str, Any] | None = None
     """Replacement arguments (validated again)."""
+    ttl: float | None = None
+    """For a deferred decision: seconds it may wait (by default the dispatcher's ``pending_ttl``)."""
 
     @classmethod
     def approve(cls) -> Approval:
@@ -165,6 +167,15 @@ class Approval(msgspec.Struct, frozen=True):
     def deny(cls, reason: str) -> Approval:
         """Refuse the call; ``reason`` reaches the model."""
         return cls("deny", reason)
+
+    @classmethod
+    def defer(cls, message: str, *, ttl: float | None = None) -> Approval:
+        """Decide later (a person decides): the call ends its turn ``pending`` with kind ``approval``.
+
+        ``message`` says what is waited for; `Dispatcher.resume` takes the answer
+        (``{"approved": true}`` or ``{"approved": false, "reason": "..."}``).
+        """
+        return cls("defer", message, ttl=ttl)
 
     @classmethod
     def edit(cls, arguments: dict[str, Any]) -> Approval:

@@ -17,6 +17,8 @@ __all__ = [
     "Content",
     "ImageContent",
     "JsonContent",
+    "Pending",
+    "PendingRequest",
     "Status",
     "StructuredError",
     "TextContent",
@@ -25,8 +27,11 @@ __all__ = [
     "ToolResult",
 ]
 
-Status = Literal["succeeded", "failed", "outcome_unknown"]
-"""The three terminal states of a call."""
+Status = Literal["succeeded", "failed", "outcome_unknown", "pending"]
+"""The three final states of a call, and ``pending``: it ends later, through `Dispatcher.resume`."""
+
+PendingKind = Literal["approval", "input", "external", "task"]
+"""What a pending call waits for: an approver, the user, the application, or its own run."""
 
 _encode = msgspec.json.encode
 _decode = msgspec.json.decode
@@ -100,6 +105,28 @@ Content = TextContent | JsonContent | ImageContent
 """A model-facing content block (encoded with a ``"type"`` tag)."""
 
 
+class PendingRequest(msgspec.Struct, frozen=True, omit_defaults=True):
+    """What a pending call asks for: a message, and the JSON Schema its answer must match."""
+
+    message: str
+    """For the person or program that answers (and for the model, which reads it)."""
+    schema: dict[str, Any] | None = None
+    """The answer's JSON Schema; None when no answer is taken (a task ends by itself)."""
+
+
+class Pending(msgspec.Struct, frozen=True):
+    """Why a call ended its turn unfinished, and how to finish it."""
+
+    handle: str
+    """Opaque and signed: pass it to `Dispatcher.resume` (or ``poll``, for a task)."""
+    kind: PendingKind
+    """``approval``, ``input``, ``external`` or ``task``."""
+    request: PendingRequest
+    """The message and the expected answer's schema."""
+    expires_at: float
+    """When the call ends by itself if nobody answers (seconds since the epoch)."""
+
+
 class ToolOutput:
     """What a tool returns to give the model a summary and the application the full data.
 
@@ -131,7 +158,7 @@ class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True):
     name: str
     """The tool's canonical name (or the requested name when no tool matched)."""
     status: Status
-    """``succeeded``, ``failed`` or ``outcome_unknown``."""
+    """``succeeded``, ``failed``, ``outcome_unknown``, or ``pending`` (not final: see `pending`)."""
     output: Any = None
     """The tool's return value as JSON-compatible data."""
     content: list[Content] | None = None
@@ -140,13 +167,15 @@ class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True):
     """Present exactly when the call did not succeed."""
     artifacts: list[ArtifactRef] = []
     """Data kept out of line (large outputs, files, images)."""
+    pending: Pending | None = None
+    """Present exactly when the status is ``pending``."""
     elapsed: int = 0
     """Nanoseconds from the start of dispatch to the result."""
 
     @property
     def is_error(self) -> bool:
-        """True when the call did not succeed."""
-        return self.status != "succeeded"
+        """True when the call failed or may have acted without telling how (not while pending)."""
+        return self.status == "failed" or self.status == "outcome_unknown"
 
     def text(self) -> str:
         """What the model reads, as text: every writer sends this (or `structured`), nothing else.
@@ -157,6 +186,8 @@ class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True):
         """
         if self.error is not None:
             return f"Error: {self.error.message}"
+        if self.pending is not None:
+            return f"Pending: {self.pending.request.message}"
         if self.content is not None:
             return "\n".join(_block_text(block) for block in self.content)
         if isinstance(self.output, str):
@@ -172,7 +203,7 @@ class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True):
         comes as `text` decoded, so it is JSON data even where `output` is not quite: the tool's
         own dict may have keys JSON writes as strings (numbers, enums, UUIDs, dates).
         """
-        if self.error is not None or self.content is not None:
+        if self.error is not None or self.content is not None or self.pending is not None:
             return None
         output = self.output
         kind = output.__class__
@@ -188,9 +219,11 @@ class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True):
 
         if self.status not in _STATUSES:
             raise ResultError(f"status {self.status!r} is not one of {', '.join(_STATUSES)}")
-        if self.status == "succeeded" and self.error is not None:
-            raise ResultError("a succeeded result carries an error")
-        if self.status != "succeeded" and self.error is None:
+        if (self.status == "pending") != (self.pending is not None):
+            raise ResultError("a pending result, and only one, carries its Pending record")
+        if self.status in ("succeeded", "pending") and self.error is not None:
+            raise ResultError(f"a {self.status} result carries an error")
+        if self.is_error and self.error is None:
             raise ResultError(f"a {self.status} result has no error to tell the model why")
         if not self.call_id:
             raise ResultError("the result has no call id")
@@ -224,7 +257,7 @@ class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True):
             return json.dumps(msgspec.to_builtins(self), ensure_ascii=True, separators=(",", ":")).encode()
 
 
-_STATUSES = ("succeeded", "failed", "outcome_unknown")
+_STATUSES = ("succeeded", "failed", "outcome_unknown", "pending")
 
 
 def _block_text(block: Content) -> str:

@@ -33,7 +33,14 @@ from tinytools.signature import (
     read_signature,
     return_hint,
 )
-from tinytools.tool_options import NAME_PATTERN, check_executor, check_exposed, check_name, folded_runtime
+from tinytools.tool_options import (
+    NAME_PATTERN,
+    check_durable,
+    check_executor,
+    check_exposed,
+    check_name,
+    folded_runtime,
+)
 from tinytools.toolformat import ToolFormat
 
 if TYPE_CHECKING:
@@ -45,7 +52,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-_RUNTIME_SOURCES = frozenset({"token", "invocation", "progress", "stores"})
+_RUNTIME_SOURCES = frozenset({"token", "invocation", "progress", "stores", "key", "ask"})
 _encode = msgspec.json.encode
 
 
@@ -84,6 +91,10 @@ class Tool(Generic[P, R]):
         keyword_call: Callable[..., Any] | None = None,
         executor: str | None = None,
         expose_errors: tuple[type[BaseException], ...] | list[type[BaseException]] = (),
+        external: bool = False,
+        background: bool = False,
+        reconcile: Callable[..., Any] | None = None,
+        cache_ttl: float | None = None,
     ):
         check_name(name)
         if validate_output and output_schema is None:
@@ -132,6 +143,10 @@ class Tool(Generic[P, R]):
         """Where a `Dispatcher` runs it: None (its default), ``"inline"``, ``"process"`` or a name."""
         self.expose_errors = check_exposed(expose_errors, name)
         """Exception types (besides `ToolError`) whose message the model may read."""
+        self.durable = check_durable(
+            self.policy, name, external=external, background=background, reconcile=reconcile, cache_ttl=cache_ttl
+        )
+        """How calls may outlive their turn (external, background, reconcile, cache), or None."""
         self._hide(slots)
         self.binds: str | None = None
         """``"instance"`` or ``"class"`` for a method not yet bound (see `Tool.__get__`), else None."""
@@ -342,6 +357,10 @@ def tool(
     format: ToolFormat | None = None,
     executor: str | None = None,
     expose_errors: tuple[type[BaseException], ...] = (),
+    external: bool = False,
+    background: bool = False,
+    reconcile: Callable[..., Any] | None = None,
+    cache_ttl: float | None = None,
 ) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
 
 
@@ -355,8 +374,12 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     (a `ToolPolicy`: what the tool may do; its ``runtime`` may carry the timeout and retries
     instead), ``format`` (a `ToolFormat` for text tool calls, JSON by default), and
     ``executor`` (``"inline"`` to stay in the dispatcher's process, ``"process"`` or the name
-    of one of the dispatcher's executors), and ``expose_errors`` (exception types whose message
-    the model may read, redacted, instead of a generic message).
+    of one of the dispatcher's executors), ``expose_errors`` (exception types whose message
+    the model may read, redacted, instead of a generic message), and how calls may outlive their
+    turn: ``external`` (the application runs it elsewhere and resumes the pending call with the
+    output), ``background`` (a call runs on after its turn, pending until it ends),
+    ``reconcile`` (a function asked, after a crash, whether a started call happened) and
+    ``cache_ttl`` (seconds a read-only tool's result is reused for the same arguments).
 
     Raises:
         ToolDefinitionError: The signature cannot be expressed as a tool: ``*args`` or

@@ -7,12 +7,23 @@ Each raises `ToolDefinitionError` naming the tool and the fix; `folded_runtime` 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
-from tinytools.errors import ToolDefinitionError
-from tinytools.policy import ToolPolicy
+import msgspec
 
-__all__ = ["NAME_PATTERN", "check_executor", "check_exposed", "check_name", "folded_runtime"]
+from tinytools.errors import ToolDefinitionError
+from tinytools.policy import SideEffect, ToolPolicy
+
+__all__ = [
+    "NAME_PATTERN",
+    "Durable",
+    "check_durable",
+    "check_executor",
+    "check_exposed",
+    "check_name",
+    "folded_runtime",
+]
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """Tool names every provider accepts without escaping."""
@@ -75,3 +86,47 @@ def check_executor(executor: Any, tool_name: str, is_async: bool) -> str | None:
             tool=tool_name,
         )
     return executor
+
+
+class Durable(msgspec.Struct, frozen=True):
+    """How a tool's calls may outlive their turn (`tinytools.run.durable`)."""
+
+    external: bool = False
+    """The application runs the tool elsewhere: a call ends its turn pending, answered with the output."""
+    background: bool = False
+    """A call runs on after its turn ends: pending (kind ``task``) until it finishes."""
+    reconcile: Callable[..., Any] | None = None
+    """Asked, after a crash, whether a call that started ever happened (see `Dispatcher`)."""
+    cache_ttl: float | None = None
+    """Seconds a result may be reused for the same arguments (read-only tools)."""
+
+
+def check_durable(
+    policy: ToolPolicy,
+    name: str,
+    *,
+    external: bool,
+    background: bool,
+    reconcile: Callable[..., Any] | None,
+    cache_ttl: float | None,
+) -> Durable | None:
+    """The tool's `Durable` options, None when it has none.
+
+    Raises:
+        ToolDefinitionError: The options contradict each other or the policy.
+    """
+    if not (external or background or reconcile is not None or cache_ttl is not None):
+        return None
+    if external and background:
+        raise ToolDefinitionError("a tool is external or runs in the background, not both", tool=name)
+    if reconcile is not None and not callable(reconcile):
+        raise ToolDefinitionError(f"reconcile= takes a function, not {reconcile!r}", tool=name)
+    if cache_ttl is not None:
+        if isinstance(cache_ttl, bool) or not isinstance(cache_ttl, (int, float)) or cache_ttl <= 0:
+            raise ToolDefinitionError(f"cache_ttl must be a positive number of seconds, not {cache_ttl!r}", tool=name)
+        if not (policy.is_classified and policy.side_effects <= {SideEffect.READ_ONLY}):
+            raise ToolDefinitionError(
+                "cache_ttl= reuses results, which only a read-only tool may do; declare policy=ToolPolicy.read_only()",
+                tool=name,
+            )
+    return Durable(bool(external), bool(background), reconcile, None if cache_ttl is None else float(cache_ttl))

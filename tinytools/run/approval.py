@@ -38,15 +38,17 @@ class Decision:
     """An approver's answer as the pipeline reads it.
 
     ``approve``, ``deny`` (with a reason the model reads), ``edit`` (new arguments, validated
-    again against the canonical schema) or ``cancelled`` (the run was).
+    again against the canonical schema), ``defer`` (decided later: the reason says what is
+    waited for, ``ttl`` for how long) or ``cancelled`` (the run was).
     """
 
-    __slots__ = ("arguments", "kind", "reason")
+    __slots__ = ("arguments", "kind", "reason", "ttl")
 
-    def __init__(self, kind: str, reason: str = "", arguments: dict[str, Any] | None = None):
+    def __init__(self, kind: str, reason: str = "", arguments: dict[str, Any] | None = None, ttl: float | None = None):
         self.kind = kind
         self.reason = reason
         self.arguments = arguments
+        self.ttl = ttl
 
 
 class Policies:
@@ -128,6 +130,8 @@ def read_answer(answer: Any) -> Decision:
         return Decision("approve")
     if answer.decision == "edit":
         return Decision("edit", arguments=dict(answer.arguments or {}))
+    if answer.decision == "defer":
+        return Decision("defer", answer.reason or "a decision about this call", ttl=answer.ttl)
     return Decision("deny", answer.reason or "the approver said no")
 
 

@@ -14,8 +14,8 @@ from collections.abc import Awaitable
 from time import perf_counter_ns
 from typing import Any
 
-from tinytools.context import CancellationToken, Invocation, Progress, RunContext, Stores
-from tinytools.errors import ArgumentsError, RetryableError, TransferError, kept
+from tinytools.context import Ask, CancellationToken, IdempotencyKey, Invocation, Progress, RunContext, Stores
+from tinytools.errors import ArgumentsError, NeedsInput, RetryableError, TransferError, kept
 from tinytools.events import ToolStarted
 from tinytools.executors.failures import ExecutorError
 from tinytools.results import ToolResult
@@ -23,7 +23,7 @@ from tinytools.run.admission import Admission
 from tinytools.run.approval import Policies
 from tinytools.run.boundary import Boundary
 from tinytools.run.flight import Flight, invalid, read_arguments, started_arguments
-from tinytools.run.outcomes import cancelled, denied, executor_failure, propagates, timed_out, tool_failure
+from tinytools.run.outcomes import cancelled, denied, executor_failure, propagates, timed_out, tool_failure, waiting
 from tinytools.run.output import finish
 from tinytools.run.plan import DefaultFailed, Read
 from tinytools.run.secrets import Secrets
@@ -107,6 +107,7 @@ class Attempts:
                 pending = driver.emit(ToolStarted(call.id, plan.name, elapsed, started_arguments(read, call), attempt))
                 if pending is not None:
                     await pending
+            flight.acted = True
             outcome = driver.start(work)
             if outcome.__class__ is not Outcome:
                 try:
@@ -163,6 +164,10 @@ class Attempts:
             values["progress"] = Progress(call.id, plan.name, flight.start, send)
         if "stores" in wants:
             values["stores"] = self.stores
+        if "key" in wants:
+            values["key"] = IdempotencyKey(flight.key or "")
+        if "ask" in wants:
+            values["ask"] = Ask(flight.answers or ())
         return values
 
     def invocation(self, flight: Flight, attempt: int) -> Invocation:
@@ -218,6 +223,8 @@ class Attempts:
             return cancelled(call, plan.tool, start, started=True), False
         if isinstance(exc, ExecutorError):
             return self.failure(flight, executor_failure(exc, call, plan.tool, start), exc), not last
+        if isinstance(exc, NeedsInput):  # the tool waits for the user: the journal stage parks the call
+            return waiting(call, plan.name, "input", exc.message, exc.schema, exc.ttl), False
         result = tool_failure(call, plan.name, exc, start, plan.exposed)
         if isinstance(exc, RetryableError) and not last:
             return result, True

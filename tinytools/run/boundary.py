@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from tinytools.events import ToolEvent, ToolOutputChunk, ToolProgress
-from tinytools.results import JsonContent, StructuredError, TextContent, ToolCall, ToolResult
+from tinytools.results import JsonContent, PendingRequest, StructuredError, TextContent, ToolCall, ToolResult
 from tinytools.run.outcomes import failed, logger
 from tinytools.run.output import store_failure
 from tinytools.run.secrets import REDACTED, Secrets
@@ -168,6 +168,10 @@ def _scrubbed(result: ToolResult, scrub: Callable[[str], str]) -> ToolResult:
     content = result.content
     if content is not None:
         content = [_block(block, scrub) for block in content]
+    pending = result.pending
+    if pending is not None:  # what it waits for is read by the model too
+        request = PendingRequest(scrub(pending.request.message), pending.request.schema)
+        pending = msgspec.structs.replace(pending, request=request)
     sealed = ToolResult(
         call_id=result.call_id,
         name=result.name,
@@ -176,9 +180,10 @@ def _scrubbed(result: ToolResult, scrub: Callable[[str], str]) -> ToolResult:
         content=content,
         error=error,
         artifacts=result.artifacts,
+        pending=pending,
         elapsed=result.elapsed,
     )
-    if error is not None or content is not None:  # the output is the application's alone
+    if error is not None or content is not None or pending is not None:  # the output is the application's alone
         sealed.output = _walk(result.output, scrub)
         return sealed
     text = sealed.text()

@@ -9,6 +9,8 @@ through the pipeline's stages. Every call ends in exactly one `ToolResult` carry
 
 from __future__ import annotations
 
+import time
+import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, Literal
@@ -21,6 +23,7 @@ from tinytools.run.approval import Policies
 from tinytools.run.batch import run_batch
 from tinytools.run.boundary import DEFAULT_INLINE_OUTPUT_BYTES, Boundary
 from tinytools.run.drivers import AsyncDriver, SyncDriver, drive
+from tinytools.run.durable import Durable
 from tinytools.run.express import express
 from tinytools.run.flight import Scope
 from tinytools.run.gate import Gate
@@ -28,6 +31,7 @@ from tinytools.run.limits import Limits
 from tinytools.run.output import DEFAULT_ENCODER
 from tinytools.run.pipeline import Pipeline
 from tinytools.run.plan import Plan
+from tinytools.run.resume import cancel_pending, expire, poll, resume
 from tinytools.run.threads import run_coroutine
 from tinytools.tool import Tool
 from tinytools.toolbox import Toolbox, as_toolbox
@@ -37,6 +41,7 @@ if TYPE_CHECKING:
 
     from tinytools.events import EventSink
     from tinytools.run.artifacts import ArtifactStore
+    from tinytools.run.journal import Journal
 
 __all__ = ["DEFAULT", "Dispatcher", "InvalidArgsPolicy", "Rewrite", "UnknownToolPolicy"]
 
@@ -87,6 +92,12 @@ class Dispatcher:
             JSON-able data (``{Fraction: str}``), looked up by the MRO; for one class, these win
             over the toolbox's ``encoders``. Applied in this process, also to outputs that come
             back from an executor's workers (see `tinytools.encoding`).
+        journal: Where every call is recorded before it runs and when it ends, so that no call
+            runs twice (`SQLiteJournal`, or any `Journal`); see `tinytools.run.durable`. The
+            run is ``context.run_id`` (give one to resume a run in another process).
+        signing_key: Signs the handles of pending calls (bytes or text); the same key and
+            journal let another process resume them. By default a random key of this dispatcher.
+        pending_ttl: Seconds a pending call waits, unless its source says otherwise.
 
     Raises:
         ToolDefinitionError: A tool cannot go to the executor it would run on.
@@ -111,6 +122,9 @@ class Dispatcher:
         executor: Executor | Mapping[str, Executor] | None = None,
         expose_errors: Iterable[type[BaseException]] = (),
         encoders: Encoders | None = None,
+        journal: Journal | None = None,
+        signing_key: bytes | str | None = None,
+        pending_ttl: float = 3600.0,
     ):
         self.toolbox = as_toolbox(toolbox)
         if invalid_args not in ("return_error", "fail"):
@@ -123,6 +137,9 @@ class Dispatcher:
         self.token = CancellationToken()
         """The run's cancellation token; `cancel` sets it."""
         self.context = context or RunContext()
+        self.run_id = self.context.run_id or uuid.uuid4().hex
+        """The run's id: its journal entries and idempotency keys are this run's."""
+        self.durable = Durable(journal, signing_key, pending_ttl, self.run_id, self.token)
         self.expose_errors = tuple(expose_errors)
         self.encoder = _encoder(self.toolbox, encoders)
         """Turns outputs that are not plain data into plain data, for every plan of this dispatcher."""
@@ -143,9 +160,10 @@ class Dispatcher:
             context=self.context,
             stores=Stores(stores),
             plan_for=self.plan,
+            durable=self.durable,
         )
         self._plans: dict[str, Plan] = {}
-        self._plain = not middleware and on_event is None and redact is None
+        self._plain = not middleware and on_event is None and redact is None and journal is None
         self._express: dict[str, Callable[[ToolCall, Mapping[str, Any] | None], ToolResult]] = {}
         self._steps = 0
         self._sync = SyncDriver(on_event)
@@ -153,9 +171,11 @@ class Dispatcher:
         self.token.on_cancel(self._cancelled)
 
     def _cancelled(self) -> None:
-        """From now on every call is admitted, and refused."""
+        """From now on every call is admitted, and refused; the run's pending calls end."""
         self._express.clear()
         self.admission.recheck()
+        if self.durable.store.waiting(self.run_id):
+            drive(cancel_pending(self.pipeline, None, self.scope(self._sync, None, None, None)))
 
     @property
     def calls(self) -> int:
@@ -187,6 +207,7 @@ class Dispatcher:
                 fail_invalid=self.invalid_args == "fail",
                 plain=self._plain,
                 encoder=self.encoder,
+                journaled=self.durable.journal is not None,
             )
             if plan.plain:
                 plan.express = express(plan, self.admission)
@@ -248,6 +269,53 @@ class Dispatcher:
         """Run one call from async code; a sync tool runs on a pool thread, never on the loop's."""
         scope = self.scope(self._async, inject, allowed, step_id)
         return await self.pipeline.run(call, scope)
+
+    def resume(self, handle: str, answer: Any = None, *, error: str | None = None) -> ToolResult:
+        """Finish a pending call with the answer it waited for; its final result (same call id).
+
+        The answer is validated against ``result.pending.request.schema``: an approval takes
+        ``{"approved": bool, "reason"?: str}``, an external call its output (or ``error=`` the
+        text of its failure), an input call the user's answer; a task takes none and is waited
+        for. A call that asks again ends ``pending`` once more, with a new handle. A handle
+        whose call already ended gets that same final result.
+
+        Raises:
+            PendingError: The handle fails verification or its call is unknown to the journal,
+                or the answer does not match the schema (the call stays pending).
+        """
+        scope = self.scope(self._sync, None, None, None)
+        return drive(resume(self.pipeline, handle, answer, scope, error))  # type: ignore[no-any-return]
+
+    async def aresume(self, handle: str, answer: Any = None, *, error: str | None = None) -> ToolResult:
+        """`resume` from async code."""
+        scope = self.scope(self._async, None, None, None)
+        return await resume(self.pipeline, handle, answer, scope, error)
+
+    def poll(self, handle: str) -> ToolResult:
+        """Where a pending call stands, without waiting: its final result, or its pending one.
+
+        Raises:
+            PendingError: The handle fails verification or its call is unknown to the journal.
+        """
+        return drive(poll(self.pipeline, handle, self.scope(self._sync, None, None, None)))  # type: ignore[no-any-return]
+
+    def expire(self, now: float | None = None) -> list[ToolResult]:
+        """End every pending call in the journal whose time is up; their final results.
+
+        ``now`` is seconds since the epoch (by default the time now). An approval that never
+        came ends ``cancelled``; a call that may have acted, ``outcome_unknown``.
+        """
+        moment = time.time() if now is None else now
+        return drive(expire(self.pipeline, moment, self.scope(self._sync, None, None, None)))  # type: ignore[no-any-return]
+
+    def cancel_pending(self, handle: str) -> ToolResult:
+        """End one pending call as cancelled (`cancel` ends every pending call of the run); its final result.
+
+        Raises:
+            PendingError: The handle fails verification or its call is unknown to the journal.
+        """
+        scope = self.scope(self._sync, None, None, None)
+        return drive(cancel_pending(self.pipeline, handle, scope))[0]  # type: ignore[no-any-return]
 
     def dispatch_many(
         self,

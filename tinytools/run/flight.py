@@ -61,7 +61,25 @@ class Scope:
 class Flight:
     """One admitted call on its way through the stages."""
 
-    __slots__ = ("call", "channel", "exception", "failure", "plan", "queued", "scope", "secrets", "start", "token")
+    __slots__ = (
+        "acted",
+        "answered",
+        "answers",
+        "arguments",
+        "call",
+        "channel",
+        "exception",
+        "failure",
+        "key",
+        "plan",
+        "queued",
+        "resumed",
+        "scope",
+        "secrets",
+        "start",
+        "step",
+        "token",
+    )
 
     def __init__(self, call: ToolCall, plan: Plan, scope: Scope, start: int):
         self.call = call
@@ -80,6 +98,20 @@ class Flight:
         """The exception behind `failure`, for logs."""
         self.queued: list[ToolEvent] = []
         """Events a sync stage made, delivered first by `Pipeline.complete`."""
+        self.key: str | None = None
+        """The call's idempotency key, once the journal stage made it."""
+        self.step: int | None = None
+        """The step of the call's journal entry, once it has one."""
+        self.arguments: Any = None
+        """The validated arguments the journal keeps (its key's input)."""
+        self.answers: list[Any] | None = None
+        """A resumed input call's answers so far (for its `Ask`)."""
+        self.resumed = False
+        """Whether the call was resumed from pending (it then runs, never waits again)."""
+        self.answered = False
+        """Whether the journal answered the call: its result is already sealed."""
+        self.acted = False
+        """Whether the tool was started (what a call interrupted before then may do again)."""
 
 
 def read_arguments(flight: Flight, *, events: bool) -> Read | ToolResult:

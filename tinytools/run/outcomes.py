@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Iterable
 from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any
 
 from tinytools.errors import ArgumentsError, ToolError, shorten
-from tinytools.results import StructuredError, ToolCall, ToolResult
+from tinytools.results import Pending, PendingKind, PendingRequest, StructuredError, ToolCall, ToolResult
 from tinytools.run.suggest import closest_name
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ __all__ = [
     "timed_out",
     "tool_failure",
     "unknown_tool",
+    "waiting",
 ]
 
 
@@ -220,3 +222,12 @@ def logger() -> logging.Logger:
     import logging
 
     return logging.getLogger("tinytools")
+
+
+def waiting(
+    call: ToolCall, name: str, kind: PendingKind, message: str, schema: dict[str, Any] | None, ttl: float | None
+) -> ToolResult:
+    """A call that ends its turn unfinished; the journal stage gives it its handle and expiry."""
+    expires_at = 0.0 if ttl is None else time.time() + ttl
+    pending = Pending("", kind, PendingRequest(message, schema), expires_at)
+    return ToolResult(call_id=call.id, name=name, status="pending", pending=pending)

@@ -5,10 +5,13 @@
     admission (limits, lookup, Rewrite, allowlist)   → refusal
     read: decode and validate once                   → invalid arguments (repairable)
     before-middleware (a replaced call is read again, as the application's)
-    policy: static rules, then the approver, on the final arguments (an edit is read again)
-    bind by slot, then execute (timeout, cancellation, retries of idempotent tools)
+    the journal: a call already journaled is answered from it (`tinytools.run.durable`)
+    policy: static rules, then the approver, on the final arguments (an edit is read again;
+            a deferred decision parks the call pending)
+    bind by slot, then execute (timeout, cancellation, retries of idempotent tools); an
+            external or background tool's call parks pending, a tool's `NeedsInput` too
     output checks, result rules, after-middleware
-    the boundary (scrub, budget) → events → the one `ToolResult`
+    the boundary (scrub, budget) → the journal records the end → events → the one `ToolResult`
 
 It is written once, as coroutines that never wait on anything but their driver
 (`tinytools.run.drivers`), so the same code serves sync and async entry points. Each stage is a
@@ -27,15 +30,17 @@ import msgspec
 
 from tinytools.context import CancellationToken, RunContext, Stores
 from tinytools.errors import ResultError, shorten
-from tinytools.events import ToolCompleted, ToolDenied, ToolEvent, ToolFailed, UnknownToolCall
+from tinytools.events import ToolCompleted, ToolDenied, ToolEvent, ToolFailed, ToolPending, UnknownToolCall
 from tinytools.results import ToolCall, ToolResult
 from tinytools.run.admission import Admission, Admitted
 from tinytools.run.approval import Policies, ask, refused_edit
 from tinytools.run.attempts import Attempts
 from tinytools.run.boundary import Boundary
+from tinytools.run.drivers import SyncDriver, drive
+from tinytools.run.durable import APPROVAL_SCHEMA, Durable
 from tinytools.run.edits import read_edit
-from tinytools.run.flight import Flight, Scope, call_arguments, read_arguments
-from tinytools.run.outcomes import cancelled, denied, failed, hook_failure, propagates
+from tinytools.run.flight import Flight, Scope, call_arguments, read_arguments, started_arguments
+from tinytools.run.outcomes import cancelled, denied, failed, hook_failure, propagates, waiting
 from tinytools.run.plan import Plan, Read
 from tinytools.run.secrets import Secrets
 
@@ -57,8 +62,10 @@ class Pipeline:
         context: RunContext,
         stores: Stores,
         plan_for: Callable[[Any], Plan],
+        durable: Durable,
     ):
         self.admission = admission
+        self.durable = durable
         self.boundary = boundary
         self.policies = policies
         hooks = [m for m in middleware if m not in policies.middleware]
@@ -105,20 +112,71 @@ class Pipeline:
             if read.__class__ is not Read and read.__class__ is not ToolResult:  # type: ignore[comparison-overlap]
                 read = await read  # type: ignore[misc]
         plan = flight.plan
+        if read.__class__ is Read and plan.durable:
+            flight.arguments = started_arguments(read, flight.call)
+            answered = await self.durable.claim(flight, read, flight.arguments)
+            if answered is not None:
+                flight.answered = True
+                return await self.end(flight, answered)
         if read.__class__ is Read and (plan.denial is not None or plan.approval is not None):
             read = await self.authorise(flight, read)
         if read.__class__ is Read:
+            return await self.go(flight, read)
+        return await self.end(flight, read)  # type: ignore[arg-type]
+
+    async def go(self, flight: Flight, read: Read) -> ToolResult:
+        """Execute the call, then after-middleware and its end (where a resumed call comes in).
+
+        An external tool's call, and a background tool's, park pending instead: the application
+        runs the first, a thread of its own the second.
+        """
+        durable = flight.plan.tool.durable
+        if durable is not None and not flight.resumed and (durable.external or durable.background):
+            if durable.external:
+                message = f"Run tool {flight.plan.name!r} with the call's arguments, then resume it with the output."
+                schema = flight.plan.tool.output_schema or {}
+                return await self.end(flight, waiting(flight.call, flight.plan.name, "external", message, schema, None))
+            message = f"Tool {flight.plan.name!r} is running in the background."
+            parked = await self.end(flight, waiting(flight.call, flight.plan.name, "task", message, None, None))
+            if parked.status == "pending":
+                self.background(flight, read)
+            return parked
+        if durable is not None and durable.cache_ttl is not None:
+            reused = self.durable.reused(flight)
+            if reused is not None:
+                return await self.end(flight, reused)
+        try:
             result = await self.attempts.execute(flight, read)
-            if self.after:
-                result = self.after_middleware(flight, result)  # type: ignore[assignment]
-                if result.__class__ is not ToolResult:
-                    result = await result  # type: ignore[misc]
-        else:
-            result = read  # type: ignore[assignment]
+        except BaseException:
+            if flight.step is not None:
+                self.durable.interrupted(flight)
+            raise
+        if self.after:
+            result = self.after_middleware(flight, result)  # type: ignore[assignment]
+            if result.__class__ is not ToolResult:
+                result = await result  # type: ignore[misc]
+        return await self.end(flight, result)
+
+    def background(self, flight: Flight, read: Read) -> None:
+        """Run a parked task's call on a thread of its own, to its recorded end."""
+        scope = flight.scope
+        alone = Scope(SyncDriver(self.sink), scope.inject, scope.allowed, scope.step_id, 0)
+        task = Flight(flight.call, flight.plan, alone, flight.start)
+        task.key, task.step, task.arguments, task.resumed = flight.key, flight.step, flight.arguments, True
+        self.durable.run_task(task, lambda: drive(self.go(task, read)))
+
+    async def end(self, flight: Flight, result: ToolResult) -> ToolResult:
+        """The call's end: sealed at the boundary, recorded in the journal, told to the sink."""
+        plan, scope = flight.plan, flight.scope
         tool = plan.tool
-        if flight.secrets is None and (tool.secret_keys or tool.fixed_secrets):  # made before binding: a denial, ...
-            flight.secrets = Secrets.of(plan.secrets(scope.inject))
-        result = self.boundary.seal(result, flight.secrets, start)
+        if not flight.answered:  # a journaled answer was sealed when it was made
+            if flight.secrets is None and (tool.secret_keys or tool.fixed_secrets):  # made before binding
+                flight.secrets = Secrets.of(plan.secrets(scope.inject))
+            result = self.boundary.seal(result, flight.secrets, flight.start)
+            if flight.step is not None or result.status == "pending":
+                result = self.durable.record(flight, result)
+            if tool.durable is not None and tool.durable.cache_ttl is not None:
+                self.durable.keep(flight, result)
         if self.sink is None:  # nothing to tell: the result is the call's end
             return (
                 result if result.call_id == flight.call.id else msgspec.structs.replace(result, call_id=flight.call.id)
@@ -211,6 +269,8 @@ class Pipeline:
         decision = await ask(plan.approval, plan.tool, flight.call, arguments, flight.scope.driver, self.token)
         if decision.kind == "approve":
             return read
+        if decision.kind == "defer":
+            return waiting(flight.call, plan.name, "approval", decision.reason, APPROVAL_SCHEMA, decision.ttl)
         if decision.kind == "cancelled":
             return cancelled(flight.call, plan.tool, flight.start, started=False)
         if decision.kind == "edit":
@@ -276,7 +336,10 @@ class Pipeline:
                 ToolFailed(call.id, flight.plan.name, perf_counter_ns() - flight.start, error, flight.exception)
             )
         start = flight.start if flight is not None else perf_counter_ns() - result.elapsed
-        events.append(ToolCompleted(call.id, result.name, perf_counter_ns() - start, result))
+        if result.status == "pending":
+            events.append(ToolPending(call.id, result.name, perf_counter_ns() - start, result))
+        else:
+            events.append(ToolCompleted(call.id, result.name, perf_counter_ns() - start, result))
         pending = [sent for sent in map(scope.driver.emit, events) if sent is not None]
         return _after(pending, result) if pending else result
 

@@ -68,6 +68,7 @@ class Plan:
         fail_invalid: bool,
         plain: bool,
         encoder: OutputEncoder,
+        journaled: bool = False,
     ):
         self.tool = tool
         self.name = tool.name
@@ -94,6 +95,8 @@ class Plan:
         """Whether arguments that fail the schema raise `ArgumentsError` (``invalid_args="fail"``)."""
         self.runtime = bool(tool.wants) or "call" in tool.injection_sources.values()
         """Whether the tool takes values only the pipeline makes (a token, an invocation, ...)."""
+        self.durable = journaled or tool.durable is not None or bool(tool.wants & {"key", "ask"})
+        """Whether calls meet the journal stage: the dispatcher journals, or the tool needs a key or may wait."""
         self.typed: Reader | None = None if strict or not _by_position(tool) else _pending
         self.plain = plain and self._plain()
         """Whether the tool needs nothing around its call here: its calls may take the express path."""
@@ -104,7 +107,9 @@ class Plan:
         tool = self.tool
         return not (
             self.denial or tool.needs_approval or self.route or tool.timeout is not None or self.tries > 1
-        ) and not (self.runtime or tool.secret_keys or tool.fixed_secrets or tool.is_async or tool.remote_keys)
+        ) and not (
+            self.runtime or tool.secret_keys or tool.fixed_secrets or tool.is_async or tool.remote_keys or self.durable
+        )
 
     def reader(self) -> Reader | None:
         """The typed reader of this plan's tool, built now if need be; None when it has no typed way."""

@@ -152,13 +152,17 @@ def write_results(results: Iterable[ToolResult]) -> list[dict[str, Any]]:
     The text content is `ToolResult.text`. ``structuredContent`` is `ToolResult.structured`
     when the model reads the output itself: as it is when it is an object, else as
     ``{"result": output}``. A result whose content stands in for its output (a summary, a stored
-    output's note) has none. Failures set ``isError``.
+    output's note) has none. Failures set ``isError``. A pending result reads ``Pending: ...``,
+    is not an error, and carries its `Pending` record in ``_meta["tinytools/pending"]``.
     """
     written = []
     for result in results:
         payload: dict[str, Any] = {"content": [{"type": "text", "text": result_text(result)}]}
         if result.is_error:
             payload["isError"] = True
+        elif result.pending is not None:  # not done: the text says what it waits for
+            payload["isError"] = False
+            payload["_meta"] = {"tinytools/pending": msgspec.to_builtins(result.pending)}
         else:
             if result.content is None:
                 output = result.structured()

@@ -1,0 +1,298 @@
+"""The journal across real processes and real SQLite files: no call runs twice.
+
+- Crash and restart: a worker process runs 200 journaled calls and is killed with SIGKILL at a
+  random moment, ten times over; a second worker runs the same calls on the same journal. Every
+  call id then has exactly one final result (the one the first worker printed, if it printed
+  one), and no non-idempotent tool acted twice (each act is a row in another SQLite file).
+- Two workers race on the same calls and the same journal: each call acts exactly once, and
+  both workers report the same final result for it.
+- A deferred approval survives its process: one worker parks the call, another resumes it.
+- A file that is not a journal, or a journal of another format, is refused with `JournalError`.
+- Any interleaving of dispatch, resume, expiry and cancellation ends each call id in exactly one
+  final result (hypothesis, in this process).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tinytools import (
+    NOT_RUN,
+    Dispatcher,
+    JournalError,
+    PendingError,
+    RunContext,
+    SQLiteJournal,
+    ToolCall,
+    ToolPolicy,
+    ToolResult,
+    tool,
+)
+from tinytools.policy import Approval, PolicyMiddleware, require_approval
+from tinytools.run.durable import canonical
+from tinytools.run.journal import Entry, this_owner
+
+from . import journal_worker
+from .journal_worker import CALLS
+
+WORKER = Path(journal_worker.__file__)
+IDEMPOTENT = {"refresh"}
+
+
+def _start(journal: Path, effects: Path, *extra: str) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(WORKER.parents[2]), os.environ.get("PYTHONPATH", "")])}
+    command = [sys.executable, str(WORKER), str(journal), str(effects), *extra]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+
+
+def _results(output: bytes) -> dict[str, ToolResult]:
+    """The final results a worker printed, by call id (a line cut by the kill is left out)."""
+    printed: dict[str, ToolResult] = {}
+    for line in output.decode().splitlines():
+        try:
+            data = json.loads(line)
+        except ValueError:
+            continue
+        assert data["call_id"] not in printed, "a worker printed two results for one call"
+        printed[data["call_id"]] = ToolResult(**{k: v for k, v in data.items() if k in ("call_id", "name", "status")})
+        printed[data["call_id"]].output = data.get("output")
+    return printed
+
+
+def _acts(effects: Path) -> Counter[tuple[str, int]]:
+    with sqlite3.connect(effects) as db:
+        return Counter((kind, n) for kind, n in db.execute("SELECT kind, n FROM effects"))
+
+
+def _finish(process: subprocess.Popen[bytes], seconds: float = 120) -> bytes:
+    out, err = process.communicate(timeout=seconds)
+    assert process.returncode == 0, err.decode()[-2000:]
+    return out
+
+
+@pytest.mark.parametrize("trial", range(10))
+def test_a_worker_killed_at_a_random_moment_never_repeats_a_call(tmp_path: Path, trial: int) -> None:
+    journal, effects = tmp_path / "journal.db", tmp_path / "effects.db"
+    journal_worker.prepare(effects)
+    first = _start(journal, effects, "batch")
+    assert first.stdout is not None
+    heard = [first.stdout.readline() for _ in range(random.Random(trial).randint(1, CALLS - 16))]
+    time.sleep(random.Random(trial).uniform(0, 0.02))  # somewhere in the calls that follow
+    first.send_signal(signal.SIGKILL)
+    before = _results(b"".join(heard) + first.communicate()[0])
+    assert len(before) < CALLS
+    after = _results(_finish(_start(journal, effects, "batch")))
+    assert sorted(after) == sorted(f"call-{n}" for n in range(CALLS))  # every call id, once
+    for call_id, result in before.items():  # what the killed worker answered is the answer
+        assert (after[call_id].status, after[call_id].output) == (result.status, result.output)
+    acts = _acts(effects)
+    assert all(count == 1 for (kind, _), count in acts.items() if kind not in IDEMPOTENT), acts
+    for call_id, result in after.items():
+        n = int(call_id.split("-")[1])
+        if result.status == "succeeded":
+            assert acts[result.name, n] >= 1
+        else:  # the worker died mid-call: it may have acted, and nothing ran it again
+            assert result.status == "outcome_unknown" and result.name not in IDEMPOTENT
+
+
+def test_two_workers_racing_on_the_same_calls_act_once_each(tmp_path: Path) -> None:
+    journal, effects = tmp_path / "journal.db", tmp_path / "effects.db"
+    journal_worker.prepare(effects)
+    SQLiteJournal(journal).close()  # made before both open it
+    workers = [_start(journal, effects, "race", str(seed)) for seed in (1, 2)]
+    one, two = (_results(_finish(worker)) for worker in workers)
+    assert sorted(one) == sorted(two) == sorted(f"call-{n}" for n in range(CALLS))
+    for call_id in one:
+        assert (one[call_id].status, one[call_id].output) == (two[call_id].status, two[call_id].output)
+        assert one[call_id].status == "succeeded"
+    acts = _acts(effects)
+    assert len(acts) == CALLS and set(acts.values()) == {1}
+
+
+def test_a_deferred_approval_is_resumed_by_another_process(tmp_path: Path) -> None:
+    journal, effects = tmp_path / "journal.db", tmp_path / "effects.db"
+    journal_worker.prepare(effects)
+    parked = json.loads(_finish(_start(journal, effects, "defer")))
+    assert parked["status"] == "pending" and parked["pending"]["kind"] == "approval"
+    assert _acts(effects) == Counter()
+    final = json.loads(_finish(_start(journal, effects, "resume", parked["pending"]["handle"])))
+    assert (final["call_id"], final["status"], final["output"]) == ("defer-1", "succeeded", "released 1")
+    again = json.loads(_finish(_start(journal, effects, "resume", parked["pending"]["handle"])))
+    assert again == final and _acts(effects) == Counter({("release", 1): 1})
+
+
+def test_a_file_that_is_not_a_journal_is_refused(tmp_path: Path) -> None:
+    noise = tmp_path / "noise.db"
+    noise.write_bytes(os.urandom(8192))
+    with pytest.raises(JournalError, match="not a usable tinytools journal"):
+        SQLiteJournal(noise)
+    foreign = tmp_path / "foreign.db"
+    with sqlite3.connect(foreign) as db:
+        db.execute("CREATE TABLE tinytools_journal (id INTEGER PRIMARY KEY, note TEXT)")
+    with pytest.raises(JournalError, match="not a usable tinytools journal"):
+        SQLiteJournal(foreign)
+    newer = tmp_path / "newer.db"
+    SQLiteJournal(newer).close()
+    with sqlite3.connect(newer) as db:
+        db.execute("UPDATE tinytools_meta SET value = '99' WHERE name = 'format'")
+    with pytest.raises(JournalError, match="another format"):
+        SQLiteJournal(newer)
+
+
+def test_a_journal_file_corrupted_after_opening_fails_its_call_clearly(tmp_path: Path) -> None:
+    path = tmp_path / "journal.db"
+    journal = SQLiteJournal(path)
+
+    @tool
+    def noted(n: int) -> int:
+        """Note a number."""
+        return n
+
+    dispatcher = Dispatcher([noted], journal=journal)
+    assert dispatcher.dispatch(ToolCall("a", "noted", {"n": 1})).output == 1
+    journal.close()
+    with pytest.raises(JournalError):
+        dispatcher.dispatch(ToolCall("b", "noted", {"n": 2}))
+
+
+# --- any interleaving ends each call in one final result ---------------------------------
+
+ACTED: list[str] = []
+
+
+@tool(policy=ToolPolicy().with_access(approval_required=True))
+def approve_me(n: int) -> str:
+    """Waits for approval."""
+    ACTED.append(f"approve_me {n}")
+    return f"approved {n}"
+
+
+@tool(external=True)
+def outside(n: int) -> int:
+    """Run elsewhere."""
+    raise AssertionError("never runs here")
+
+
+OPS = st.lists(
+    st.tuples(st.sampled_from(["dispatch", "resume", "deny", "expire", "cancel", "poll"]), st.integers(0, 3)),
+    max_size=25,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=OPS, journaled=st.booleans())
+def test_any_interleaving_ends_each_call_in_exactly_one_final_result(
+    tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, int]], journaled: bool
+) -> None:
+    ACTED.clear()
+    journal = SQLiteJournal(tmp_path_factory.mktemp("j") / "journal.db") if journaled else None
+    later = PolicyMiddleware([require_approval(lambda request: Approval.defer("decide"))])
+    dispatcher = Dispatcher([approve_me, outside], journal=journal, middleware=[later], context=RunContext(run_id="p"))
+    calls = [ToolCall(f"c{n}", "approve_me" if n % 2 else "outside", {"n": n}) for n in range(4)]
+    handles: dict[str, str] = {}
+    finals: dict[str, set[str]] = {}
+
+    def seen(result: ToolResult) -> None:
+        if result.status == "pending":
+            assert result.pending is not None
+            handles[result.call_id] = result.pending.handle
+        else:
+            finals.setdefault(result.call_id, set()).add(result.to_json().decode())
+
+    clock = time.time()
+    for op, n in ops:
+        call = calls[n]
+        handle = handles.get(call.id)
+        if op == "dispatch":
+            seen(dispatcher.dispatch(call))
+        elif op == "expire":
+            clock += 1800
+            for result in dispatcher.expire(clock):
+                seen(result)
+        elif handle is not None and op == "cancel":
+            seen(dispatcher.cancel_pending(handle))
+        elif handle is not None and op == "poll":
+            seen(dispatcher.poll(handle))
+        elif handle is not None:
+            answer = {"approved": op == "resume"} if n % 2 else n * 10
+            try:
+                seen(dispatcher.resume(handle, answer))
+            except PendingError as exc:  # only a handle of an expired entry read as not expired here
+                raise AssertionError(exc) from None
+    for result in dispatcher.expire(clock + 10**7):
+        seen(result)
+    for handle in handles.values():
+        seen(dispatcher.poll(handle))
+    for call_id, texts in finals.items():
+        assert len(texts) == 1, (call_id, texts)  # the same final result each time it was read
+    assert set(finals) == set(handles)  # every call that waited has ended
+    assert all(ACTED.count(entry) <= 1 for entry in ACTED)
+
+
+# --- a call whose worker died: reconcile, run again, or outcome_unknown ------------------
+
+ASKED: list[tuple[dict[str, object], str]] = []
+RAN: list[int] = []
+
+
+def _what_happened(arguments: dict[str, object], key: str) -> object:
+    ASKED.append((arguments, key))
+    return NOT_RUN if arguments["n"] == 1 else {"sent": arguments["n"], "found": "in the outbox"}
+
+
+@tool(reconcile=_what_happened)
+def send(n: int) -> dict[str, object]:
+    """Send a message once."""
+    RAN.append(n)
+    return {"sent": n}
+
+
+@tool
+def post(n: int) -> str:
+    """Post once, with no way to ask what happened."""
+    RAN.append(n)
+    return f"posted {n}"
+
+
+def _dead_owner() -> str:
+    """The owner string of a process that has exited (as a worker killed mid-call leaves it)."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    host, _, _ = this_owner().split(":")
+    return f"{host}:{child.pid}:1"
+
+
+@pytest.mark.parametrize(("tool_name", "n", "expected", "ran"), [
+    ("send", 1, ("succeeded", {"sent": 1}), [1]),  # reconcile: it never happened, so it runs now
+    ("send", 2, ("succeeded", {"sent": 2, "found": "in the outbox"}), []),  # it happened: that is the output
+    ("post", 3, ("outcome_unknown", None), []),  # nobody can tell: it may have acted, it is not run again
+])  # fmt: skip
+def test_a_call_left_started_by_a_dead_worker(
+    tmp_path: Path, tool_name: str, n: int, expected: tuple[str, object], ran: list[int]
+) -> None:
+    ASKED.clear()
+    RAN.clear()
+    journal = SQLiteJournal(tmp_path / "journal.db")
+    dispatcher = Dispatcher([send, post], journal=journal, context=RunContext(run_id="r"))
+    arguments = canonical({"n": n})
+    key = dispatcher.durable.key_of(dispatcher.toolbox.get(tool_name), arguments)
+    left = Entry(key=key, run_id="r", call_id="c1", tool=tool_name, arguments=arguments, owner=_dead_owner())
+    assert journal.claim(left) is None
+    result = dispatcher.dispatch(ToolCall("c1", tool_name, {"n": n}))
+    assert (result.status, result.output) == expected and ran == RAN
+    assert ([({"n": n}, key)] if tool_name == "send" else []) == ASKED
+    assert dispatcher.dispatch(ToolCall("c1", tool_name, {"n": n})) == result  # recorded: asked once
+    assert len(ASKED) <= 1 and ran == RAN

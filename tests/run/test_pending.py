@@ -1,0 +1,409 @@
+"""Pending calls: each source (deferred approval, external tool, `NeedsInput`/`Ask`, background
+task), resuming, polling, expiry and cancellation, and the exactly-one-final-result rule.
+
+Everything runs in this process, against a real `SQLiteJournal` in a temporary folder or the
+in-memory default; the tools count what they did, so a call made twice shows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tinytools import (
+    Ask,
+    Dispatcher,
+    IdempotencyKey,
+    NeedsInput,
+    PendingError,
+    RunContext,
+    SQLiteJournal,
+    ToolCall,
+    ToolCompleted,
+    ToolDefinitionError,
+    ToolEvent,
+    ToolPending,
+    ToolPolicy,
+    tool,
+)
+from tinytools.policy import Approval, PolicyMiddleware, require_approval
+from tinytools.providers import anthropic, mcp, openai
+
+DONE: list[str] = []
+RELEASE = threading.Event()
+
+
+@tool(policy=ToolPolicy().with_access(approval_required=True))
+def pay(amount: int) -> str:
+    """Pay an amount."""
+    DONE.append(f"pay {amount}")
+    return f"paid {amount}"
+
+
+@tool(external=True)
+def deploy(service: str) -> dict[str, Any]:
+    """Deploy a service (the application runs it elsewhere)."""
+    raise AssertionError("an external tool never runs in the dispatcher")
+
+
+@tool(external=True, idempotent=True)
+def lookup(item: str) -> int:
+    """Look an item up elsewhere."""
+    raise AssertionError("an external tool never runs in the dispatcher")
+
+
+@tool
+def book(flight: str, ask: Ask) -> str:
+    """Book a flight, asking for a seat and a meal."""
+    seat = ask("Which seat?", {"type": "string", "pattern": "^[0-9]{1,2}[A-F]$"})
+    meal = ask("Which meal?", {"enum": ["veg", "meat"]})
+    DONE.append(f"book {flight}")
+    return f"{flight} {seat} {meal}"
+
+
+@tool
+def confirm(what: str) -> str:
+    """Ask to confirm, with no handle: the question is all it can do."""
+    raise NeedsInput(f"Confirm {what}?", {"type": "boolean"}, ttl=60)
+
+
+@tool(background=True)
+def crunch(n: int, key: IdempotencyKey) -> dict[str, Any]:
+    """Crunch a number in the background, once released."""
+    RELEASE.wait(10)
+    DONE.append(f"crunch {n}")
+    return {"n": n * 2, "key": str(key)}
+
+
+TOOLS = [pay, deploy, lookup, book, confirm, crunch]
+
+
+def defer(ttl: float | None = None) -> PolicyMiddleware:
+    return PolicyMiddleware([require_approval(lambda request: Approval.defer("A person decides.", ttl=ttl))])
+
+
+@pytest.fixture(autouse=True)
+def _reset() -> None:
+    DONE.clear()
+    RELEASE.clear()
+
+
+def make(
+    tmp_path: Path, *, journal: bool = True, key: str = "secret", run: str = "run-1", **options: Any
+) -> Dispatcher:
+    options.setdefault("middleware", [defer()])
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    store = SQLiteJournal(tmp_path / "journal.db") if journal else None
+    return Dispatcher(TOOLS, journal=store, signing_key=key, context=RunContext(run_id=run), **options)
+
+
+@pytest.mark.parametrize("journal", [True, False])
+def test_a_deferred_approval_is_pending_and_resumes_to_its_final_result(tmp_path: Path, journal: bool) -> None:
+    seen: list[ToolEvent] = []
+    dispatcher = make(tmp_path, journal=journal, on_event=seen.append)
+    waiting = dispatcher.dispatch(ToolCall("c1", "pay", {"amount": 5}))
+    assert waiting.status == "pending" and not waiting.is_error and waiting.error is None
+    pending = waiting.pending
+    assert pending is not None and pending.kind == "approval"
+    assert pending.request.message == "A person decides."
+    assert pending.request.schema is not None and pending.request.schema["required"] == ["approved"]
+    assert time.time() < pending.expires_at <= time.time() + 3600
+    assert waiting.text() == "Pending: A person decides." and waiting.structured() is None
+    waiting.validate()
+    assert DONE == []
+    final = dispatcher.resume(pending.handle, {"approved": True})
+    assert (final.call_id, final.status, final.output) == ("c1", "succeeded", "paid 5")
+    assert DONE == ["pay 5"]
+    assert dispatcher.resume(pending.handle, {"approved": True}) == final  # the one final result, again
+    assert DONE == ["pay 5"]
+    kinds = [type(event) for event in seen if event.call_id == "c1"]
+    assert kinds.count(ToolPending) == 1 and kinds.count(ToolCompleted) == 1
+
+
+def test_a_denied_approval_is_a_policy_denial_with_the_reason(tmp_path: Path) -> None:
+    dispatcher = make(tmp_path)
+    waiting = dispatcher.dispatch(ToolCall("c1", "pay", {"amount": 5}))
+    assert waiting.pending is not None
+    final = dispatcher.resume(waiting.pending.handle, {"approved": False, "reason": "over budget"})
+    assert final.status == "failed" and final.error is not None and final.error.code == "policy_denied"
+    assert "over budget" in final.error.message and DONE == []
+
+
+def test_an_answer_that_fails_its_schema_is_refused_and_the_call_stays_pending(tmp_path: Path) -> None:
+    dispatcher = make(tmp_path)
+    waiting = dispatcher.dispatch(ToolCall("c1", "pay", {"amount": 5}))
+    assert waiting.pending is not None
+    with pytest.raises(PendingError) as refused:
+        dispatcher.resume(waiting.pending.handle, {"approved": "yes"})
+    assert refused.value.code == "invalid_answer" and refused.value.pointer == "/approved"
+    assert dispatcher.poll(waiting.pending.handle) == waiting
+    assert dispatcher.resume(waiting.pending.handle, {"approved": True}).status == "succeeded"
+
+
+def test_a_call_sent_again_while_pending_gets_the_same_pending_result(tmp_path: Path) -> None:
+    dispatcher = make(tmp_path)
+    first = dispatcher.dispatch(ToolCall("c1", "pay", {"amount": 5}))
+    again = dispatcher.dispatch(ToolCall("c1", "pay", {"amount": 5}))
+    assert again == first
+    assert first.pending is not None
+    final = dispatcher.resume(first.pending.handle, {"approved": True})
+    assert dispatcher.dispatch(ToolCall("c1", "pay", {"amount": 5})) == final
+    assert DONE == ["pay 5"]
+
+
+@pytest.mark.parametrize(
+    "handle",
+    ["", "nonsense", "a.b.c", "k.1.", 17, None],
+)
+def test_a_handle_that_fails_verification_is_refused(tmp_path: Path, handle: Any) -> None:
+    with pytest.raises(PendingError) as refused:
+        make(tmp_path).resume(handle, {"approved": True})
+    assert refused.value.code == "bad_handle"
+
+
+def test_a_tampered_or_foreign_handle_is_refused(tmp_path: Path) -> None:
+    dispatcher = make(tmp_path)
+    waiting = dispatcher.dispatch(ToolCall("c1", "pay", {"amount": 5}))
+    assert waiting.pending is not None
+    key, step, signature = waiting.pending.handle.split(".")
+    for forged in (f"{key}.{int(step) + 1}.{signature}", f"{key[:-1]}0.{step}.{signature}"):
+        with pytest.raises(PendingError) as refused:
+            dispatcher.resume(forged, {"approved": True})
+        assert refused.value.code == "bad_handle"
+    other = make(tmp_path / "other", key="another key")
+    with pytest.raises(PendingError):
+        other.resume(waiting.pending.handle, {"approved": True})
+    unknown = other.durable.handle("f" * 40, 1)
+    with pytest.raises(PendingError) as missing:
+        other.resume(unknown, {"approved": True})
+    assert missing.value.code == "unknown_handle"
+    assert DONE == []
+
+
+def test_another_dispatcher_with_the_same_journal_and_key_resumes_the_call(tmp_path: Path) -> None:
+    waiting = make(tmp_path).dispatch(ToolCall("c1", "pay", {"amount": 9}))
+    assert waiting.pending is not None
+    later = make(tmp_path, run="run-2")  # a later run, another process in the journal tests
+    final = later.resume(waiting.pending.handle, {"approved": True})
+    assert (final.call_id, final.output) == ("c1", "paid 9")
+
+
+def test_an_external_call_is_answered_with_its_output_checked_against_the_output_schema(tmp_path: Path) -> None:
+    dispatcher = make(tmp_path)
+    waiting = dispatcher.dispatch(ToolCall("c2", "deploy", {"service": "web"}))
+    assert waiting.pending is not None and waiting.pending.kind == "external"
+    assert waiting.pending.request.schema == deploy.output_schema
+    with pytest.raises(PendingError):
+        dispatcher.resume(waiting.pending.handle, ["not", "an", "object"])
+    final = dispatcher.resume(waiting.pending.handle, {"url": "https://example.test"})
+    assert (final.status, final.output) == ("succeeded", {"url": "https://example.test"})
+
+
+def test_an_external_call_can_report_its_failure(tmp_path: Path) -> None:
+    dispatcher = make(tmp_path)
+    waiting = dispatcher.dispatch(ToolCall("c2", "deploy", {"service": "web"}))
+    assert waiting.pending is not None
+    final = dispatcher.resume(waiting.pending.handle, error="the cluster is down")
+    assert final.status == "failed" and final.error is not None
+    assert (final.error.code, final.error.message) == ("tool_error", "the cluster is down")
+    approval = dispatcher.dispatch(ToolCall("c3", "pay", {"amount": 1}))
+    assert approval.pending is not None
+    with pytest.raises(PendingError):
+        dispatcher.resume(approval.pending.handle, error="no")
+
+
+def test_a_tool_asks_twice_and_each_answer_is_validated(tmp_path: Path) -> None:
+    dispatcher = make(tmp_path)
+    first = dispatcher.dispatch(ToolCall("c4", "book", {"flight": "LH1"}))
+    assert first.pending is not None and first.pending.kind == "input"
+    assert first.pending.request.message == "Which seat?"
+    with pytest.raises(PendingError):
+        dispatcher.resume(first.pending.handle, "row 12")
+    second = dispatcher.resume(first.pending.handle, "12C")
+    assert second.pending is not None and second.pending.request.message == "Which meal?"
+    assert second.pending.handle != first.pending.handle
+    assert dispatcher.resume(first.pending.handle, "14A") == second  # the old handle reads where it is now
+    final = dispatcher.resume(second.pending.handle, "veg")
+    assert (final.call_id, final.output) == ("c4", "LH1 12C veg")
+    assert DONE == ["book LH1"]
+
+
+def test_needs_input_raised_directly_is_pending_with_its_schema_and_time(tmp_path: Path) -> None:
+    waiting = make(tmp_path).dispatch(ToolCall("c5", "confirm", {"what": "the order"}))
+    assert waiting.pending is not None and waiting.pending.kind == "input"
+    assert waiting.pending.request.schema == {"type": "boolean"}
+    assert waiting.pending.expires_at <= time.time() + 60
+
+
+def test_a_background_call_is_pending_until_it_finishes(tmp_path: Path) -> None:
+    dispatcher = make(tmp_path)
+    waiting = dispatcher.dispatch(ToolCall("c6", "crunch", {"n": 21}))  # returns while the tool waits
+    assert waiting.pending is not None and waiting.pending.kind == "task"
+    assert waiting.pending.request.schema is None
+    assert dispatcher.poll(waiting.pending.handle).status == "pending"
+    with pytest.raises(PendingError):
+        dispatcher.resume(waiting.pending.handle, {"an": "answer"})
+    RELEASE.set()
+    final = dispatcher.resume(waiting.pending.handle)
+    assert final.status == "succeeded" and final.output["n"] == 42 and final.call_id == "c6"
+    assert final.output["key"] == dispatcher.durable.key_of(crunch, b'{"n":21}')
+    assert dispatcher.poll(waiting.pending.handle) == final
+    assert DONE == ["crunch 21"]
+
+
+def test_a_background_call_started_from_async_code_runs_on_after_the_loop(tmp_path: Path) -> None:
+    dispatcher = make(tmp_path)
+    waiting = asyncio.run(dispatcher.adispatch(ToolCall("c6", "crunch", {"n": 2})))
+    assert waiting.pending is not None
+    RELEASE.set()
+    assert dispatcher.resume(waiting.pending.handle).output["n"] == 4
+
+
+def test_expired_pending_calls_end_cancelled_or_outcome_unknown_once(tmp_path: Path) -> None:
+    dispatcher = make(tmp_path)
+    approval = dispatcher.dispatch(ToolCall("a", "pay", {"amount": 1}))
+    external = dispatcher.dispatch(ToolCall("e", "deploy", {"service": "web"}))
+    idempotent = dispatcher.dispatch(ToolCall("i", "lookup", {"item": "x"}))
+    assert dispatcher.expire(time.time()) == []  # nothing is due yet
+    ended = {result.call_id: result for result in dispatcher.expire(time.time() + 7200)}
+    assert {call: (r.status, r.error.code if r.error else None) for call, r in ended.items()} == {
+        "a": ("failed", "expired"),
+        "e": ("outcome_unknown", "expired"),
+        "i": ("failed", "expired"),
+    }
+    for waiting in (approval, external, idempotent):
+        assert waiting.pending is not None
+        assert dispatcher.resume(waiting.pending.handle, {"approved": True}) == ended[waiting.call_id]
+    assert dispatcher.expire(time.time() + 7200) == [] and DONE == []
+
+
+def test_a_short_lived_deferral_expires_when_resumed_late(tmp_path: Path) -> None:
+    dispatcher = make(tmp_path, middleware=[defer(ttl=0.05)])
+    waiting = dispatcher.dispatch(ToolCall("a", "pay", {"amount": 1}))
+    assert waiting.pending is not None
+    time.sleep(0.1)
+    late = dispatcher.resume(waiting.pending.handle, {"approved": True})
+    assert late.status == "failed" and late.error is not None and late.error.code == "expired"
+    assert DONE == []
+
+
+def test_cancelling_the_run_ends_its_pending_calls(tmp_path: Path) -> None:
+    dispatcher = make(tmp_path)
+    approval = dispatcher.dispatch(ToolCall("a", "pay", {"amount": 1}))
+    other = make(tmp_path, run="run-2")
+    elsewhere = other.dispatch(ToolCall("a", "pay", {"amount": 1}))
+    dispatcher.cancel()
+    assert approval.pending is not None and elsewhere.pending is not None
+    final = dispatcher.poll(approval.pending.handle)
+    assert final.status == "failed" and final.error is not None and final.error.code == "cancelled"
+    assert other.poll(elsewhere.pending.handle).status == "pending"  # another run's call waits on
+    one = other.cancel_pending(elsewhere.pending.handle)
+    assert one.error is not None and one.error.code == "cancelled"
+    assert other.resume(elsewhere.pending.handle, {"approved": True}) == one and DONE == []
+
+
+@pytest.mark.parametrize("entry", ["dispatch", "adispatch", "dispatch_many", "adispatch_many"])
+def test_every_entry_point_returns_pending_results_that_resume(tmp_path: Path, entry: str) -> None:
+    dispatcher = make(tmp_path)
+    calls = [ToolCall("p", "pay", {"amount": 3}), ToolCall("d", "deploy", {"service": "db"})]
+    if entry == "dispatch":
+        results = [dispatcher.dispatch(call) for call in calls]
+    elif entry == "adispatch":
+        results = [asyncio.run(dispatcher.adispatch(call)) for call in calls]
+    elif entry == "dispatch_many":
+        results = dispatcher.dispatch_many(calls)
+    else:
+        results = asyncio.run(dispatcher.adispatch_many(calls))
+    assert [result.status for result in results] == ["pending", "pending"]
+    handles = [result.pending.handle for result in results if result.pending is not None]
+    assert dispatcher.resume(handles[0], {"approved": True}).output == "paid 3"
+    assert asyncio.run(dispatcher.aresume(handles[1], {"done": True})).output == {"done": True}
+
+
+def test_writers_render_a_pending_result_as_text_and_not_as_an_error(tmp_path: Path) -> None:
+    waiting = make(tmp_path).dispatch(ToolCall("c1", "pay", {"amount": 5}))
+    (written,) = mcp.write_results([waiting])
+    assert written["content"] == [{"type": "text", "text": "Pending: A person decides."}]
+    assert written["isError"] is False and "structuredContent" not in written
+    assert written["_meta"]["tinytools/pending"]["handle"] == waiting.pending.handle
+    (block,) = anthropic.write_results([waiting])
+    assert block["content"] == "Pending: A person decides." and block["is_error"] is False
+    (item,) = openai.write_results([waiting])
+    assert item["content"] == "Pending: A person decides."
+
+
+def test_the_idempotency_key_depends_on_the_run_the_tool_and_the_arguments(tmp_path: Path) -> None:
+    keys = {}
+    for run in ("run-1", "run-2"):
+        for n in (1, 2):
+            dispatcher = make(tmp_path / run / str(n), run=run)
+            waiting = dispatcher.dispatch(ToolCall(f"c{n}", "crunch", {"n": n}))
+            assert waiting.pending is not None
+            RELEASE.set()
+            keys[run, n] = dispatcher.resume(waiting.pending.handle).output["key"]
+    assert len(set(keys.values())) == 4
+    again = make(tmp_path / "again", run="run-1")
+    waiting = again.dispatch(ToolCall("other id", "crunch", {"n": 1}))
+    assert waiting.pending is not None
+    assert again.resume(waiting.pending.handle).output["key"] == keys["run-1", 1]
+
+
+def test_a_call_id_reused_for_other_arguments_in_a_journaled_run_is_refused(tmp_path: Path) -> None:
+    dispatcher = make(tmp_path, middleware=[PolicyMiddleware([require_approval(lambda request: True)])])
+    assert dispatcher.dispatch(ToolCall("c1", "pay", {"amount": 1})).output == "paid 1"
+    reused = dispatcher.dispatch(ToolCall("c1", "pay", {"amount": 2}))
+    assert reused.error is not None and reused.error.code == "duplicate_call_id"
+    assert dispatcher.dispatch(ToolCall("c2", "pay", {"amount": 1})).output == "paid 1"  # answered, not run
+    assert DONE == ["pay 1"]
+
+
+READS: list[str] = []
+
+
+@tool(cache_ttl=60, policy=ToolPolicy.read_only())
+def weather(city: str) -> str:
+    """Read the weather."""
+    READS.append(city)
+    return f"sunny in {city}"
+
+
+@tool(cache_ttl=0.05, policy=ToolPolicy.read_only())
+def quote(symbol: str) -> str:
+    """Read a quote."""
+    READS.append(symbol)
+    return f"{symbol} {len(READS)}"
+
+
+@pytest.mark.parametrize("journal", [True, False])
+def test_a_read_only_tool_reuses_its_result_for_the_same_arguments(tmp_path: Path, journal: bool) -> None:
+    READS.clear()
+    store = (lambda name: SQLiteJournal(tmp_path / name)) if journal else (lambda name: None)
+    first = Dispatcher([weather], journal=store("a.db")).dispatch(ToolCall("a", "weather", {"city": f"Oslo{journal}"}))
+    second = Dispatcher([weather], journal=store("a.db")).dispatch(ToolCall("b", "weather", {"city": f"Oslo{journal}"}))
+    assert (second.call_id, second.output) == ("b", first.output) and [f"Oslo{journal}"] == READS
+    Dispatcher([weather], journal=store("a.db")).dispatch(ToolCall("c", "weather", {"city": "Rome"}))
+    assert [f"Oslo{journal}", "Rome"] == READS
+    one = Dispatcher([quote], journal=store("b.db")).dispatch(ToolCall("q1", "quote", {"symbol": f"X{journal}"}))
+    time.sleep(0.1)
+    two = Dispatcher([quote], journal=store("b.db")).dispatch(ToolCall("q2", "quote", {"symbol": f"X{journal}"}))
+    assert one.output != two.output  # past its time, it is read again (another run: not journaled as one call)
+
+
+def test_durable_options_that_cannot_hold_are_refused_at_definition() -> None:
+    def noop(x: int) -> int:
+        """Nothing."""
+        return x
+
+    with pytest.raises(ToolDefinitionError, match="read-only"):
+        tool(noop, cache_ttl=10)
+    with pytest.raises(ToolDefinitionError, match="positive number"):
+        tool(noop, cache_ttl=0, policy=ToolPolicy.read_only())
+    with pytest.raises(ToolDefinitionError, match="not both"):
+        tool(noop, external=True, background=True)
+    with pytest.raises(ToolDefinitionError, match="takes a function"):
+        tool(noop, reconcile="yes")

@@ -1,0 +1,435 @@
+"""Durable calls: the journal stage of the pipeline, pending calls and their signed handles.
+
+With a journal, every call is claimed before policy and execution (`Durable.claim`): a call
+already journaled — by call id, or by idempotency key (the run, the tool and the canonical
+arguments) — is answered from its entry and never runs again; a call another live worker is
+running is waited for; a call whose worker died is reconciled (``@tool(reconcile=fn)``), run
+again (idempotent tools) or ended ``outcome_unknown``. Every call's end is recorded
+(`Durable.record`): a pending call's `Pending` record, or the final result.
+
+A pending call (an approver's `Approval.defer`, an external tool, `NeedsInput`, a background
+task) is parked in the journal (in memory when the dispatcher has none) and named by a handle
+signed with the dispatcher's key: ``<key>.<step>.<signature>``. A handle names one step of its
+entry; once the entry moved on, the handle reads what the call is now. Every change of an
+entry is a compare-and-set on its step, so two workers resuming, expiring or cancelling the
+same call make one change between them: each call id ends in exactly one final result.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import logging
+import os
+import threading
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from time import perf_counter_ns
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from tinytools.errors import ArgumentsError, PendingError, SchemaError
+from tinytools.results import Pending, PendingKind, PendingRequest, ToolCall, ToolResult
+from tinytools.run.flight import call_arguments
+from tinytools.run.journal import Entry, Journal, MemoryJournal, owner_alive, this_owner
+from tinytools.run.outcomes import failed
+from tinytools.run.output import finish
+from tinytools.schema.validation import compile_validator
+
+if TYPE_CHECKING:
+    from tinytools.context import CancellationToken
+    from tinytools.run.flight import Flight
+    from tinytools.run.plan import Read
+    from tinytools.tool import Tool
+
+__all__ = ["APPROVAL_SCHEMA", "NOT_RUN", "Durable", "Parked", "canonical"]
+
+APPROVAL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"approved": {"type": "boolean"}, "reason": {"type": "string"}},
+    "required": ["approved"],
+    "additionalProperties": False,
+}
+"""The answer a deferred approval takes: ``{"approved": true}``, or false with a reason."""
+
+
+class _NotRun:
+    def __repr__(self) -> str:
+        return "NOT_RUN"
+
+
+NOT_RUN: Any = _NotRun()
+"""What a ``reconcile`` function returns when the call it was asked about never happened."""
+
+_ENCODE = msgspec.json.Encoder(order="sorted").encode
+_RESULT = msgspec.json.Decoder(ToolResult).decode
+
+
+class Parked(msgspec.Struct):
+    """What a pending entry keeps beside its arguments: the request, and what resuming needs."""
+
+    kind: PendingKind
+    message: str
+    schema: dict[str, Any] | None
+    expires_at: float
+    answers: list[Any] = []
+    """A call waiting for input: the answers given so far, in order."""
+    reason: str = ""
+    """How the call last waited; ``approved`` once an approval was given (it then just runs)."""
+
+
+_PARKED = msgspec.json.Decoder(Parked).decode
+
+
+def canonical(arguments: Any) -> bytes:
+    """The arguments as canonical JSON: sorted keys, no spaces (the idempotency key's input)."""
+    return _ENCODE(arguments)
+
+
+class Durable:
+    """One dispatcher's journal stage (see the module)."""
+
+    def __init__(
+        self,
+        journal: Journal | None,
+        signing_key: bytes | str | None,
+        ttl: float,
+        run_id: str,
+        token: CancellationToken,
+    ):
+        self.journal = journal
+        """The application's journal, or None (pending calls are then kept in memory)."""
+        self.store: Journal = journal if journal is not None else MemoryJournal()
+        key = signing_key if signing_key is not None else os.urandom(32)
+        self.secret = key.encode() if isinstance(key, str) else bytes(key)
+        self.ttl = ttl
+        self.run_id = run_id
+        self._run = run_id.encode()
+        self.token = token
+        self.owner = this_owner()
+        self.tasks: dict[str, tuple[threading.Thread, Flight]] = {}
+        """Background calls running in this process, by entry key."""
+        self._checks: dict[str, Callable[[object], None]] = {}
+
+    # handles
+
+    def handle(self, key: str, step: int) -> str:
+        """The signed handle of an entry at one step."""
+        body = f"{key}.{step}"
+        return f"{body}.{self._sign(body)}"
+
+    def _sign(self, body: str) -> str:
+        digest = hmac.new(self.secret, body.encode(), hashlib.sha256).digest()[:18]
+        return base64.urlsafe_b64encode(digest).decode()
+
+    def read_handle(self, handle: object) -> tuple[str, int]:
+        """The entry key and step a handle names.
+
+        Raises:
+            PendingError: The handle is not one this dispatcher's key signed (``bad_handle``).
+        """
+        parts = handle.rsplit(".", 2) if isinstance(handle, str) else []
+        if (
+            len(parts) != 3
+            or not parts[1].isdigit()
+            or not hmac.compare_digest(self._sign(f"{parts[0]}.{parts[1]}"), parts[2])
+        ):
+            raise PendingError("the handle is not one this dispatcher's signing key made", code="bad_handle")
+        return parts[0], int(parts[1])
+
+    # keys
+
+    def key_of(self, tool: Tool[..., Any], arguments: bytes) -> str:
+        """The idempotency key: the same run, tool and canonical arguments give the same key anywhere."""
+        return hashlib.sha256(b"%b\0%b\0%b" % (self._run, tool.name.encode(), arguments)).hexdigest()[:40]
+
+    # the journal stage
+
+    async def claim(self, flight: Flight, read: Read, arguments: Any) -> ToolResult | None:
+        """Claim the call before it runs; None to run it, else its answer from the journal."""
+        plan, call = flight.plan, flight.call
+        written = canonical(arguments)
+        flight.key = self.key_of(plan.tool, written)
+        if self.journal is None:
+            return None  # no journal: the key is for the tool, nothing is recorded
+        mine = Entry(
+            key=flight.key, run_id=self.run_id, call_id=call.id, tool=plan.name, arguments=written, owner=self.owner
+        )
+        waited_until = time.monotonic() + _wait_bound(plan.tool)
+        while True:
+            found = self.journal.claim(mine)
+            if found is None:
+                flight.step = 0
+                return None
+            reused = found.call_id == call.id and found.run_id == self.run_id
+            if reused and (found.tool != plan.name or found.arguments != mine.arguments):
+                message = f"Call id {call.id!r} was already used for another call in this run."
+                return failed(call, plan.name, "duplicate_call_id", message, flight.start)
+            answer = await self._existing(flight, found, waited_until)
+            if answer is not _AGAIN:
+                return answer  # type: ignore[return-value]
+
+    async def _existing(self, flight: Flight, entry: Entry, waited_until: float) -> ToolResult | object:
+        """A call found in the journal: answered from it, waited for, recovered, or claimed afresh."""
+        call, driver = flight.call, flight.scope.driver
+        delay = 0.002
+        while entry.state == "started" and owner_alive(entry.owner):
+            if self.token.cancelled or time.monotonic() > waited_until:
+                message = f"Tool {entry.tool!r} is still running this call in another worker; its outcome is unknown."
+                return _as_unknown(failed(call, entry.tool, "in_progress", message, flight.start))
+            await driver.pause(delay, self.token)
+            delay = min(delay * 2, 0.05)
+            again = self.store.get(entry.key)
+            if again is None:
+                return _AGAIN
+            entry = again
+        if entry.state == "done":
+            return self.stored(entry, call.id)
+        if entry.state == "pending":
+            return self.pending_result(entry, call.id)
+        return await self._recover(flight, entry)
+
+    async def _recover(self, flight: Flight, entry: Entry) -> ToolResult | object:
+        """A call whose worker died mid-call: ask ``reconcile``, run it again if idempotent, or unknown."""
+        tool, call = flight.plan.tool, flight.call
+        reconcile = tool.durable.reconcile if tool.durable is not None else None
+        outcome: Any = NOT_RUN if tool.idempotent and reconcile is None else None
+        if reconcile is not None:
+            try:
+                outcome = reconcile(msgspec.json.decode(entry.arguments), entry.key)
+                if isinstance(outcome, Awaitable):
+                    outcome = await flight.scope.driver.settle(outcome)
+            except Exception as exc:
+                message = f"Tool {tool.name!r} stopped mid-call in a worker that died, and reconciling it failed."
+                result = _as_unknown(failed(call, tool.name, "outcome_unknown", message, flight.start))
+                logging.getLogger("tinytools.journal").error("reconcile of %r failed: %r", tool.name, exc)
+                return self._settled(entry, result, call.id)
+        if outcome is NOT_RUN:
+            if not self.store.advance(entry.key, entry.step, owner=self.owner):
+                return _AGAIN
+            flight.step = entry.step + 1
+            return None
+        if outcome is None and reconcile is None:
+            message = f"Tool {tool.name!r} was running this call in a worker that stopped; it may have acted."
+            result = _as_unknown(failed(call, tool.name, "outcome_unknown", message, flight.start))
+        else:
+            result = finish(call, tool, outcome, flight.start, None, flight.plan.encoder)
+        return self._settled(entry, result, call.id)
+
+    def _settled(self, entry: Entry, result: ToolResult, call_id: str) -> ToolResult | object:
+        if not self.store.advance(entry.key, entry.step, state="done", result=result.to_json(), pending=None):
+            return _AGAIN
+        return result if result.call_id == call_id else msgspec.structs.replace(result, call_id=call_id)
+
+    def record(self, flight: Flight, result: ToolResult) -> ToolResult:
+        """The call's end in the journal: park a pending result, or store the final one.
+
+        Returns what the call ends in: another worker may have ended it first (an expiry, a
+        cancellation), and then that is its one final result.
+        """
+        if result.status == "pending":
+            return self.park(flight, result)
+        if flight.step is None:
+            return result
+        if self.store.advance(flight.key or "", flight.step, state="done", result=result.to_json(), pending=None):
+            flight.step += 1
+            return result
+        current = self.store.get(flight.key or "")
+        if current is not None and current.state == "done":
+            return self.stored(current, flight.call.id)
+        return result
+
+    def park(self, flight: Flight, result: ToolResult) -> ToolResult:
+        """Record a call that waits: its request, its expiry, and what resuming needs."""
+        assert result.pending is not None
+        request = result.pending.request
+        if request.schema is not None:
+            try:
+                self.checker(request.schema)
+            except SchemaError as exc:
+                message = f"Tool {flight.plan.name!r} asked for an answer whose schema cannot be enforced."
+                logging.getLogger("tinytools.journal").error("%s (%s)", message, exc)
+                return self.record(flight, failed(flight.call, flight.plan.name, "tool_error", message, flight.start))
+        expires_at = result.pending.expires_at or time.time() + self.ttl
+        parked = Parked(result.pending.kind, request.message, request.schema, expires_at, flight.answers or [])
+        encoded = msgspec.json.encode(parked)
+        if flight.step is None:  # no journal: parked in memory, under a key of its own
+            entry = Entry(
+                key=uuid.uuid4().hex, run_id=self.run_id, call_id=flight.call.id, tool=flight.plan.name,
+                arguments=canonical(call_arguments(flight.call) if flight.arguments is None else flight.arguments),
+                state="pending", owner=self.owner, pending=encoded,
+            )  # fmt: skip
+            known = self.store.claim(entry)
+            if known is not None:  # the same call id waited before in this run: that is its one outcome
+                return (
+                    self.stored(known, flight.call.id)
+                    if known.state == "done"
+                    else self.pending_result(known, flight.call.id)
+                )
+            flight.key, flight.step = entry.key, 0
+            return self.pending_result(entry, flight.call.id)
+        if not self.store.advance(flight.key or "", flight.step, state="pending", pending=encoded):
+            current = self.store.get(flight.key or "")
+            assert current is not None
+            return self.stored(current, flight.call.id) if current.state == "done" else result
+        flight.step += 1
+        moved = Entry(
+            key=flight.key or "", run_id=self.run_id, call_id=flight.call.id, tool=flight.plan.name,
+            arguments=b"", state="pending", step=flight.step, pending=encoded,
+        )  # fmt: skip
+        return self.pending_result(moved, flight.call.id)
+
+    # reused results
+
+    def _cache_key(self, tool: Tool[..., Any], arguments: Any) -> str:
+        fn = tool.fn
+        where = f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', '')}"
+        return hashlib.sha256(f"{tool.name}\0{where}\0".encode() + canonical(arguments)).hexdigest()
+
+    def reused(self, flight: Flight) -> ToolResult | None:
+        """A read-only tool's stored result for the same arguments, if one has not expired."""
+        stored = (self.journal or _PROCESS_CACHE).cached(
+            self._cache_key(flight.plan.tool, flight.arguments), time.time()
+        )
+        if stored is None:
+            return None
+        result = _RESULT(stored)
+        return msgspec.structs.replace(result, call_id=flight.call.id, elapsed=perf_counter_ns() - flight.start)
+
+    def keep(self, flight: Flight, result: ToolResult) -> None:
+        """Store a read-only tool's succeeded result for its ``cache_ttl``."""
+        durable = flight.plan.tool.durable
+        if result.status != "succeeded" or durable is None or durable.cache_ttl is None:
+            return
+        key = self._cache_key(flight.plan.tool, flight.arguments)
+        (self.journal or _PROCESS_CACHE).cache(key, result.to_json(), time.time() + durable.cache_ttl)
+
+    def interrupted(self, flight: Flight) -> None:
+        """A claimed call an exception cut short: forgotten if its tool never started, else unknown."""
+        if not flight.acted:
+            self.store.release(flight.key or "", flight.step or 0)
+            return
+        message = f"Tool {flight.plan.name!r} was interrupted mid-call; it may have acted."
+        self.record(
+            flight, _as_unknown(failed(flight.call, flight.plan.name, "outcome_unknown", message, flight.start))
+        )
+
+    def run_task(self, flight: Flight, run: Callable[[], Any]) -> None:
+        """Run a parked background call to its end on a daemon thread of its own."""
+        key = flight.key or ""
+
+        def task() -> None:
+            try:
+                run()
+            except BaseException:
+                logging.getLogger("tinytools.journal").exception("background call %s failed", key)
+            finally:
+                self.tasks.pop(key, None)
+
+        thread = threading.Thread(target=task, name=f"tinytools-task-{key[:8]}", daemon=True)
+        self.tasks[key] = (thread, flight)
+        thread.start()
+
+    # what an entry says
+
+    def pending_result(self, entry: Entry, call_id: str) -> ToolResult:
+        """The pending result of a parked entry, with the handle of its current step."""
+        parked = _PARKED(entry.pending or b"{}")
+        request = PendingRequest(parked.message, parked.schema)
+        pending = Pending(self.handle(entry.key, entry.step), parked.kind, request, parked.expires_at)
+        return ToolResult(call_id=call_id, name=entry.tool, status="pending", pending=pending)
+
+    def stored(self, entry: Entry, call_id: str) -> ToolResult:
+        """An ended entry's final result, as the answer to the call ``call_id``."""
+        result = _RESULT(entry.result or b"{}")
+        return result if result.call_id == call_id else msgspec.structs.replace(result, call_id=call_id)
+
+    def record_entry(self, entry: Entry, result: ToolResult) -> ToolResult:
+        """End an entry at its step with ``result``; the one final result, whoever recorded it."""
+        settled = self._settled(entry, result, entry.call_id)
+        if settled is _AGAIN:
+            current = self.store.get(entry.key)
+            if current is not None and current.state == "done":
+                return self.stored(current, entry.call_id)
+            return result
+        return settled  # type: ignore[return-value]
+
+    def stop_task(self, key: str) -> None:
+        """Tell a background call of this process that it has ended (expired or cancelled)."""
+        running = self.tasks.get(key)
+        if running is not None and running[1].token is not None:
+            running[1].token.cancel("cancelled")
+
+    def parked(self, entry: Entry) -> Parked:
+        """What a pending entry keeps."""
+        return _PARKED(entry.pending or b"{}")
+
+    def check_answer(self, parked: Parked, answer: Any) -> None:
+        """Validate an answer against the schema its request gave.
+
+        Raises:
+            PendingError: It does not match (``invalid_answer``, with the JSON pointer).
+        """
+        if parked.schema is None:
+            if answer is not None:
+                raise PendingError("this pending call takes no answer", code="invalid_answer", pointer="")
+            return
+        try:
+            self.checker(parked.schema)(answer)
+        except ArgumentsError as exc:
+            raise PendingError(
+                f"the answer does not match the requested schema at {exc.pointer or '/'}: {exc.reason}",
+                code="invalid_answer",
+                pointer=exc.pointer,
+            ) from None
+
+    def checker(self, schema: dict[str, Any]) -> Callable[[object], None]:
+        """The compiled validator of a request's schema (compiled once per schema).
+
+        Raises:
+            SchemaError: The schema uses something the validator cannot enforce exactly.
+        """
+        key = _ENCODE(schema).decode()
+        check = self._checks.get(key)
+        if check is None:
+            check = self._checks[key] = compile_validator(schema)
+        return check
+
+    def ended(self, entry: Entry, tool: Tool[..., Any] | None, why: str) -> ToolResult:
+        """The final result of a pending call that expired or was cancelled, recorded once.
+
+        An approval never started: ``cancelled``. Anything else may have acted: ``outcome_unknown``,
+        unless the tool is idempotent.
+        """
+        parked = self.parked(entry)
+        call = ToolCall(entry.call_id, entry.tool, {})
+        start = perf_counter_ns()
+        code = "cancelled" if why == "cancelled" else "expired"
+        done = "was cancelled" if why == "cancelled" else "expired"
+        if parked.kind == "approval" and parked.reason != "approved":
+            result = failed(call, entry.tool, code, f"The call waited for approval and {done}; it was not made.", start)
+        else:
+            result = failed(call, entry.tool, code, f"The pending call {done}; it may have acted.", start)
+            if tool is None or not tool.idempotent:
+                result = _as_unknown(result)
+        return self.record_entry(entry, result)
+
+
+_AGAIN = object()
+_PROCESS_CACHE = MemoryJournal()
+"""Reused results of dispatchers without a journal: shared by the whole process."""
+
+
+def _as_unknown(result: ToolResult) -> ToolResult:
+    result.status = "outcome_unknown"
+    return result
+
+
+def _wait_bound(tool: Tool[..., Any]) -> float:
+    """How long a call waits for another live worker running the same call."""
+    if tool.timeout is None:
+        return 600.0
+    return tool.timeout * (1 + tool.retries) + 30.0

@@ -1,0 +1,162 @@
+"""Finishing pending calls: resume, poll, expire and cancel, each through the one pipeline.
+
+`resume` verifies the handle, checks the answer against the schema the call asked for, moves
+the entry from ``pending`` to ``started`` in one compare-and-set (so of two resumers one wins,
+and the other reads the winner's outcome), and hands the call to the pipeline's execution stage
+(`Pipeline.go`) or its end (`Pipeline.end`), which seal, record and report it as any call.
+"""
+
+from __future__ import annotations
+
+import time
+from time import perf_counter_ns
+from typing import Any
+
+import msgspec
+
+from tinytools.errors import PendingError
+from tinytools.results import ToolCall, ToolResult
+from tinytools.run.durable import Durable, Parked
+from tinytools.run.flight import Flight, Scope, read_arguments
+from tinytools.run.journal import Entry, owner_alive
+from tinytools.run.outcomes import denied, failed
+from tinytools.run.output import finish
+from tinytools.run.pipeline import Pipeline
+
+__all__ = ["cancel_pending", "expire", "poll", "resume"]
+
+
+async def resume(pipeline: Pipeline, handle: str, answer: Any, scope: Scope, error: str | None) -> ToolResult:
+    """The pending call's final result (or its next pending one), given the answer it waited for.
+
+    Raises:
+        PendingError: The handle fails verification or is unknown; the answer does not match
+            the requested schema, or ``error`` is given for a call that is not external (the
+            call stays pending).
+    """
+    durable = pipeline.durable
+    key, step = durable.read_handle(handle)
+    entry = _entry(durable, key)
+    parked = durable.parked(entry) if entry.pending else None
+    if parked is not None and parked.kind == "task" and (answer is not None or error is not None):
+        raise PendingError("a background call takes no answer: it ends by itself", code="invalid_answer")
+    if entry.state != "pending" or entry.step != step or parked is None or parked.kind == "task":
+        return await _outcome(pipeline, entry, step, scope)
+    if time.time() >= parked.expires_at:
+        return await end_entry(pipeline, entry, "expired", scope)
+    if error is not None and parked.kind != "external":
+        raise PendingError("only an external call is resumed with error=", code="invalid_answer")
+    if error is None:
+        durable.check_answer(parked, answer)
+    answers = [*parked.answers, answer] if parked.kind == "input" else parked.answers
+    kept = msgspec.json.encode(msgspec.structs.replace(parked, answers=answers))
+    if not durable.store.advance(key, step, state="started", owner=durable.owner, pending=kept):
+        return await _outcome(pipeline, _entry(durable, key), step, scope)  # another worker moved it first
+    moved = msgspec.structs.replace(entry, state="started", owner=durable.owner, pending=kept, step=step + 1)
+    return await _run(pipeline, moved, parked, answer, error, scope)
+
+
+async def _run(
+    pipeline: Pipeline, entry: Entry, parked: Parked, answer: Any, error: str | None, scope: Scope
+) -> ToolResult:
+    """Run the resumed call through the pipeline, from the stage it waited at."""
+    durable = pipeline.durable
+    arguments = msgspec.json.decode(entry.arguments)
+    call = ToolCall(entry.call_id, entry.tool, arguments)
+    start = perf_counter_ns()
+    tool = pipeline.admission.toolbox.get(entry.tool)
+    if tool is None:
+        message = f"Tool {entry.tool!r} is not in this dispatcher's toolbox, so its pending call cannot go on."
+        return durable.record_entry(entry, failed(call, entry.tool, "unknown_tool", message, start))
+    plan = pipeline.plan_for(tool)
+    flight = Flight(call, plan, scope, start)
+    flight.key, flight.step, flight.arguments, flight.resumed = entry.key, entry.step, arguments, True
+    flight.answers = list(parked.answers) + ([answer] if parked.kind == "input" else [])
+    if parked.kind == "external":
+        if error is not None:
+            return await pipeline.end(flight, failed(call, plan.name, "tool_error", error, start))
+        return await pipeline.end(flight, finish(call, tool, answer, start, pipeline.boundary.store, plan.encoder))
+    if parked.kind == "approval" and not answer["approved"]:
+        rule = plan.approval.name if plan.approval is not None else "approval"
+        reason = answer.get("reason") or "the approver said no"
+        pipeline.note_denied(flight, rule, reason)
+        return await pipeline.end(flight, denied(call, plan.name, rule, reason, start))
+    read = read_arguments(flight, events=pipeline.sink is not None)  # checked again, by this toolbox
+    if isinstance(read, ToolResult):
+        return await pipeline.end(flight, read)
+    return await pipeline.go(flight, read)
+
+
+async def _outcome(pipeline: Pipeline, entry: Entry, step: int, scope: Scope) -> ToolResult:
+    """What a call the handle no longer moves stands at: its final result, waited for if it runs."""
+    durable = pipeline.durable
+    delay = 0.002
+    while True:
+        now = await poll_entry(pipeline, entry, scope)
+        if now.status != "pending" or (entry.state == "pending" and entry.step != step):
+            return now  # ended, or waiting for something new (a new handle)
+        if entry.state == "started" and not owner_alive(entry.owner):
+            message = f"Tool {entry.tool!r} was running this call in a worker that stopped; it may have acted."
+            unknown = failed(ToolCall(entry.call_id, entry.tool, {}), entry.tool, "outcome_unknown", message, 0)
+            unknown.status = "outcome_unknown"
+            return durable.record_entry(entry, unknown)
+        await scope.driver.pause(delay, durable.token)
+        delay = min(delay * 2, 0.05)
+        entry = _entry(durable, entry.key)
+
+
+async def poll_entry(pipeline: Pipeline, entry: Entry, scope: Scope) -> ToolResult:
+    """The call's final result if it ended (or just expired), else its pending result."""
+    durable = pipeline.durable
+    if entry.state == "done":
+        return durable.stored(entry, entry.call_id)
+    parked = durable.parked(entry)
+    if entry.state == "pending" and time.time() >= parked.expires_at:
+        return await end_entry(pipeline, entry, "expired", scope)
+    return durable.pending_result(entry, entry.call_id)
+
+
+async def poll(pipeline: Pipeline, handle: str, scope: Scope) -> ToolResult:
+    """Where the call of a handle stands now: its final result, or its pending one (never waits)."""
+    key, _ = pipeline.durable.read_handle(handle)
+    return await poll_entry(pipeline, _entry(pipeline.durable, key), scope)
+
+
+async def end_entry(pipeline: Pipeline, entry: Entry, why: str, scope: Scope) -> ToolResult:
+    """End a pending call (``expired`` or ``cancelled``) once, and tell the sink its final result."""
+    durable = pipeline.durable
+    result = durable.ended(entry, pipeline.admission.toolbox.get(entry.tool), why)
+    durable.stop_task(entry.key)
+    if pipeline.sink is not None:
+        call = ToolCall(entry.call_id, entry.tool, {})
+        done = pipeline.complete(call, result, None, scope)
+        return done if isinstance(done, ToolResult) else await done
+    return result
+
+
+async def expire(pipeline: Pipeline, now: float, scope: Scope) -> list[ToolResult]:
+    """End every pending call of the journal whose time is up by ``now``; their final results."""
+    durable = pipeline.durable
+    due = [entry for entry in durable.store.waiting() if durable.parked(entry).expires_at <= now]
+    return [await end_entry(pipeline, entry, "expired", scope) for entry in due]
+
+
+async def cancel_pending(pipeline: Pipeline, handle: str | None, scope: Scope) -> list[ToolResult]:
+    """End one pending call (its handle), or every pending call of this run, as cancelled."""
+    durable = pipeline.durable
+    if handle is None:
+        entries = durable.store.waiting(durable.run_id)
+    else:
+        key, _ = durable.read_handle(handle)
+        entry = _entry(durable, key)
+        if entry.state != "pending":
+            return [await poll_entry(pipeline, entry, scope)]
+        entries = [entry]
+    return [await end_entry(pipeline, entry, "cancelled", scope) for entry in entries]
+
+
+def _entry(durable: Durable, key: str) -> Entry:
+    entry = durable.store.get(key)
+    if entry is None:
+        raise PendingError("the journal holds no call for this handle", code="unknown_handle")
+    return entry
