@@ -9,7 +9,7 @@ in a schema, so a model that sends ``run_id`` is refused like any unknown argume
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import msgspec
@@ -26,6 +26,7 @@ __all__ = [
     "IdempotencyKey",
     "Invocation",
     "Progress",
+    "Reveal",
     "RunContext",
     "Stores",
 ]
@@ -118,6 +119,23 @@ class Ask:
         if index < len(self.answers):
             return self.answers[index]
         raise NeedsInput(message, schema, ttl=ttl)
+
+
+class Reveal:
+    """Reveals deferred tools for the rest of the run (injected by type, into a search tool).
+
+    ``reveal(["book_flight"])`` lets the run's later calls reach those tools, and exports of
+    the run (``dispatcher.revealed``) show them, after the tools shown before.
+    """
+
+    __slots__ = ("_add",)
+
+    def __init__(self, add: Callable[[Iterable[str]], Any]):
+        self._add = add
+
+    def __call__(self, names: Iterable[str]) -> None:
+        """Reveal these tools (names of the toolbox's deferred tools)."""
+        self._add(names)
 
 
 class Progress:

@@ -52,7 +52,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-_RUNTIME_SOURCES = frozenset({"token", "invocation", "progress", "stores", "key", "ask"})
+_RUNTIME_SOURCES = frozenset({"token", "invocation", "progress", "stores", "key", "ask", "reveal"})
 _encode = msgspec.json.encode
 
 
@@ -95,6 +95,7 @@ class Tool(Generic[P, R]):
         background: bool = False,
         reconcile: Callable[..., Any] | None = None,
         cache_ttl: float | None = None,
+        defer: bool = False,
     ):
         check_name(name)
         if validate_output and output_schema is None:
@@ -143,11 +144,19 @@ class Tool(Generic[P, R]):
         """Where a `Dispatcher` runs it: None (its default), ``"inline"``, ``"process"`` or a name."""
         self.expose_errors = check_exposed(expose_errors, name)
         """Exception types (besides `ToolError`) whose message the model may read."""
+        self._hide(slots)
+        if cache_ttl is not None and "inject" in self.injection_sources.values():
+            raise ToolDefinitionError(
+                "cache_ttl= reuses results across runs by the arguments alone; a tool that takes injected "
+                "values (a user, a session) may answer differently for each, so it cannot be cached",
+                tool=name,
+            )
         self.durable = check_durable(
             self.policy, name, external=external, background=background, reconcile=reconcile, cache_ttl=cache_ttl
         )
         """How calls may outlive their turn (external, background, reconcile, cache), or None."""
-        self._hide(slots)
+        self.defer = bool(defer)
+        """Left out of exports until a search reveals it; a call to it is refused until then."""
         self.binds: str | None = None
         """``"instance"`` or ``"class"`` for a method not yet bound (see `Tool.__get__`), else None."""
         self.static = False
@@ -274,6 +283,14 @@ class Tool(Generic[P, R]):
             self._framings[parameter] = framing
         return framing
 
+    def deferred(self) -> Tool[P, R]:
+        """This tool, deferred: left out of exports until a search reveals it (itself if it is)."""
+        if self.defer:
+            return self
+        copied = copy.copy(self)
+        copied.defer = True
+        return copied
+
     def renamed(self, name: str) -> Tool[P, R]:
         """A copy of this tool under another name: the same function, schemas, policy and options.
 
@@ -361,6 +378,7 @@ def tool(
     background: bool = False,
     reconcile: Callable[..., Any] | None = None,
     cache_ttl: float | None = None,
+    defer: bool = False,
 ) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
 
 
@@ -379,7 +397,8 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     turn: ``external`` (the application runs it elsewhere and resumes the pending call with the
     output), ``background`` (a call runs on after its turn, pending until it ends),
     ``reconcile`` (a function asked, after a crash, whether a started call happened) and
-    ``cache_ttl`` (seconds a read-only tool's result is reused for the same arguments).
+    ``cache_ttl`` (seconds a read-only tool's result is reused for the same arguments); and
+    ``defer`` (left out of exports until a tool search reveals it in a run).
 
     Raises:
         ToolDefinitionError: The signature cannot be expressed as a tool: ``*args`` or

@@ -15,6 +15,7 @@ from tinytools.encoding import Encoders, check_encoders
 from tinytools.errors import ToolDefinitionError
 from tinytools.methods import Member, members, method_tool
 from tinytools.policy import ToolPolicy
+from tinytools.search import SEARCH_TOOL, ToolIndex, document_of, search_tool
 from tinytools.tool import NAME_PATTERN, Tool, make_tool
 
 __all__ = ["Toolbox", "as_toolbox"]
@@ -32,7 +33,8 @@ class Toolbox:
     ``Toolbox([get_weather, search])`` takes `Tool` objects or plain functions (which are
     turned into tools with default options). ``aliases`` maps other names a provider may use
     (``{"getWeather": "get_weather"}``) to canonical ones; results and events always carry the
-    canonical name.
+    canonical name. ``deferred`` names tools (or gives them) to leave out of exports until a
+    search reveals them in a run, as ``@tool(defer=True)`` does (see `Toolbox.search`).
     """
 
     def __init__(
@@ -41,6 +43,7 @@ class Toolbox:
         *,
         aliases: Mapping[str, str] | None = None,
         encoders: Encoders | None = None,
+        deferred: Iterable[str | Tool[..., Any]] = (),
     ):
         self.encoders = check_encoders(encoders)
         """How outputs of other types encode (class -> function returning JSON-able data), for
@@ -50,8 +53,14 @@ class Toolbox:
         self._aliases: dict[str, str] = {}
         self._sources: dict[str, str] = {}  # name or alias -> where it came from, for collision messages
         self._dispatcher: Any = None  # the default Dispatcher of tinytools.run.dispatch, made on first use
+        self._index: Any = None  # the search index, made on first search
         for item in tools:
             self.add(item)
+        for later in deferred:
+            name = later.name if isinstance(later, Tool) else later
+            if name not in self._tools:
+                raise ToolDefinitionError(f"deferred= names {name!r}, which is not a tool of this toolbox", tool=name)
+            self._tools[name] = self._tools[name].deferred()
         for alias, name in (aliases or {}).items():
             self.alias(alias, name)
 
@@ -102,6 +111,7 @@ class Toolbox:
     def _put(self, item: Tool[..., Any], source: str | None, *, fix: str | None = None) -> None:
         self._claim(item.name, item.name, source, fix)
         self._tools[item.name] = item
+        self._index = None
 
     def _put_alias(self, alias: str, name: str, source: str | None, *, fix: str | None = None) -> None:
         if NAME_PATTERN.fullmatch(alias) is None:
@@ -291,9 +301,59 @@ class Toolbox:
         """A snapshot of every tool's policy, by name, for audit."""
         return {name: item.policy for name, item in self._tools.items()}
 
-    def schemas(self) -> list[dict[str, Any]]:
-        """Every tool's neutral declaration: ``{"name", "description", "input_schema"}``."""
-        return [item.definition() for item in self._tools.values()]
+    def schemas(self, revealed: Iterable[str] = ()) -> list[dict[str, Any]]:
+        """The neutral declaration of every tool shown: ``{"name", "description", "input_schema"}``.
+
+        Deferred tools are left out, unless ``revealed`` names them (they then come last, in
+        its order; see `shown`).
+        """
+        return [item.definition() for item in self.shown(revealed)]
+
+    @property
+    def deferred(self) -> list[str]:
+        """The names of the deferred tools: exported only once a search reveals them."""
+        return [name for name, item in self._tools.items() if item.defer]
+
+    def shown(self, revealed: Iterable[str] = ()) -> list[Tool[..., Any]]:
+        """The tools every export shows: those not deferred, in order, then the ``revealed`` ones.
+
+        Revealed tools come after the others, in the order they were revealed, so that what a
+        provider was shown before stays the start of what it is shown now (its prompt cache
+        stays warm).
+        """
+        shown = [item for item in self._tools.values() if not item.defer]
+        for name in dict.fromkeys(revealed):
+            item = self.get(name)
+            if item is not None and item.defer:
+                shown.append(item)
+        return shown
+
+    def search(self, query: str, *, k: int = 5, deferred_only: bool = False) -> list[Tool[..., Any]]:
+        """The ``k`` tools that best match ``query``, best first (`tinytools.search`: BM25).
+
+        A tool is matched by the words of its name, its description, and its parameters' names
+        and descriptions. The index is built on the first search and again after the toolbox
+        changes. ``deferred_only`` searches the deferred tools alone.
+        """
+        if self._index is None:
+            self._index = ToolIndex(document_of(item) for item in self._tools.values())
+        tools = list(self._tools.values())
+        among = frozenset(i for i, item in enumerate(tools) if item.defer) if deferred_only else None
+        return [tools[number] for number, _ in self._index.search(query, k, among=among)]
+
+    def search_tool(self, *, k: int = 5) -> Tool[..., Any]:
+        """The ``search_tools`` tool, added to this toolbox: the model finds deferred tools with it.
+
+        It takes a ``query``, searches the deferred tools and returns the ``k`` best matches'
+        names, descriptions and input schemas; the dispatcher that runs it reveals them for the
+        rest of its run, so the model may then call them.
+        """
+        existing = self._tools.get(SEARCH_TOOL)
+        if existing is not None:
+            return existing
+        made = search_tool(self, k)
+        self.add(made)
+        return made
 
 
 def as_toolbox(tools: Toolbox | Tool[..., Any] | Iterable[Tool[..., Any] | Callable[..., Any]]) -> Toolbox:

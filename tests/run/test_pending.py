@@ -11,7 +11,7 @@ import asyncio
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 
@@ -19,6 +19,9 @@ from tinytools import (
     Ask,
     Dispatcher,
     IdempotencyKey,
+    Injected,
+    InjectionError,
+    MemoryJournal,
     NeedsInput,
     PendingError,
     RunContext,
@@ -33,6 +36,7 @@ from tinytools import (
 )
 from tinytools.policy import Approval, PolicyMiddleware, require_approval
 from tinytools.providers import anthropic, mcp, openai
+from tinytools.run.journal import Entry
 
 DONE: list[str] = []
 RELEASE = threading.Event()
@@ -407,3 +411,170 @@ def test_durable_options_that_cannot_hold_are_refused_at_definition() -> None:
         tool(noop, external=True, background=True)
     with pytest.raises(ToolDefinitionError, match="takes a function"):
         tool(noop, reconcile="yes")
+
+
+# --- what an adversarial review found ---------------------------------------------------
+
+
+@tool(policy=ToolPolicy().with_access(approval_required=True))
+def spend(amount: int, ask: Ask) -> str:
+    """Spend, after asking what for."""
+    reason = ask("What for?", {"type": "string"})
+    DONE.append(f"spend {amount}")
+    return f"spent {amount} on {reason}"
+
+
+def test_an_approvers_edit_holds_when_the_call_is_resumed(tmp_path: Path) -> None:
+    cap = PolicyMiddleware([require_approval(lambda request: Approval.edit({"amount": 100}))])
+    for journal in (True, False):
+        dispatcher = Dispatcher(
+            [spend], middleware=[cap], journal=SQLiteJournal(tmp_path / "j.db") if journal else None
+        )
+        waiting = dispatcher.dispatch(ToolCall(f"c{journal}", "spend", {"amount": 10_000}))
+        assert waiting.pending is not None
+        assert dispatcher.resume(waiting.pending.handle, "books").output == "spent 100 on books"
+
+
+@tool(external=True, policy=ToolPolicy().with_access(approval_required=True))
+def wire_money(amount: int) -> str:
+    """Wire money (the bank's system does it, once approved)."""
+    DONE.append("wired in the dispatcher")
+    return "never"
+
+
+def test_an_approved_external_call_waits_for_the_application_again(tmp_path: Path) -> None:
+    dispatcher = Dispatcher([wire_money], middleware=[defer()], journal=SQLiteJournal(tmp_path / "j.db"))
+    approval = dispatcher.dispatch(ToolCall("w", "wire_money", {"amount": 5}))
+    assert approval.pending is not None
+    external = dispatcher.resume(approval.pending.handle, {"approved": True})
+    assert external.pending is not None and external.pending.kind == "external" and DONE == []
+    assert dispatcher.resume(external.pending.handle, "wired").output == "wired"
+
+
+@tool
+def note(text: str, user: Annotated[str, Injected], ask: Ask) -> str:
+    """Note something for the user, after asking where."""
+    where = ask("Where?", {"type": "string"})
+    return f"{user}: {text} in {where}"
+
+
+def test_a_pending_call_of_a_tool_with_injected_values_resumes_with_them(tmp_path: Path) -> None:
+    dispatcher = Dispatcher([note], journal=SQLiteJournal(tmp_path / "j.db"))
+    waiting = dispatcher.dispatch(ToolCall("n", "note", {"text": "milk"}), inject={"user": "ada"})
+    assert waiting.pending is not None
+    with pytest.raises(InjectionError):
+        dispatcher.resume(waiting.pending.handle, "the list")
+    assert dispatcher.poll(waiting.pending.handle).status == "pending"  # nothing lost
+    final = dispatcher.resume(
+        dispatcher.poll(waiting.pending.handle).pending.handle, "the list", inject={"user": "ada"}
+    )
+    assert final.output == "ada: milk in the list"
+
+
+def test_tools_that_cannot_be_cached_safely_are_refused_or_kept_apart() -> None:
+    def mail(user: Annotated[str, Injected]) -> str:
+        """Read the user's mail."""
+        return user
+
+    with pytest.raises(ToolDefinitionError, match="injected"):
+        tool(mail, cache_ttl=60, policy=ToolPolicy.read_only())
+
+    def secret_of(tenant: str) -> Any:
+        @tool(name="secret", cache_ttl=60, policy=ToolPolicy.read_only())
+        def read(field: str) -> str:
+            """Read a tenant's field."""
+            return f"{tenant} {field}"
+
+        return read
+
+    first, second = secret_of("A"), secret_of("B")
+    assert Dispatcher([first]).dispatch(ToolCall("1", "secret", {"field": "x"})).output == "A x"
+    assert Dispatcher([second]).dispatch(ToolCall("2", "secret", {"field": "x"})).output == "B x"
+
+
+STARTED = threading.Event()
+
+
+@tool(policy=ToolPolicy().with_access(approval_required=True))
+def slow_pay(amount: int) -> str:
+    """Pay, slowly."""
+    STARTED.set()
+    RELEASE.wait(10)
+    DONE.append(f"slow_pay {amount}")
+    return f"paid {amount}"
+
+
+class _ResumedMeanwhile(MemoryJournal):
+    """A journal whose sweep for due calls lets a resume in first: expiry then meets a moved entry."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.meanwhile: Any = None
+
+    def waiting(self, run_id: str | None = None) -> list[Entry]:
+        found = super().waiting(run_id)
+        if self.meanwhile is not None:
+            threading.Thread(target=self.meanwhile, daemon=True).start()
+            assert STARTED.wait(10)  # the resume moved the entry on, and the tool is running
+        return found
+
+
+def test_expiry_racing_a_resume_leaves_the_one_final_result_the_resume_makes() -> None:
+    STARTED.clear()
+    seen: list[ToolEvent] = []
+    journal = _ResumedMeanwhile()
+    dispatcher = Dispatcher([slow_pay], middleware=[defer()], journal=journal, on_event=seen.append)
+    waiting = dispatcher.dispatch(ToolCall("s", "slow_pay", {"amount": 1}))
+    assert waiting.pending is not None
+    finals: list[Any] = []
+    handle = waiting.pending.handle
+    journal.meanwhile = lambda: finals.append(dispatcher.resume(handle, {"approved": True}))
+    assert dispatcher.expire(time.time() + 7200) == []  # resumed first: no longer waiting
+    journal.meanwhile = None
+    RELEASE.set()
+    for _ in range(500):
+        if finals:
+            break
+        time.sleep(0.01)
+    assert finals[0].status == "succeeded" and dispatcher.poll(handle) == finals[0]
+    assert sum(isinstance(event, ToolCompleted) for event in seen) == 1 and DONE == ["slow_pay 1"]
+
+
+def test_a_running_background_call_that_expires_is_told_once(tmp_path: Path) -> None:
+    seen: list[ToolEvent] = []
+    dispatcher = make(tmp_path, on_event=seen.append)
+    waiting = dispatcher.dispatch(ToolCall("t", "crunch", {"n": 1}))
+    assert waiting.pending is not None
+    (ended,) = dispatcher.expire(time.time() + 7200)
+    RELEASE.set()
+    for _ in range(200):
+        if not dispatcher.durable.tasks:
+            break
+        time.sleep(0.01)
+    assert ended.status == "outcome_unknown" and dispatcher.poll(waiting.pending.handle) == ended
+    assert sum(isinstance(event, ToolCompleted) for event in seen) == 1
+
+
+@pytest.mark.parametrize("answer", [float("nan"), float("inf"), {"n": float("nan")}, object(), [1, {2}]])
+def test_an_answer_that_is_not_json_data_is_refused_and_nothing_changes(tmp_path: Path, answer: Any) -> None:
+    dispatcher = make(tmp_path)
+    waiting = dispatcher.dispatch(ToolCall("e", "deploy", {"service": "web"}))
+    assert waiting.pending is not None
+    with pytest.raises(PendingError) as refused:
+        dispatcher.resume(waiting.pending.handle, answer)
+    assert refused.value.code == "invalid_answer"
+    assert dispatcher.poll(waiting.pending.handle) == waiting
+
+
+@tool
+def secretive(what: str, token: Annotated[str, Injected("token", secret=True)]) -> str:
+    """Ask something whose schema holds a secret by mistake."""
+    raise NeedsInput("Which?", {"enum": [token, "other"], "description": f"not {token}"})
+
+
+def test_a_secret_in_a_requested_schema_is_scrubbed(tmp_path: Path) -> None:
+    dispatcher = Dispatcher([secretive], journal=SQLiteJournal(tmp_path / "j.db"))
+    waiting = dispatcher.dispatch(ToolCall("x", "secretive", {"what": "a"}), inject={"token": "hunter2-very-secret"})
+    assert waiting.pending is not None
+    assert "hunter2" not in str(waiting.pending.request.schema)
+    assert b"hunter2" not in (tmp_path / "j.db").read_bytes()

@@ -50,15 +50,19 @@ _INSTRUCTIONS = {
 _decode = msgspec.json.decode
 
 
-def render_tools(toolbox: Toolbox | Iterable[Tool[..., Any]], format: ToolFormat | None = None) -> str:
+def render_tools(
+    toolbox: Toolbox | Iterable[Tool[..., Any]], format: ToolFormat | None = None, *, revealed: Iterable[str] = ()
+) -> str:
     """The prompt text that declares the tools and how to call them.
 
     Args:
         toolbox: The tools to declare.
         format: One syntax for every tool; None shows each tool in its own format.
+        revealed: Deferred tools to declare, after the others (``dispatcher.revealed``); the
+            other deferred tools are left out.
     """
     groups: dict[str, list[str]] = {}
-    for tool in _tools(toolbox):
+    for tool in (toolbox if isinstance(toolbox, Toolbox) else Toolbox(toolbox)).shown(revealed):
         chosen = _chosen(tool, format)
         groups.setdefault(chosen.syntax, []).append(_declaration(tool, chosen))
     sections = [_INSTRUCTIONS[syntax] + "\n\n" + "\n\n".join(blocks) for syntax, blocks in groups.items()]

@@ -8,14 +8,21 @@ import an SDK to read what it returned.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
 from tinytools.results import ToolResult
 from tinytools.tool import Tool
+from tinytools.toolbox import Toolbox
 
-__all__ = ["arguments", "declared", "field", "require", "result_text", "sentence", "sequence"]
+__all__ = ["arguments", "declared", "field", "require", "result_text", "sentence", "sequence", "shown"]
+
+
+def shown(tools: Iterable[Tool[..., Any]], revealed: Iterable[str] = ()) -> list[Tool[..., Any]]:
+    """The tools an export shows: deferred ones only once revealed, after the others (`Toolbox.shown`)."""
+    box = tools if isinstance(tools, Toolbox) else Toolbox(tools)
+    return box.shown(revealed)
 
 
 def field(value: Any, *names: str) -> Any:

@@ -21,13 +21,14 @@ prompt-cache breakpoint, so the whole list of tools is cached between requests.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Literal
 
-from tinytools.providers._common import arguments, declared, field, result_text, sequence
+from tinytools.providers._common import arguments, declared, field, result_text, sequence, shown
 from tinytools.results import ToolCall, ToolResult
 from tinytools.tool import Tool
+from tinytools.toolbox import Toolbox
 
-__all__ = ["export_tools", "read_calls", "write_results"]
+__all__ = ["export_tools", "read_calls", "read_revealed", "write_results", "write_search"]
 
 
 def export_tools(
@@ -35,6 +36,8 @@ def export_tools(
     *,
     strict: bool = False,
     cache_control: Mapping[str, Any] | None = None,
+    revealed: Iterable[str] = (),
+    tool_search: Literal["bm25", "regex"] | None = None,
 ) -> list[dict[str, Any]]:
     """The ``tools=`` of a Messages request: ``[{"name", "description", "input_schema"[, "strict"]}]``.
 
@@ -43,14 +46,62 @@ def export_tools(
         strict: Show the strict-mode rendering and set ``"strict": true``.
         cache_control: Put on the last tool (``{"type": "ephemeral"}``, optionally with a
             ``"ttl"``), making the tools a prompt-cache prefix.
+        revealed: Deferred tools to show, after the others (``dispatcher.revealed``); the
+            other deferred tools are left out.
+        tool_search: Let Anthropic search the deferred tools instead: each is declared with
+            ``"defer_loading": true`` after the others, and its BM25 or regex tool search tool
+            comes last. Read what it found with `read_revealed` into ``dispatcher.reveal``.
 
     Raises:
         SchemaError: ``strict`` is set and a schema cannot be made strict.
     """
-    exported = [declared(tool, "input_schema", strict=strict) for tool in tools]
+    if tool_search is None:
+        exported = [declared(tool, "input_schema", strict=strict) for tool in shown(tools, revealed)]
+    else:
+        if tool_search not in _SEARCH_TOOLS:
+            raise ValueError(f"tool_search is 'bm25', 'regex' or None, not {tool_search!r}")
+        box = tools if isinstance(tools, Toolbox) else Toolbox(tools)
+        exported = [declared(tool, "input_schema", strict=strict) for tool in box.shown()]
+        exported += [
+            {**declared(tool, "input_schema", strict=strict), "defer_loading": True} for tool in box if tool.defer
+        ]
+        exported.append(dict(_SEARCH_TOOLS[tool_search]))
     if cache_control is not None and exported:
         exported[-1]["cache_control"] = dict(cache_control)
     return exported
+
+
+_SEARCH_TOOLS = {
+    "bm25": {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"},
+    "regex": {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"},
+}
+
+
+def read_revealed(response: Any) -> list[str]:
+    """The tools a tool search found (``tool_reference`` blocks of its results), for ``dispatcher.reveal``.
+
+    Takes a ``Message`` (the SDK's object or its JSON as a dict), its ``content`` list, or one block.
+    """
+    content = field(response, "content")
+    blocks = sequence(content if content is not None and not isinstance(content, str) else response)
+    found: list[str] = []
+    for block in blocks:
+        if field(block, "type") != "tool_search_tool_result":
+            continue
+        result = field(block, "content")
+        for reference in sequence(field(result, "tool_references")):
+            if field(reference, "type") == "tool_reference" and field(reference, "tool_name"):
+                found.append(str(field(reference, "tool_name")))
+    return list(dict.fromkeys(found))
+
+
+def write_search(tool_use_id: str, tools: Iterable[Tool[..., Any]]) -> dict[str, Any]:
+    """The ``tool_result`` block answering the application's own search tool with ``tool_reference`` blocks.
+
+    The API then loads those deferred tools' definitions; reveal them in the dispatcher too.
+    """
+    references = [{"type": "tool_reference", "tool_name": tool.name} for tool in tools]
+    return {"type": "tool_result", "tool_use_id": tool_use_id, "content": references}
 
 
 def read_calls(response: Any) -> list[ToolCall]:

@@ -32,7 +32,7 @@ from typing import Any
 import msgspec
 
 from tinytools.errors import SchemaError
-from tinytools.providers._common import arguments, field, result_text, sentence, sequence
+from tinytools.providers._common import arguments, field, result_text, sentence, sequence, shown
 from tinytools.results import ToolCall, ToolResult
 from tinytools.tool import Tool
 
@@ -78,7 +78,7 @@ _STATED = {
 _FORMATS = {"STRING": {"date-time", "enum"}, "NUMBER": {"float", "double"}, "INTEGER": {"int32", "int64"}}
 
 
-def export_tools(tools: Iterable[Tool[..., Any]]) -> list[dict[str, Any]]:
+def export_tools(tools: Iterable[Tool[..., Any]], *, revealed: Iterable[str] = ()) -> list[dict[str, Any]]:
     """The ``tools=`` of a request: one ``Tool`` holding every function declaration.
 
     A tool without parameters is declared without ``parameters`` (Gemini refuses an empty
@@ -86,12 +86,14 @@ def export_tools(tools: Iterable[Tool[..., Any]]) -> list[dict[str, Any]]:
 
     Args:
         tools: A `Toolbox` or any iterable of tools.
+        revealed: Deferred tools to show, after the others (``dispatcher.revealed``); the
+            other deferred tools are left out.
 
     Raises:
         SchemaError: A schema uses something Gemini's ``Schema`` cannot express.
     """
     declarations = []
-    for tool in tools:
+    for tool in shown(tools, revealed):
         declaration: dict[str, Any] = {"name": tool.name, "description": tool.description}
         if tool.input_schema.get("properties"):
             declaration["parameters"] = schema(tool)

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from tinytools.providers._common import arguments, declared, field, result_text, sequence
+from tinytools.providers._common import arguments, declared, field, result_text, sequence, shown
 from tinytools.results import ToolCall, ToolResult
 from tinytools.tool import Tool
 
@@ -40,17 +40,21 @@ def declaration(tool: Tool[..., Any], *, strict: bool = False) -> dict[str, Any]
     return declared(tool, "parameters", strict=strict)
 
 
-def export_tools(tools: Iterable[Tool[..., Any]], *, strict: bool = False) -> list[dict[str, Any]]:
+def export_tools(
+    tools: Iterable[Tool[..., Any]], *, strict: bool = False, revealed: Iterable[str] = ()
+) -> list[dict[str, Any]]:
     """The ``tools=`` of a chat completion request: ``[{"type": "function", "function": ...}]``.
 
     Args:
         tools: A `Toolbox` or any iterable of tools.
         strict: Show the strict-mode rendering and set ``"strict": true``.
+        revealed: Deferred tools to show, after the others (``dispatcher.revealed``); the
+            other deferred tools are left out.
 
     Raises:
         SchemaError: ``strict`` is set and a schema cannot be made strict.
     """
-    return [{"type": "function", "function": declaration(tool, strict=strict)} for tool in tools]
+    return [{"type": "function", "function": declaration(tool, strict=strict)} for tool in shown(tools, revealed)]
 
 
 def read_calls(response: Any) -> list[ToolCall]:

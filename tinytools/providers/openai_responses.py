@@ -17,37 +17,111 @@ with a dispatcher in strict mode.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
-from tinytools.providers._common import arguments, field, result_text, sequence
+from tinytools.providers._common import arguments, field, result_text, sequence, shown
 from tinytools.results import ToolCall, ToolResult
 from tinytools.tool import Tool
+from tinytools.toolbox import Toolbox
 
-__all__ = ["export_tools", "read_calls", "write_results"]
+__all__ = ["export_tools", "read_calls", "read_revealed", "read_searches", "write_results", "write_search"]
 
 _CALL_ITEMS = {"function_call": "arguments", "custom_tool_call": "input"}
 
 
-def export_tools(tools: Iterable[Tool[..., Any]], *, strict: bool = False) -> list[dict[str, Any]]:
+def export_tools(
+    tools: Iterable[Tool[..., Any]],
+    *,
+    strict: bool = False,
+    revealed: Iterable[str] = (),
+    tool_search: Literal["hosted", "client"] | None = None,
+) -> list[dict[str, Any]]:
     """The ``tools=`` of a Responses request: ``[{"type": "function", "name", ..., "strict"}]``.
 
     Args:
         tools: A `Toolbox` or any iterable of tools.
         strict: Show the strict-mode rendering and set ``"strict": true``.
+        revealed: Deferred tools to show, after the others (``dispatcher.revealed``); the
+            other deferred tools are left out.
+        tool_search: Let the API search the deferred tools instead: each is declared with
+            ``"defer_loading": true`` after the others, and a ``tool_search`` tool comes last,
+            run by OpenAI (``"hosted"``) or by the application (``"client"``: answer its
+            ``tool_search_call`` items with `write_search`). Read what it found with
+            `read_revealed` into ``dispatcher.reveal``.
 
     Raises:
         SchemaError: ``strict`` is set and a schema cannot be made strict.
     """
-    return [
-        {
-            "type": "function",
-            "name": tool.name,
-            "description": tool.description,
-            "parameters": tool.strict().schema if strict else tool.input_schema,
-            "strict": strict,
-        }
-        for tool in tools
-    ]
+    if tool_search is None:
+        return [_function(tool, strict) for tool in shown(tools, revealed)]
+    box = tools if isinstance(tools, Toolbox) else Toolbox(tools)
+    declared = [_function(tool, strict) for tool in box.shown()]
+    declared += [{**_function(tool, strict), "defer_loading": True} for tool in box if tool.defer]
+    if tool_search == "hosted":
+        declared.append({"type": "tool_search"})
+    elif tool_search == "client":
+        declared.append({"type": "tool_search", "execution": "client", **_SEARCH})
+    else:
+        raise ValueError(f"tool_search is 'hosted', 'client' or None, not {tool_search!r}")
+    return declared
+
+
+_SEARCH = {
+    "description": "Find tools that are not listed yet by what they do.",
+    "parameters": {
+        "type": "object",
+        "properties": {"query": {"type": "string", "description": "Words for what the tool should do."}},
+        "required": ["query"],
+        "additionalProperties": False,
+    },
+}
+
+
+def _function(tool: Tool[..., Any], strict: bool) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": tool.strict().schema if strict else tool.input_schema,
+        "strict": strict,
+    }
+
+
+def read_revealed(response: Any) -> list[str]:
+    """The tools a tool search loaded (``tool_search_output`` items), for ``dispatcher.reveal``.
+
+    Takes a ``Response`` (the SDK's object or its JSON as a dict), its ``output`` list, or one item.
+    """
+    output = field(response, "output")
+    found: list[str] = []
+    for item in sequence(output if output is not None else response):
+        if field(item, "type") != "tool_search_output":
+            continue
+        for declared in sequence(field(item, "tools")):
+            inner = sequence(field(declared, "tools")) if field(declared, "type") == "namespace" else [declared]
+            found += [str(field(tool, "name")) for tool in inner if field(tool, "name")]
+    return list(dict.fromkeys(found))
+
+
+def read_searches(response: Any) -> list[tuple[str, str]]:
+    """The ``(call_id, query)`` of each ``tool_search_call`` the application runs (client search)."""
+    output = field(response, "output")
+    searches = []
+    for item in sequence(output if output is not None else response):
+        if field(item, "type") == "tool_search_call" and field(item, "execution") == "client":
+            query = field(field(item, "arguments") or {}, "query")
+            searches.append((str(field(item, "call_id") or ""), str(query or "")))
+    return searches
+
+
+def write_search(call_id: str, tools: Iterable[Tool[..., Any]], *, strict: bool = False) -> dict[str, Any]:
+    """The ``tool_search_output`` input item answering a client search with the tools it found."""
+    return {
+        "type": "tool_search_output",
+        "call_id": call_id,
+        "execution": "client",
+        "tools": [_function(tool, strict) for tool in tools],
+    }
 
 
 def read_calls(response: Any) -> list[ToolCall]:

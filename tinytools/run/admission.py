@@ -24,6 +24,7 @@ from tinytools.results import ToolCall, ToolResult
 from tinytools.run.limits import Limits
 from tinytools.run.outcomes import failed, unknown_tool
 from tinytools.run.suggest import closest_name
+from tinytools.search import SEARCH_TOOL
 
 if TYPE_CHECKING:
     from tinytools.context import CancellationToken
@@ -60,6 +61,35 @@ class Admitted:
         """Whether the unknown-tool policy sent it to its fallback."""
 
 
+class Revealed:
+    """The deferred tools a run has revealed, in the order it revealed them; they only grow."""
+
+    __slots__ = ("_names",)
+
+    def __init__(self, names: Iterable[str] = ()):
+        self._names: dict[str, None] = dict.fromkeys(names)
+
+    def add(self, names: Iterable[str]) -> None:
+        """Reveal these tools for the rest of the run."""
+        for name in names:
+            self._names.setdefault(name, None)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """What was revealed, in order."""
+        return tuple(self._names)
+
+
+def not_revealed(call: ToolCall, tool: Tool[..., Any], toolbox: Toolbox, start: int) -> ToolResult:
+    """The refusal of a call to a deferred tool this run never revealed (the model may repair it)."""
+    how = f"search for it first with {SEARCH_TOOL}" if SEARCH_TOOL in toolbox else "it was not revealed in this run"
+    message = f"Tool {shorten(tool.name)!r} is not available yet: {how}."
+    return failed(call, tool.name, "tool_not_allowed", message, start)
+
+
 class Admission:
     """The admission stage of one dispatcher (see the module)."""
 
@@ -71,8 +101,10 @@ class Admission:
         token: CancellationToken,
         deadline_at: float | None,
         plan_for: Callable[[Tool[..., Any]], Plan],
+        revealed: Revealed,
     ):
         self.toolbox = toolbox
+        self.revealed = revealed
         self.limits = limits
         self.unknown = unknown
         self.token = token
@@ -100,11 +132,11 @@ class Admission:
         tool = self.toolbox.get(call.name)
         if tool is None:
             if self.unknown == "fail":
-                names = self.toolbox.names
+                names = self.callable_names()
                 raise ToolNotFound(call.name, names, closest_name(call.name, _offered(names, allowed)))
             fallback = self.toolbox.get(self.unknown.tool) if isinstance(self.unknown, Rewrite) else None
             if fallback is None:
-                return unknown_tool(call, _offered(self.toolbox.names, allowed), start)
+                return unknown_tool(call, _offered(self.callable_names(), allowed), start)
             call = ToolCall(call.id, fallback.name, call.arguments, call.invalid)
             refusal = self.refusal(call, start)  # the rewritten call is admitted like any other
             if refusal is not None:
@@ -115,7 +147,13 @@ class Admission:
         if allowed is not None and tool.name not in allowed:
             message = f"Tool {shorten(sent.name)!r} is not available in this turn."
             return failed(call, tool.name, "tool_not_allowed", message, start)
+        if tool.defer and tool.name not in self.revealed:
+            return not_revealed(call, tool, self.toolbox, start)
         return Admitted(self.plan_for(tool), call, sent, rewritten)
+
+    def callable_names(self) -> list[str]:
+        """The names a model may call in this run: a deferred tool's only once revealed."""
+        return [tool.name for tool in self.toolbox if not tool.defer or tool.name in self.revealed]
 
     def recheck(self) -> None:
         """Note whether calls meet any check before their lookup (when the run is cancelled, they do)."""

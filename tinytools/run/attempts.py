@@ -14,7 +14,16 @@ from collections.abc import Awaitable
 from time import perf_counter_ns
 from typing import Any
 
-from tinytools.context import Ask, CancellationToken, IdempotencyKey, Invocation, Progress, RunContext, Stores
+from tinytools.context import (
+    Ask,
+    CancellationToken,
+    IdempotencyKey,
+    Invocation,
+    Progress,
+    Reveal,
+    RunContext,
+    Stores,
+)
 from tinytools.errors import ArgumentsError, NeedsInput, RetryableError, TransferError, kept
 from tinytools.events import ToolStarted
 from tinytools.executors.failures import ExecutorError
@@ -168,6 +177,8 @@ class Attempts:
             values["key"] = IdempotencyKey(flight.key or "")
         if "ask" in wants:
             values["ask"] = Ask(flight.answers or ())
+        if "reveal" in wants:
+            values["reveal"] = Reveal(self.admission.revealed.add)
         return values
 
     def invocation(self, flight: Flight, attempt: int) -> Invocation:

@@ -170,7 +170,7 @@ def _scrubbed(result: ToolResult, scrub: Callable[[str], str]) -> ToolResult:
         content = [_block(block, scrub) for block in content]
     pending = result.pending
     if pending is not None:  # what it waits for is read by the model too
-        request = PendingRequest(scrub(pending.request.message), pending.request.schema)
+        request = PendingRequest(scrub(pending.request.message), _walk(pending.request.schema, scrub))
         pending = msgspec.structs.replace(pending, request=request)
     sealed = ToolResult(
         call_id=result.call_id,

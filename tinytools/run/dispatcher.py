@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tinytools.context import CancellationToken, RunContext, Stores
 from tinytools.encoding import Encoders, OutputEncoder
+from tinytools.errors import ToolNotFound
 from tinytools.results import ToolCall, ToolResult
-from tinytools.run.admission import Admission, Rewrite, UnknownToolPolicy, check_unknown_policy
+from tinytools.run.admission import Admission, Revealed, Rewrite, UnknownToolPolicy, check_unknown_policy
 from tinytools.run.approval import Policies
 from tinytools.run.batch import run_batch
 from tinytools.run.boundary import DEFAULT_INLINE_OUTPUT_BYTES, Boundary
@@ -98,6 +99,7 @@ class Dispatcher:
         signing_key: Signs the handles of pending calls (bytes or text); the same key and
             journal let another process resume them. By default a random key of this dispatcher.
         pending_ttl: Seconds a pending call waits, unless its source says otherwise.
+        revealed: Deferred tools the run starts with revealed (see `reveal`).
 
     Raises:
         ToolDefinitionError: A tool cannot go to the executor it would run on.
@@ -125,6 +127,7 @@ class Dispatcher:
         journal: Journal | None = None,
         signing_key: bytes | str | None = None,
         pending_ttl: float = 3600.0,
+        revealed: Iterable[str] = (),
     ):
         self.toolbox = as_toolbox(toolbox)
         if invalid_args not in ("return_error", "fail"):
@@ -149,7 +152,10 @@ class Dispatcher:
         self.policies = Policies(middleware)
         started = perf_counter()
         deadline_at = None if self.limits.deadline is None else started + self.limits.deadline
-        self.admission = Admission(self.toolbox, self.limits, self.unknown_tool, self.token, deadline_at, self.plan)
+        self._revealed = Revealed(revealed)
+        self.admission = Admission(
+            self.toolbox, self.limits, self.unknown_tool, self.token, deadline_at, self.plan, self._revealed
+        )
         self.pipeline = Pipeline(
             admission=self.admission,
             boundary=self.boundary,
@@ -209,7 +215,7 @@ class Dispatcher:
                 encoder=self.encoder,
                 journaled=self.durable.journal is not None,
             )
-            if plan.plain:
+            if plan.plain and not tool.defer:  # a deferred tool's calls meet admission, which checks the reveal
                 plan.express = express(plan, self.admission)
                 if not self.token.cancelled and self.toolbox._tools.get(tool.name) is tool:
                     self._express[tool.name] = plan.express
@@ -218,9 +224,28 @@ class Dispatcher:
     def visible_tools(self, names: Iterable[str] | None = None, *, state: Any = None) -> list[Tool[..., Any]]:
         """The tools that may be advertised this turn, once selection and policies apply.
 
-        A call to any other tool is refused when it arrives, whatever the model was shown.
+        Deferred tools come only once revealed, after the others (`Toolbox.shown`). A call to
+        any other tool is refused when it arrives, whatever the model was shown.
         """
-        return [tool for tool in self.toolbox.select(names, state=state) if self.policies.denial(tool) is None]
+        shown = self.toolbox.select(names, state=state).shown(self.revealed)
+        return [tool for tool in shown if self.policies.denial(tool) is None]
+
+    @property
+    def revealed(self) -> tuple[str, ...]:
+        """The deferred tools this run revealed, in the order it revealed them (they only grow)."""
+        return self._revealed.names
+
+    def reveal(self, names: Iterable[str]) -> None:
+        """Reveal deferred tools for the rest of this run (as a search does), by name.
+
+        Raises:
+            ToolNotFound: A name is not a tool of the toolbox.
+        """
+        chosen = list(names)
+        for name in chosen:
+            if self.toolbox.get(name) is None:
+                raise ToolNotFound(name, self.admission.callable_names())
+        self._revealed.add(self.toolbox[name].name for name in chosen)
 
     def policy_denial(self, tool: Tool[..., Any]) -> tuple[str, str] | None:
         """The (rule, reason) that denies ``tool`` before any call, or None."""
@@ -270,25 +295,30 @@ class Dispatcher:
         scope = self.scope(self._async, inject, allowed, step_id)
         return await self.pipeline.run(call, scope)
 
-    def resume(self, handle: str, answer: Any = None, *, error: str | None = None) -> ToolResult:
+    def resume(
+        self, handle: str, answer: Any = None, *, error: str | None = None, inject: Mapping[str, Any] | None = None
+    ) -> ToolResult:
         """Finish a pending call with the answer it waited for; its final result (same call id).
 
         The answer is validated against ``result.pending.request.schema``: an approval takes
         ``{"approved": bool, "reason"?: str}``, an external call its output (or ``error=`` the
         text of its failure), an input call the user's answer; a task takes none and is waited
         for. A call that asks again ends ``pending`` once more, with a new handle. A handle
-        whose call already ended gets that same final result.
+        whose call already ended gets that same final result. ``inject`` gives the tool its
+        injected values, as at dispatch (a call whose values are missing raises, and waits on).
 
         Raises:
             PendingError: The handle fails verification or its call is unknown to the journal,
                 or the answer does not match the schema (the call stays pending).
         """
-        scope = self.scope(self._sync, None, None, None)
+        scope = self.scope(self._sync, inject, None, None)
         return drive(resume(self.pipeline, handle, answer, scope, error))  # type: ignore[no-any-return]
 
-    async def aresume(self, handle: str, answer: Any = None, *, error: str | None = None) -> ToolResult:
+    async def aresume(
+        self, handle: str, answer: Any = None, *, error: str | None = None, inject: Mapping[str, Any] | None = None
+    ) -> ToolResult:
         """`resume` from async code."""
-        scope = self.scope(self._async, None, None, None)
+        scope = self.scope(self._async, inject, None, None)
         return await resume(self.pipeline, handle, answer, scope, error)
 
     def poll(self, handle: str) -> ToolResult:

@@ -21,6 +21,7 @@ import base64
 import hashlib
 import hmac
 import logging
+import math
 import os
 import threading
 import time
@@ -77,8 +78,8 @@ class Parked(msgspec.Struct):
     expires_at: float
     answers: list[Any] = []
     """A call waiting for input: the answers given so far, in order."""
-    reason: str = ""
-    """How the call last waited; ``approved`` once an approval was given (it then just runs)."""
+    arguments: Any = None
+    """The call's arguments as they stand when it waits (an approver's edit included)."""
 
 
 _PARKED = msgspec.json.Decoder(Parked).decode
@@ -239,6 +240,7 @@ class Durable:
             return result
         current = self.store.get(flight.key or "")
         if current is not None and current.state == "done":
+            flight.superseded = True  # an expiry or a cancellation ended it first, and told its sink
             return self.stored(current, flight.call.id)
         return result
 
@@ -254,7 +256,8 @@ class Durable:
                 logging.getLogger("tinytools.journal").error("%s (%s)", message, exc)
                 return self.record(flight, failed(flight.call, flight.plan.name, "tool_error", message, flight.start))
         expires_at = result.pending.expires_at or time.time() + self.ttl
-        parked = Parked(result.pending.kind, request.message, request.schema, expires_at, flight.answers or [])
+        now = call_arguments(flight.call)  # an approver's edit included
+        parked = Parked(result.pending.kind, request.message, request.schema, expires_at, flight.answers or [], now)
         encoded = msgspec.json.encode(parked)
         if flight.step is None:  # no journal: parked in memory, under a key of its own
             entry = Entry(
@@ -287,6 +290,9 @@ class Durable:
     def _cache_key(self, tool: Tool[..., Any], arguments: Any) -> str:
         fn = tool.fn
         where = f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', '')}"
+        local = "<locals>" in where or getattr(fn, "__closure__", None) or getattr(fn, "__self__", None) is not None
+        if local or not hasattr(fn, "__qualname__"):
+            where += f"@{os.getpid()}:{id(fn)}"  # made by a factory: its results are its own
         return hashlib.sha256(f"{tool.name}\0{where}\0".encode() + canonical(arguments)).hexdigest()
 
     def reused(self, flight: Flight) -> ToolResult | None:
@@ -347,14 +353,15 @@ class Durable:
         result = _RESULT(entry.result or b"{}")
         return result if result.call_id == call_id else msgspec.structs.replace(result, call_id=call_id)
 
-    def record_entry(self, entry: Entry, result: ToolResult) -> ToolResult:
-        """End an entry at its step with ``result``; the one final result, whoever recorded it."""
+    def record_entry(self, entry: Entry, result: ToolResult) -> ToolResult | None:
+        """End an entry at its step with ``result``: the one final result, whoever recorded it.
+
+        None when another worker moved the entry on and has not ended it (it resumed the call).
+        """
         settled = self._settled(entry, result, entry.call_id)
         if settled is _AGAIN:
             current = self.store.get(entry.key)
-            if current is not None and current.state == "done":
-                return self.stored(current, entry.call_id)
-            return result
+            return self.stored(current, entry.call_id) if current is not None and current.state == "done" else None
         return settled  # type: ignore[return-value]
 
     def stop_task(self, key: str) -> None:
@@ -367,24 +374,32 @@ class Durable:
         """What a pending entry keeps."""
         return _PARKED(entry.pending or b"{}")
 
-    def check_answer(self, parked: Parked, answer: Any) -> None:
-        """Validate an answer against the schema its request gave.
+    def check_answer(self, parked: Parked, answer: Any) -> Any:
+        """The answer as JSON data, validated against the schema its request gave.
 
         Raises:
-            PendingError: It does not match (``invalid_answer``, with the JSON pointer).
+            PendingError: It is not JSON data (NaN, an object JSON cannot hold) or does not
+                match the schema (``invalid_answer``, with the JSON pointer).
         """
         if parked.schema is None:
             if answer is not None:
                 raise PendingError("this pending call takes no answer", code="invalid_answer", pointer="")
-            return
+            return None
         try:
-            self.checker(parked.schema)(answer)
+            data = msgspec.json.decode(msgspec.json.encode(answer))
+        except (TypeError, ValueError, OverflowError, RecursionError):
+            data = _NOT_JSON
+        if data is _NOT_JSON or not _same(data, answer):
+            raise PendingError("the answer is not JSON data", code="invalid_answer", pointer="")
+        try:
+            self.checker(parked.schema)(data)
         except ArgumentsError as exc:
             raise PendingError(
                 f"the answer does not match the requested schema at {exc.pointer or '/'}: {exc.reason}",
                 code="invalid_answer",
                 pointer=exc.pointer,
             ) from None
+        return data
 
     def checker(self, schema: dict[str, Any]) -> Callable[[object], None]:
         """The compiled validator of a request's schema (compiled once per schema).
@@ -398,8 +413,10 @@ class Durable:
             check = self._checks[key] = compile_validator(schema)
         return check
 
-    def ended(self, entry: Entry, tool: Tool[..., Any] | None, why: str) -> ToolResult:
+    def ended(self, entry: Entry, tool: Tool[..., Any] | None, why: str) -> ToolResult | None:
         """The final result of a pending call that expired or was cancelled, recorded once.
+
+        None when another worker resumed it first: it is no longer waiting, and ends as it runs.
 
         An approval never started: ``cancelled``. Anything else may have acted: ``outcome_unknown``,
         unless the tool is idempotent.
@@ -409,7 +426,7 @@ class Durable:
         start = perf_counter_ns()
         code = "cancelled" if why == "cancelled" else "expired"
         done = "was cancelled" if why == "cancelled" else "expired"
-        if parked.kind == "approval" and parked.reason != "approved":
+        if parked.kind == "approval":
             result = failed(call, entry.tool, code, f"The call waited for approval and {done}; it was not made.", start)
         else:
             result = failed(call, entry.tool, code, f"The pending call {done}; it may have acted.", start)
@@ -419,6 +436,24 @@ class Durable:
 
 
 _AGAIN = object()
+_NOT_JSON = object()
+
+
+def _same(data: Any, answer: Any) -> bool:
+    """Whether JSON data is the answer it came from (NaN and the infinities are not)."""
+    if isinstance(answer, float):
+        return math.isfinite(answer) and data == answer
+    if isinstance(answer, dict):
+        return (
+            isinstance(data, dict)
+            and len(data) == len(answer)
+            and all(key in data and _same(data[key], value) for key, value in answer.items())
+        )
+    if isinstance(answer, (list, tuple)):
+        return isinstance(data, list) and len(data) == len(answer) and all(map(_same, data, answer))
+    return bool(data == answer)
+
+
 _PROCESS_CACHE = MemoryJournal()
 """Reused results of dispatchers without a journal: shared by the whole process."""
 

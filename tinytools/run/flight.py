@@ -78,6 +78,7 @@ class Flight:
         "secrets",
         "start",
         "step",
+        "superseded",
         "token",
     )
 
@@ -112,6 +113,8 @@ class Flight:
         """Whether the journal answered the call: its result is already sealed."""
         self.acted = False
         """Whether the tool was started (what a call interrupted before then may do again)."""
+        self.superseded = False
+        """Whether another worker ended the call first (an expiry): its end was told already."""
 
 
 def read_arguments(flight: Flight, *, events: bool) -> Read | ToolResult:

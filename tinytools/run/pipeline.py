@@ -32,7 +32,7 @@ from tinytools.context import CancellationToken, RunContext, Stores
 from tinytools.errors import ResultError, shorten
 from tinytools.events import ToolCompleted, ToolDenied, ToolEvent, ToolFailed, ToolPending, UnknownToolCall
 from tinytools.results import ToolCall, ToolResult
-from tinytools.run.admission import Admission, Admitted
+from tinytools.run.admission import Admission, Admitted, not_revealed
 from tinytools.run.approval import Policies, ask, refused_edit
 from tinytools.run.attempts import Attempts
 from tinytools.run.boundary import Boundary
@@ -148,7 +148,7 @@ class Pipeline:
         try:
             result = await self.attempts.execute(flight, read)
         except BaseException:
-            if flight.step is not None:
+            if flight.step is not None and (flight.acted or not flight.resumed):
                 self.durable.interrupted(flight)
             raise
         if self.after:
@@ -177,7 +177,7 @@ class Pipeline:
                 result = self.durable.record(flight, result)
             if tool.durable is not None and tool.durable.cache_ttl is not None:
                 self.durable.keep(flight, result)
-        if self.sink is None:  # nothing to tell: the result is the call's end
+        if self.sink is None or flight.superseded:  # nothing to tell (again): the result is the call's end
             return (
                 result if result.call_id == flight.call.id else msgspec.structs.replace(result, call_id=flight.call.id)
             )
@@ -249,6 +249,8 @@ class Pipeline:
         if allowed is not None and tool.name not in allowed:
             message = f"Tool {shorten(call.name)!r} is not available in this turn."
             return failed(call, tool.name, "tool_not_allowed", message, flight.start)
+        if tool.defer and tool.name not in self.admission.revealed:
+            return not_revealed(call, tool, self.admission.toolbox, flight.start)
         flight.call = ToolCall(flight.call.id, tool.name, call.arguments, call.invalid)
         flight.plan = self.plan_for(tool)
         read = read_edit(flight, strict_form=True)

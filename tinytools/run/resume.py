@@ -47,13 +47,19 @@ async def resume(pipeline: Pipeline, handle: str, answer: Any, scope: Scope, err
     if error is not None and parked.kind != "external":
         raise PendingError("only an external call is resumed with error=", code="invalid_answer")
     if error is None:
-        durable.check_answer(parked, answer)
+        answer = durable.check_answer(parked, answer)
     answers = [*parked.answers, answer] if parked.kind == "input" else parked.answers
     kept = msgspec.json.encode(msgspec.structs.replace(parked, answers=answers))
     if not durable.store.advance(key, step, state="started", owner=durable.owner, pending=kept):
         return await _outcome(pipeline, _entry(durable, key), step, scope)  # another worker moved it first
     moved = msgspec.structs.replace(entry, state="started", owner=durable.owner, pending=kept, step=step + 1)
-    return await _run(pipeline, moved, parked, answer, error, scope)
+    try:
+        return await _run(pipeline, moved, parked, answer, error, scope)
+    except BaseException:  # the application's mistake (a missing injected value) before the tool ran
+        now = durable.store.get(key)
+        if now is not None and now.state == "started" and now.step == step + 1:  # nothing acted: it waits again
+            durable.store.advance(key, step + 1, state="pending", owner=entry.owner, pending=entry.pending)
+        raise
 
 
 async def _run(
@@ -61,16 +67,19 @@ async def _run(
 ) -> ToolResult:
     """Run the resumed call through the pipeline, from the stage it waited at."""
     durable = pipeline.durable
-    arguments = msgspec.json.decode(entry.arguments)
+    arguments = parked.arguments if parked.arguments is not None else msgspec.json.decode(entry.arguments)
     call = ToolCall(entry.call_id, entry.tool, arguments)
     start = perf_counter_ns()
     tool = pipeline.admission.toolbox.get(entry.tool)
     if tool is None:
         message = f"Tool {entry.tool!r} is not in this dispatcher's toolbox, so its pending call cannot go on."
-        return durable.record_entry(entry, failed(call, entry.tool, "unknown_tool", message, start))
+        return durable.record_entry(entry, failed(call, entry.tool, "unknown_tool", message, start)) or await _outcome(
+            pipeline, entry, entry.step, scope
+        )
     plan = pipeline.plan_for(tool)
     flight = Flight(call, plan, scope, start)
-    flight.key, flight.step, flight.arguments, flight.resumed = entry.key, entry.step, arguments, True
+    flight.key, flight.step, flight.arguments = entry.key, entry.step, msgspec.json.decode(entry.arguments)
+    flight.resumed = parked.kind != "approval"  # an approved call goes on as any call: an external one waits again
     flight.answers = list(parked.answers) + ([answer] if parked.kind == "input" else [])
     if parked.kind == "external":
         if error is not None:
@@ -95,11 +104,14 @@ async def _outcome(pipeline: Pipeline, entry: Entry, step: int, scope: Scope) ->
         now = await poll_entry(pipeline, entry, scope)
         if now.status != "pending" or (entry.state == "pending" and entry.step != step):
             return now  # ended, or waiting for something new (a new handle)
-        if entry.state == "started" and not owner_alive(entry.owner):
+        running = entry.state == "started" or durable.parked(entry).kind == "task"
+        if running and not owner_alive(entry.owner):
             message = f"Tool {entry.tool!r} was running this call in a worker that stopped; it may have acted."
             unknown = failed(ToolCall(entry.call_id, entry.tool, {}), entry.tool, "outcome_unknown", message, 0)
             unknown.status = "outcome_unknown"
-            return durable.record_entry(entry, unknown)
+            ended = durable.record_entry(entry, unknown)
+            if ended is not None:
+                return ended
         await scope.driver.pause(delay, durable.token)
         delay = min(delay * 2, 0.05)
         entry = _entry(durable, entry.key)
@@ -126,19 +138,34 @@ async def end_entry(pipeline: Pipeline, entry: Entry, why: str, scope: Scope) ->
     """End a pending call (``expired`` or ``cancelled``) once, and tell the sink its final result."""
     durable = pipeline.durable
     result = durable.ended(entry, pipeline.admission.toolbox.get(entry.tool), why)
+    if result is None:  # resumed meanwhile: it ends as it runs
+        return await _outcome(pipeline, _entry(durable, entry.key), entry.step, scope)
     durable.stop_task(entry.key)
-    if pipeline.sink is not None:
-        call = ToolCall(entry.call_id, entry.tool, {})
-        done = pipeline.complete(call, result, None, scope)
-        return done if isinstance(done, ToolResult) else await done
-    return result
+    return await _told(pipeline, entry, result, scope)
 
 
 async def expire(pipeline: Pipeline, now: float, scope: Scope) -> list[ToolResult]:
-    """End every pending call of the journal whose time is up by ``now``; their final results."""
+    """End every pending call of the journal whose time is up by ``now``; their final results.
+
+    A call resumed meanwhile is no longer waiting: it is left to end as it runs.
+    """
     durable = pipeline.durable
     due = [entry for entry in durable.store.waiting() if durable.parked(entry).expires_at <= now]
-    return [await end_entry(pipeline, entry, "expired", scope) for entry in due]
+    ended = []
+    for entry in due:
+        result = durable.ended(entry, pipeline.admission.toolbox.get(entry.tool), "expired")
+        if result is not None:
+            durable.stop_task(entry.key)
+            ended.append(await _told(pipeline, entry, result, scope))
+    return ended
+
+
+async def _told(pipeline: Pipeline, entry: Entry, result: ToolResult, scope: Scope) -> ToolResult:
+    """A pending call's end, told to the sink."""
+    if pipeline.sink is None:
+        return result
+    done = pipeline.complete(ToolCall(entry.call_id, entry.tool, {}), result, None, scope)
+    return done if isinstance(done, ToolResult) else await done
 
 
 async def cancel_pending(pipeline: Pipeline, handle: str | None, scope: Scope) -> list[ToolResult]:

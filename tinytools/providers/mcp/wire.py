@@ -20,7 +20,7 @@ import msgspec
 
 from tinytools.errors import SchemaError
 from tinytools.policy import SideEffect
-from tinytools.providers._common import arguments, field, result_text, sequence
+from tinytools.providers._common import arguments, field, result_text, sequence, shown
 from tinytools.results import StructuredError, ToolCall, ToolResult
 from tinytools.schema.validation import compile_validator
 from tinytools.tool import Tool
@@ -41,14 +41,16 @@ class _Output:
 _OUTPUTS: weakref.WeakKeyDictionary[Tool[..., Any], _Output] = weakref.WeakKeyDictionary()
 
 
-def export_tools(tools: Iterable[Tool[..., Any]]) -> list[dict[str, Any]]:
+def export_tools(tools: Iterable[Tool[..., Any]], *, revealed: Iterable[str] = ()) -> list[dict[str, Any]]:
     """The ``tools`` of a ``tools/list`` result, in MCP's wire shape (camelCase keys).
 
     Args:
         tools: A `Toolbox` or any iterable of tools.
+        revealed: Deferred tools to list, after the others; the other deferred tools are left
+            out (a served toolbox's ``search_tools`` finds them).
     """
     listed = []
-    for tool in tools:
+    for tool in shown(tools, revealed):
         entry: dict[str, Any] = {
             "name": tool.name,
             "description": tool.description,
