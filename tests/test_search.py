@@ -324,3 +324,120 @@ def test_the_pruned_search_ranks_exactly_as_adding_up_every_term(
     index = ToolIndex(Document("_".join(name), " ".join(text), [], []) for name, text in documents)
     everyone = frozenset(range(len(documents)))  # limiting the search to all of them turns pruning off
     assert index.search(" ".join(query), k) == index.search(" ".join(query), k, among=everyone)
+
+
+# --- what an adversarial review found ---------------------------------------------------
+
+
+@tool(defer=True)
+def delete_account(user: str) -> str:
+    """Delete a user account for good."""
+    return f"deleted {user}"
+
+
+def _catalog() -> Toolbox:
+    catalog = Toolbox([get_weather, searchFlights, delete_account], aliases={"bh": "searchFlights"})
+    catalog.search_tool()
+    return catalog
+
+
+def test_a_derived_toolbox_searches_its_own_tools() -> None:
+    kept = _catalog().filtered(lambda t: t.name != "delete_account")
+    found = Dispatcher(kept).dispatch(ToolCall("s", "search_tools", {"query": "delete a user account"}))
+    assert [entry["name"] for entry in found.output] == []
+    prefixed = _catalog().prefixed("p_")
+    run = Dispatcher(prefixed)
+    refused = run.dispatch(ToolCall("a", "p_searchFlights", {"origin": "A", "destination": "B"}))
+    assert refused.error is not None and "search for it first with p_search_tools" in refused.error.message
+    found = run.dispatch(ToolCall("s", "p_search_tools", {"query": "flights between airports"}))
+    assert [entry["name"] for entry in found.output] == ["p_searchFlights"]
+    assert run.dispatch(ToolCall("b", "p_searchFlights", {"origin": "A", "destination": "B"})).output == ["A-B"]
+
+
+def test_search_finds_no_tool_a_policy_denies_or_the_turn_does_not_allow() -> None:
+    from tinytools.policy import PolicyMiddleware, Rule
+
+    deny = PolicyMiddleware(
+        [Rule("no_deletes", lambda declared, _: "no" if declared.name == "delete_account" else None)]
+    )
+    run = Dispatcher(_catalog(), middleware=[deny])
+    found = run.dispatch(ToolCall("s", "search_tools", {"query": "delete a user account"}))
+    assert "delete_account" not in [entry["name"] for entry in found.output] and run.revealed == ()
+    turn = Dispatcher(_catalog())
+    (only,) = turn.dispatch_many(
+        [ToolCall("s", "search_tools", {"query": "delete account flights"})], allowed=["search_tools", "searchFlights"]
+    )
+    assert [entry["name"] for entry in only.output] == ["searchFlights"]
+
+
+def test_the_module_level_dispatch_keeps_no_reveal() -> None:
+    from tinytools import dispatch
+
+    catalog = _catalog()
+    dispatch(ToolCall("s", "search_tools", {"query": "flights"}), catalog)
+    later = dispatch(ToolCall("f", "searchFlights", {"origin": "A", "destination": "B"}), catalog)
+    assert later.error is not None and later.error.code == "tool_not_allowed"
+
+
+def test_a_journaled_run_replayed_elsewhere_keeps_its_reveals(tmp_path: Any) -> None:
+    from tinytools import RunContext, SQLiteJournal
+
+    calls = [
+        ToolCall("s", "search_tools", {"query": "flights between airports"}),
+        ToolCall("f", "searchFlights", {"origin": "A", "destination": "B"}),
+    ]
+    first = Dispatcher(_catalog(), journal=SQLiteJournal(tmp_path / "j.db"), context=RunContext(run_id="r"))
+    done = [first.dispatch(call) for call in calls]
+    again = Dispatcher(_catalog(), journal=SQLiteJournal(tmp_path / "j.db"), context=RunContext(run_id="r"))
+    assert [again.dispatch(call) for call in calls] == done and again.revealed == ("searchFlights",)
+
+
+def test_search_edges_give_clear_answers() -> None:
+    catalog = _catalog()
+    assert catalog.search("flights", k=0) == [] and catalog.search("flights", k=-3) == []
+    with pytest.raises(ValueError, match="at least 1"):
+        Toolbox([get_weather]).search_tool(k=0)
+
+    @tool(defer=True)
+    def reserve(city: str) -> str:
+        """ホテルを予約する。Réserver une chambre."""
+        return city
+
+    local = Toolbox([reserve])
+    assert local.search("ホテルを予約する")[0].name == "reserve"  # a word of another script is one word
+    assert local.search("Réserver")[0].name == "reserve"
+    before = len(search_words_cache())
+    catalog.search(" ".join(f"junk{n}word" for n in range(2000)))
+    assert len(search_words_cache()) == before  # a query's words are not remembered
+
+
+def search_words_cache() -> dict[str, str]:
+    from tinytools import search
+
+    return search._FOLDED
+
+
+def test_an_alias_and_its_tool_are_revealed_once_in_exports() -> None:
+    catalog = _catalog()
+    names = [entry["name"] for entry in catalog.schemas(["bh", "searchFlights", 7])]  # type: ignore[list-item]
+    assert names == ["get_weather", "search_tools", "searchFlights"]
+
+
+def test_provider_readers_skip_what_is_not_a_name() -> None:
+    odd = [{"type": "tool_search_output", "tools": [{"name": 5}, {"name": ["a"]}, {"name": "ok"}]}]
+    assert openai_responses.read_revealed(odd) == ["ok"]
+    text = [{"type": "tool_search_call", "execution": "client", "call_id": "c", "arguments": '{"query": "q"}'}]
+    assert openai_responses.read_searches(text) == [("c", "q")]
+    block = {
+        "type": "tool_search_tool_result",
+        "content": {"tool_references": [{"type": "tool_reference", "tool_name": 1}]},
+    }
+    assert anthropic.read_revealed([block]) == []
+
+
+def test_a_stateless_http_app_refuses_deferred_tools() -> None:
+    from tinytools.providers.mcp import http_app
+
+    with pytest.raises(ValueError, match="stateless"):
+        http_app(_catalog())
+    assert http_app(_catalog(), stateless=False) is not None

@@ -9,7 +9,7 @@ in a schema, so a model that sends ``run_id`` is refused like any unknown argume
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import msgspec
@@ -23,10 +23,10 @@ __all__ = [
     "Ask",
     "CancellationToken",
     "CancelledCall",
+    "Discovery",
     "IdempotencyKey",
     "Invocation",
     "Progress",
-    "Reveal",
     "RunContext",
     "Stores",
 ]
@@ -121,21 +121,22 @@ class Ask:
         raise NeedsInput(message, schema, ttl=ttl)
 
 
-class Reveal:
-    """Reveals deferred tools for the rest of the run (injected by type, into a search tool).
+class Discovery:
+    """Finds deferred tools and reveals them for the rest of the run (injected by type).
 
-    ``reveal(["book_flight"])`` lets the run's later calls reach those tools, and exports of
-    the run (``dispatcher.revealed``) show them, after the tools shown before.
+    A search tool takes one: ``discovery.find(query, k)`` searches the deferred tools of the
+    toolbox the call runs in (leaving out those a policy denies or this turn does not allow),
+    reveals the ones it returns, and returns them; the run's later calls may then reach them.
     """
 
-    __slots__ = ("_add",)
+    __slots__ = ("_find",)
 
-    def __init__(self, add: Callable[[Iterable[str]], Any]):
-        self._add = add
+    def __init__(self, find: Callable[[str, int], list[Any]]):
+        self._find = find
 
-    def __call__(self, names: Iterable[str]) -> None:
-        """Reveal these tools (names of the toolbox's deferred tools)."""
-        self._add(names)
+    def find(self, query: str, k: int = 5) -> list[Any]:
+        """The ``k`` best deferred tools for ``query`` (`Tool` objects), revealed."""
+        return self._find(query, k)
 
 
 class Progress:

@@ -18,16 +18,18 @@ import heapq
 import math
 import re
 from collections.abc import Iterable, Sequence
-from typing import Annotated, Any, NamedTuple, Protocol
+from typing import Annotated, Any, NamedTuple
 
-from tinytools.context import Reveal
+from tinytools.context import Discovery
 from tinytools.schema.annotations import Param
 from tinytools.tool import Tool, make_tool
 
-__all__ = ["SEARCH_TOOL", "Document", "ToolIndex", "document_of", "search_tool", "words"]
+__all__ = ["SEARCHES", "SEARCH_TOOL", "Document", "ToolIndex", "document_of", "is_search", "search_tool", "words"]
 
 SEARCH_TOOL = "search_tools"
 """The name of the tool the model searches deferred tools with."""
+SEARCHES = "_tinytools_searches"
+"""The mark a search tool's function carries, whatever the tool is renamed to."""
 
 K1 = 1.2
 """How fast a term's repeats stop adding to the score."""
@@ -36,6 +38,7 @@ B = 0.75
 WEIGHTS = {"name": 3.0, "description": 1.0, "parameters": 1.5, "parameter_descriptions": 0.5}
 """How much a word counts in each field."""
 
+_TOKEN = re.compile(r"[^\W_]+")
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _STOP = frozenset(
     [
@@ -46,6 +49,13 @@ _STOP = frozenset(
         *("would", "you", "your"),
     ]
 )
+
+
+def _split(text: str) -> list[str]:
+    pieces: list[str] = []
+    for token in _TOKEN.findall(text):
+        pieces += _WORD.findall(token) if token.isascii() else [token]
+    return pieces
 
 
 class Document(NamedTuple):
@@ -79,16 +89,21 @@ _FOLDED: dict[str, str] = {}
 _MAX_FOLDED = 200_000
 
 
-def words(text: str) -> list[str]:
-    """The folded words of ``text``, common words left out."""
-    raw = _WORD.findall(text)
+def words(text: str, *, remember: bool = True) -> list[str]:
+    """The folded words of ``text``, common words left out.
+
+    An ASCII token is split at case changes and digits (``searchFlights2`` → search, flights,
+    2); any other (``réservé``, ``予約``) is one word, lower-cased. ``remember`` keeps new words
+    in the process's fold cache (a query's words are not kept: a model could fill it).
+    """
+    raw = _WORD.findall(text) if text.isascii() else _split(text)
     found = list(map(_FOLDED.get, raw))
     if None in found:  # words not seen before: fold them once
         for index, word in enumerate(found):
             if word is None:
                 lower = raw[index].lower()
                 found[index] = word = "" if lower in _STOP else _fold(lower)
-                if len(_FOLDED) < _MAX_FOLDED:
+                if remember and len(_FOLDED) < _MAX_FOLDED:
                     _FOLDED[raw[index]] = word
     return [word for word in found if word]
 
@@ -139,8 +154,13 @@ class ToolIndex:
         document they alone match, those terms only add to the documents already found (the
         result is the same, for less work).
         """
+        if k < 1:
+            return []
         postings, best = self._postings, self._best
-        terms = sorted((word for word in set(words(query)) if word in postings), key=lambda word: len(postings[word]))
+        terms = sorted(
+            (word for word in set(words(query, remember=False)) if word in postings),
+            key=lambda word: len(postings[word]),
+        )
         scores: dict[int, float] = {}
         for position, word in enumerate(terms):
             rest = terms[position:]
@@ -167,24 +187,26 @@ def document_of(tool: Tool[..., Any]) -> Document:
     return Document(tool.name, tool.description, list(properties), described)
 
 
-class Searchable(Protocol):
-    """What the search tool searches: a `Toolbox`."""
+def search_tool(k: int) -> Tool[..., Any]:
+    """The ``search_tools`` tool (see `Toolbox.search_tool`): it searches whichever toolbox runs it.
 
-    def search(self, query: str, *, k: int = 5, deferred_only: bool = False) -> list[Tool[..., Any]]:
-        """The best matches for ``query``."""
-        ...
-
-
-def search_tool(toolbox: Searchable, k: int) -> Tool[..., Any]:
-    """The ``search_tools`` tool of a toolbox (see `Toolbox.search_tool`)."""
+    Raises:
+        ValueError: ``k`` is below 1.
+    """
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k is how many tools a search returns, at least 1, not {k!r}")
 
     def search_tools(
         query: Annotated[str, Param("Words for what the tool should do, such as 'book a flight'.")],
-        reveal: Reveal,
+        discovery: Discovery,
     ) -> list[dict[str, Any]]:
         """Find tools that are not listed yet by what they do; the tools found can be called next."""
-        found = toolbox.search(query, k=k, deferred_only=True)
-        reveal([item.name for item in found])
-        return [item.definition() for item in found]
+        return [item.definition() for item in discovery.find(query, k)]
 
+    search_tools.__dict__[SEARCHES] = True
     return make_tool(search_tools, name=SEARCH_TOOL)
+
+
+def is_search(tool: Tool[..., Any]) -> bool:
+    """Whether ``tool`` is a search tool made by `search_tool` (under any name)."""
+    return bool(getattr(tool.fn, SEARCHES, False))

@@ -18,7 +18,7 @@ from typing import Any
 
 import typing_extensions
 
-from tinytools.context import Ask, CancellationToken, IdempotencyKey, Invocation, Progress, Reveal, Stores
+from tinytools.context import Ask, CancellationToken, Discovery, IdempotencyKey, Invocation, Progress, Stores
 from tinytools.errors import ToolDefinitionError
 from tinytools.results import ToolCall
 from tinytools.schema.annotations import field_alias, field_default, pydantic_field, split_annotated
@@ -54,7 +54,7 @@ INJECTABLE_TYPES: dict[type, str] = {
     Stores: "stores",
     IdempotencyKey: "key",
     Ask: "ask",
-    Reveal: "reveal",
+    Discovery: "discovery",
 }
 """Types a parameter receives by injection without an `Injected` marker, and their source."""
 

@@ -52,7 +52,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-_RUNTIME_SOURCES = frozenset({"token", "invocation", "progress", "stores", "key", "ask", "reveal"})
+_RUNTIME_SOURCES = frozenset({"token", "invocation", "progress", "stores", "key", "ask", "discovery"})
 _encode = msgspec.json.encode
 
 

@@ -15,11 +15,13 @@ from tinytools.encoding import Encoders, check_encoders
 from tinytools.errors import ToolDefinitionError
 from tinytools.methods import Member, members, method_tool
 from tinytools.policy import ToolPolicy
-from tinytools.search import SEARCH_TOOL, ToolIndex, document_of, search_tool
+from tinytools.search import ToolIndex, document_of, is_search, search_tool
 from tinytools.tool import NAME_PATTERN, Tool, make_tool
 
 __all__ = ["Toolbox", "as_toolbox"]
 
+_MAX_QUERY = 10_000
+"""Characters of a search query that count; the rest is ignored (its cost stays bounded)."""
 _REPR_ITEMS = 8
 """How many names (and aliases) a toolbox's ``repr`` shows before it says how many more."""
 _FROM_OBJECT_FIX = "give one another name with @tool(name=...), or leave one out with exclude=[...]"
@@ -322,11 +324,12 @@ class Toolbox:
         stays warm).
         """
         shown = [item for item in self._tools.values() if not item.defer]
-        for name in dict.fromkeys(revealed):
-            item = self.get(name)
+        later: dict[str, Tool[..., Any]] = {}
+        for name in revealed:
+            item = self.get(name) if isinstance(name, str) else None
             if item is not None and item.defer:
-                shown.append(item)
-        return shown
+                later.setdefault(item.name, item)  # an alias and its tool are one tool
+        return shown + list(later.values())
 
     def search(self, query: str, *, k: int = 5, deferred_only: bool = False) -> list[Tool[..., Any]]:
         """The ``k`` tools that best match ``query``, best first (`tinytools.search`: BM25).
@@ -335,25 +338,29 @@ class Toolbox:
         and descriptions. The index is built on the first search and again after the toolbox
         changes. ``deferred_only`` searches the deferred tools alone.
         """
-        if self._index is None:
-            self._index = ToolIndex(document_of(item) for item in self._tools.values())
-        tools = list(self._tools.values())
+        indexed = self._index
+        if indexed is None:
+            tools = list(self._tools.values())  # a snapshot: a tool added meanwhile waits for the next index
+            indexed = self._index = (tools, ToolIndex([document_of(item) for item in tools]))
+        tools, index = indexed
         among = frozenset(i for i, item in enumerate(tools) if item.defer) if deferred_only else None
-        return [tools[number] for number, _ in self._index.search(query, k, among=among)]
+        return [tools[number] for number, _ in index.search(query[:_MAX_QUERY], k, among=among)]
 
     def search_tool(self, *, k: int = 5) -> Tool[..., Any]:
         """The ``search_tools`` tool, added to this toolbox: the model finds deferred tools with it.
 
-        It takes a ``query``, searches the deferred tools and returns the ``k`` best matches'
-        names, descriptions and input schemas; the dispatcher that runs it reveals them for the
-        rest of its run, so the model may then call them.
+        It takes a ``query`` and returns the ``k`` best matching deferred tools' names,
+        descriptions and input schemas, searching the toolbox of the dispatcher that runs it
+        (a toolbox made from this one searches its own tools), less those a policy denies or the
+        turn does not allow; that dispatcher reveals them for the rest of its run.
+
+        Raises:
+            ValueError: ``k`` is below 1.
         """
-        existing = self._tools.get(SEARCH_TOOL)
+        existing = next((item for item in self._tools.values() if is_search(item)), None)
         if existing is not None:
             return existing
-        made = search_tool(self, k)
-        self.add(made)
-        return made
+        return self.add(search_tool(k))
 
 
 def as_toolbox(tools: Toolbox | Tool[..., Any] | Iterable[Tool[..., Any] | Callable[..., Any]]) -> Toolbox:

@@ -90,8 +90,9 @@ def read_revealed(response: Any) -> list[str]:
             continue
         result = field(block, "content")
         for reference in sequence(field(result, "tool_references")):
-            if field(reference, "type") == "tool_reference" and field(reference, "tool_name"):
-                found.append(str(field(reference, "tool_name")))
+            name = field(reference, "tool_name")
+            if field(reference, "type") == "tool_reference" and isinstance(name, str):
+                found.append(name)
     return list(dict.fromkeys(found))
 
 

@@ -16,7 +16,8 @@ with a dispatcher in strict mode.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from tinytools.providers._common import arguments, field, result_text, sequence, shown
@@ -99,7 +100,7 @@ def read_revealed(response: Any) -> list[str]:
             continue
         for declared in sequence(field(item, "tools")):
             inner = sequence(field(declared, "tools")) if field(declared, "type") == "namespace" else [declared]
-            found += [str(field(tool, "name")) for tool in inner if field(tool, "name")]
+            found += [name for tool in inner if isinstance(name := field(tool, "name"), str)]
     return list(dict.fromkeys(found))
 
 
@@ -109,7 +110,13 @@ def read_searches(response: Any) -> list[tuple[str, str]]:
     searches = []
     for item in sequence(output if output is not None else response):
         if field(item, "type") == "tool_search_call" and field(item, "execution") == "client":
-            query = field(field(item, "arguments") or {}, "query")
+            sent = field(item, "arguments") or {}
+            if isinstance(sent, str | bytes):
+                try:
+                    sent = json.loads(sent)
+                except ValueError:
+                    sent = {}
+            query = field(sent, "query") if isinstance(sent, Mapping) else None
             searches.append((str(field(item, "call_id") or ""), str(query or "")))
     return searches
 

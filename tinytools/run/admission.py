@@ -24,7 +24,7 @@ from tinytools.results import ToolCall, ToolResult
 from tinytools.run.limits import Limits
 from tinytools.run.outcomes import failed, unknown_tool
 from tinytools.run.suggest import closest_name
-from tinytools.search import SEARCH_TOOL
+from tinytools.search import is_search
 
 if TYPE_CHECKING:
     from tinytools.context import CancellationToken
@@ -64,15 +64,18 @@ class Admitted:
 class Revealed:
     """The deferred tools a run has revealed, in the order it revealed them; they only grow."""
 
-    __slots__ = ("_names",)
+    __slots__ = ("_names", "grows")
 
-    def __init__(self, names: Iterable[str] = ()):
+    def __init__(self, names: Iterable[str] = (), *, grows: bool = True):
         self._names: dict[str, None] = dict.fromkeys(names)
+        self.grows = grows
+        """False for a dispatcher that is no one run (the module-level default): nothing is kept."""
 
     def add(self, names: Iterable[str]) -> None:
         """Reveal these tools for the rest of the run."""
-        for name in names:
-            self._names.setdefault(name, None)
+        if self.grows:
+            for name in names:
+                self._names.setdefault(name, None)
 
     def __contains__(self, name: object) -> bool:
         return name in self._names
@@ -85,7 +88,8 @@ class Revealed:
 
 def not_revealed(call: ToolCall, tool: Tool[..., Any], toolbox: Toolbox, start: int) -> ToolResult:
     """The refusal of a call to a deferred tool this run never revealed (the model may repair it)."""
-    how = f"search for it first with {SEARCH_TOOL}" if SEARCH_TOOL in toolbox else "it was not revealed in this run"
+    searcher = next((item.name for item in toolbox if is_search(item)), None)
+    how = "it was not revealed in this run" if searcher is None else f"search for it first with {searcher}"
     message = f"Tool {shorten(tool.name)!r} is not available yet: {how}."
     return failed(call, tool.name, "tool_not_allowed", message, start)
 

@@ -17,10 +17,10 @@ from typing import Any
 from tinytools.context import (
     Ask,
     CancellationToken,
+    Discovery,
     IdempotencyKey,
     Invocation,
     Progress,
-    Reveal,
     RunContext,
     Stores,
 )
@@ -177,9 +177,29 @@ class Attempts:
             values["key"] = IdempotencyKey(flight.key or "")
         if "ask" in wants:
             values["ask"] = Ask(flight.answers or ())
-        if "reveal" in wants:
-            values["reveal"] = Reveal(self.admission.revealed.add)
+        if "discovery" in wants:
+            values["discovery"] = Discovery(lambda query, k: self.discover(flight, query, k))
         return values
+
+    def discover(self, flight: Flight, query: str, k: int) -> list[Any]:
+        """The deferred tools of this dispatcher's toolbox a search finds, revealed for the run.
+
+        Tools a policy denies, or that this turn's allowlist leaves out, are not found.
+        """
+        if k < 1:
+            return []
+        allowed, denial = flight.scope.allowed, self.policies.denial
+        toolbox = self.admission.toolbox
+        wanted = 2 * k + 8
+        while True:
+            ranked = toolbox.search(query, k=wanted, deferred_only=True)
+            found = [tool for tool in ranked if denial(tool) is None and (allowed is None or tool.name in allowed)]
+            if len(found) >= k or len(ranked) < wanted:
+                break
+            wanted *= 4  # many of the best were left out: look further down the ranking
+        found = found[:k]
+        self.admission.revealed.add(tool.name for tool in found)
+        return found
 
     def invocation(self, flight: Flight, attempt: int) -> Invocation:
         """The trusted identity of one execution of a tool."""

@@ -49,6 +49,7 @@ def default_dispatcher(toolbox: _Tools) -> Dispatcher:
     made = toolbox._dispatcher
     if made is None:
         made = toolbox._dispatcher = Dispatcher(toolbox)
+        made._revealed.grows = False  # no run: a search here reveals nothing for later calls
     return made  # type: ignore[no-any-return]
 
 

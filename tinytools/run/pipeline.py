@@ -43,6 +43,7 @@ from tinytools.run.flight import Flight, Scope, call_arguments, read_arguments, 
 from tinytools.run.outcomes import cancelled, denied, failed, hook_failure, propagates, waiting
 from tinytools.run.plan import Plan, Read
 from tinytools.run.secrets import Secrets
+from tinytools.search import is_search
 
 __all__ = ["Pipeline"]
 
@@ -116,6 +117,10 @@ class Pipeline:
             flight.arguments = started_arguments(read, flight.call)
             answered = await self.durable.claim(flight, read, flight.arguments)
             if answered is not None:
+                if answered.status == "succeeded" and is_search(plan.tool):  # a search's reveal is part of its outcome
+                    self.admission.revealed.add(
+                        entry["name"] for entry in answered.output if isinstance(entry, dict) and "name" in entry
+                    )
                 flight.answered = True
                 return await self.end(flight, answered)
         if read.__class__ is Read and (plan.denial is not None or plan.approval is not None):

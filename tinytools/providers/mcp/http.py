@@ -81,9 +81,16 @@ def http_app(
 
     Raises:
         ImportError: The ``mcp`` extra is not installed.
+        ValueError: The app is stateless and the toolbox has deferred tools (a search's reveal
+            would last one request).
     """
     security = require("mcp.server.transport_security", "mcp")
     service = Service(toolbox, **options)
+    if stateless and service.tools.deferred:
+        raise ValueError(
+            "deferred tools are revealed per session, and a stateless app has none: serve them with "
+            "http_app(..., stateless=False) or over stdio"
+        )
     server = service.server(name, version, instructions)
     loopback = host in _LOOPBACK
     settings = security.TransportSecuritySettings(
