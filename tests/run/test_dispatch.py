@@ -264,8 +264,10 @@ def _of_a_call(item: Any) -> bool:
     """Whether a collected object is one a call makes: a result, an error, its traceback or frame."""
     import types
 
-    if isinstance(item, (BaseException, types.TracebackType)):
-        return True
-    if isinstance(item, types.FrameType):
+    if isinstance(item, BaseException):  # one a call raised: its type or its frames are tinytools'
+        return type(item).__module__.startswith("tinytools") or _of_a_call(item.__traceback__)
+    if isinstance(item, types.TracebackType):
+        return _of_a_call(item.tb_frame) or _of_a_call(item.tb_next)
+    if isinstance(item, types.FrameType):  # a server thread's asyncio or uvicorn frames are not a call's
         return item.f_code.co_filename.find("tinytools") >= 0
     return type(item).__module__.startswith("tinytools")
