@@ -1,5 +1,7 @@
 """Turn plain Python functions into tools a language model can call."""
 
+from types import ModuleType as _ModuleType
+
 from tinytools.context import (
     Ask,
     CancellationToken,
@@ -65,6 +67,16 @@ from tinytools.toolbox import Toolbox
 from tinytools.toolformat import ToolFormat
 
 Tool.runners = (dispatch, adispatch)  # Tool.invoke runs through the pipeline, which sits above Tool
+
+
+def _stable() -> _ModuleType:
+    """The exports' stability tools, loaded when first used (they load every adapter)."""
+    from tinytools.providers import stable
+
+    return stable
+
+
+Toolbox.stable = _stable  # Toolbox.fingerprint and .diff use the adapters, which sit above Toolbox
 
 __all__ = [
     "NOT_RUN",

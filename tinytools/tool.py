@@ -12,7 +12,7 @@ import copy
 import sys
 import types
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, overload
 
 import msgspec
@@ -36,6 +36,7 @@ from tinytools.signature import (
 from tinytools.tool_options import (
     NAME_PATTERN,
     check_durable,
+    check_examples,
     check_executor,
     check_exposed,
     check_name,
@@ -96,6 +97,7 @@ class Tool(Generic[P, R]):
         reconcile: Callable[..., Any] | None = None,
         cache_ttl: float | None = None,
         defer: bool = False,
+        examples: Iterable[dict[str, Any]] | None = None,
     ):
         check_name(name)
         if validate_output and output_schema is None:
@@ -157,6 +159,8 @@ class Tool(Generic[P, R]):
         """How calls may outlive their turn (external, background, reconcile, cache), or None."""
         self.defer = bool(defer)
         """Left out of exports until a search reveals it; a call to it is refused until then."""
+        self.examples = check_examples(examples, input_schema, name)
+        """Whole-call examples of arguments, each accepted by the schema (Anthropic's ``input_examples``)."""
         self.binds: str | None = None
         """``"instance"`` or ``"class"`` for a method not yet bound (see `Tool.__get__`), else None."""
         self.static = False
@@ -379,6 +383,7 @@ def tool(
     reconcile: Callable[..., Any] | None = None,
     cache_ttl: float | None = None,
     defer: bool = False,
+    examples: Iterable[dict[str, Any]] | None = None,
 ) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
 
 
@@ -398,7 +403,8 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     output), ``background`` (a call runs on after its turn, pending until it ends),
     ``reconcile`` (a function asked, after a crash, whether a started call happened) and
     ``cache_ttl`` (seconds a read-only tool's result is reused for the same arguments); and
-    ``defer`` (left out of exports until a tool search reveals it in a run).
+    ``defer`` (left out of exports until a tool search reveals it in a run); and ``examples``
+    (whole calls' arguments, each checked against the schema now: Anthropic's ``input_examples``).
 
     Raises:
         ToolDefinitionError: The signature cannot be expressed as a tool: ``*args`` or

@@ -19,6 +19,7 @@ __all__ = [
     "NAME_PATTERN",
     "Durable",
     "check_durable",
+    "check_examples",
     "check_executor",
     "check_exposed",
     "check_name",
@@ -130,3 +131,25 @@ def check_durable(
                 tool=name,
             )
     return Durable(bool(external), bool(background), reconcile, None if cache_ttl is None else float(cache_ttl))
+
+
+def check_examples(examples: Any, schema: Any, name: str) -> tuple[dict[str, Any], ...]:
+    """Whole-call examples, each one the tool's schema accepts (shown to providers that take them).
+
+    Raises:
+        ToolDefinitionError: ``examples`` is not a list of argument objects, or the schema
+            refuses one (the message names which, and where).
+    """
+    if examples is None:
+        return ()
+    if isinstance(examples, (str, bytes, dict)) or not hasattr(examples, "__iter__"):
+        raise ToolDefinitionError("examples= takes a list of whole calls' arguments (dicts)", tool=name)
+    kept = []
+    for index, example in enumerate(examples):
+        if not isinstance(example, dict):
+            raise ToolDefinitionError(f"example {index} is not an object of arguments: {example!r:.80}", tool=name)
+        problem = schema.check(example)
+        if problem is not None:
+            raise ToolDefinitionError(f"example {index} does not match the tool's schema: {problem}", tool=name)
+        kept.append(dict(example))
+    return tuple(kept)

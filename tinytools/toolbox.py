@@ -9,7 +9,7 @@ starts from, and a name two sources both claim is refused with both sources name
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from tinytools.encoding import Encoders, check_encoders
 from tinytools.errors import ToolDefinitionError
@@ -32,12 +32,17 @@ _RENAME_FIX = "choose a new name that no other tool or alias of the toolbox has"
 class Toolbox:
     """Tools held by their names; names must differ even when case is ignored.
 
+    (``Toolbox.stable`` is set by the package: the exports' stability tools, which sit in
+    `tinytools.providers`, above this module.)
+
     ``Toolbox([get_weather, search])`` takes `Tool` objects or plain functions (which are
     turned into tools with default options). ``aliases`` maps other names a provider may use
     (``{"getWeather": "get_weather"}``) to canonical ones; results and events always carry the
     canonical name. ``deferred`` names tools (or gives them) to leave out of exports until a
     search reveals them in a run, as ``@tool(defer=True)`` does (see `Toolbox.search`).
     """
+
+    stable: ClassVar[Callable[[], Any]]
 
     def __init__(
         self,
@@ -47,6 +52,7 @@ class Toolbox:
         encoders: Encoders | None = None,
         deferred: Iterable[str | Tool[..., Any]] = (),
     ):
+        """Hold ``tools`` (see the class)."""
         self.encoders = check_encoders(encoders)
         """How outputs of other types encode (class -> function returning JSON-able data), for
         every dispatcher of this toolbox; a dispatcher's own ``encoders`` win (`tinytools.encoding`)."""
@@ -345,6 +351,24 @@ class Toolbox:
         tools, index = indexed
         among = frozenset(i for i, item in enumerate(tools) if item.defer) if deferred_only else None
         return [tools[number] for number, _ in index.search(query[:_MAX_QUERY], k, among=among)]
+
+    def fingerprint(self, provider: str = "openai", **options: Any) -> str:
+        """A short, stable hash of the exact bytes this toolbox's export for ``provider`` sends.
+
+        The same tools give the same fingerprint in every process (any hash seed, import order
+        or Python version); a changed byte changes it. ``provider`` is ``openai``,
+        ``openai_responses``, ``anthropic``, ``gemini`` or ``mcp``; ``options`` are that
+        adapter's ``export_tools`` options (see `tinytools.providers.stable`).
+        """
+        return str(Toolbox.stable().fingerprint(self, provider, **options))
+
+    def diff(self, previous: Any, provider: str = "openai", **options: Any) -> Any:
+        """Which tools were added, removed or changed (and where) since ``previous``, an earlier export.
+
+        Returns an `ExportDiff` (`tinytools.providers.stable`): see why a prompt cache would miss
+        before paying for it.
+        """
+        return Toolbox.stable().diff(self, previous, provider, **options)
 
     def search_tool(self, *, k: int = 5) -> Tool[..., Any]:
         """The ``search_tools`` tool, added to this toolbox: the model finds deferred tools with it.

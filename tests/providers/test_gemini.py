@@ -48,7 +48,7 @@ def plan(
 
 
 def test_translates_into_the_schema_gemini_accepts() -> None:
-    (declaration,) = gemini.export_tools([plan])[0]["functionDeclarations"]
+    (declaration,) = gemini.export_tools([plan], schema_format="openapi")[0]["functionDeclarations"]
     assert declaration["parameters"] == {
         "type": "OBJECT",
         "properties": {
@@ -83,8 +83,26 @@ def test_translates_into_the_schema_gemini_accepts() -> None:
     assert schema.properties is not None and schema.properties["when"].nullable is True
 
 
+def test_by_default_the_json_schema_itself_is_sent_so_recursion_and_tuples_work() -> None:
+    @tool
+    def grow(tree: Node, span: tuple[int, str]) -> Node:
+        """Grow a tree."""
+        return tree
+
+    (declaration,) = gemini.export_tools([grow, ping])[0]["functionDeclarations"][:1]
+    assert declaration["parametersJsonSchema"] == grow.input_schema and "parameters" not in declaration
+    assert declaration["responseJsonSchema"] == grow.output_schema
+    checked = types.FunctionDeclaration.model_validate(declaration)  # the SDK's own type, extra="forbid"
+    assert checked.parameters_json_schema == grow.input_schema
+    types.Tool.model_validate(gemini.export_tools([grow, ping])[0])
+    with pytest.raises(ValueError, match="schema_format"):
+        gemini.export_tools([ping], schema_format="yaml")  # type: ignore[arg-type]
+
+
 def test_a_tool_without_parameters_is_declared_without_them() -> None:
-    assert gemini.export_tools([ping]) == [{"functionDeclarations": [{"name": "ping", "description": "Answer pong."}]}]
+    assert gemini.export_tools([ping], schema_format="openapi") == [
+        {"functionDeclarations": [{"name": "ping", "description": "Answer pong."}]}
+    ]
 
 
 def _with(schema: dict[str, Any]) -> Tool[..., Any]:
@@ -97,7 +115,7 @@ def test_refuses_a_recursive_type() -> None:
     def grow(tree: Node) -> None: ...
 
     with pytest.raises(SchemaError) as caught:
-        gemini.export_tools([grow])
+        gemini.export_tools([grow], schema_format="openapi")
     assert (caught.value.tool, caught.value.parameter) == ("grow", "tree")
     assert "recursive type 'Node'" in caught.value.reason
 
@@ -114,14 +132,14 @@ def test_refuses_a_recursive_type() -> None:
 )
 def test_refuses_what_has_no_equivalent(schema: dict[str, Any], words: str) -> None:
     with pytest.raises(SchemaError) as caught:
-        gemini.export_tools([_with(schema)])
+        gemini.export_tools([_with(schema)], schema_format="openapi")
     assert caught.value.parameter == "x" and words in str(caught.value)
 
 
 def test_a_single_allof_is_merged() -> None:
-    (declaration,) = gemini.export_tools([_with({"allOf": [{"type": "string", "maxLength": 3}]})])[0][
-        "functionDeclarations"
-    ]
+    (declaration,) = gemini.export_tools(
+        [_with({"allOf": [{"type": "string", "maxLength": 3}]})], schema_format="openapi"
+    )[0]["functionDeclarations"]
     assert declaration["parameters"]["properties"]["x"] == {"type": "STRING", "maxLength": 3}
 
 

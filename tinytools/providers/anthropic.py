@@ -46,6 +46,9 @@ def export_tools(
         strict: Show the strict-mode rendering and set ``"strict": true``.
         cache_control: Put on the last tool (``{"type": "ephemeral"}``, optionally with a
             ``"ttl"``), making the tools a prompt-cache prefix.
+
+    A tool's ``@tool(examples=[...])`` go as its ``input_examples`` (each was checked against
+    its schema when the tool was defined).
         revealed: Deferred tools to show, after the others (``dispatcher.revealed``); the
             other deferred tools are left out.
         tool_search: Let Anthropic search the deferred tools instead: each is declared with
@@ -56,19 +59,24 @@ def export_tools(
         SchemaError: ``strict`` is set and a schema cannot be made strict.
     """
     if tool_search is None:
-        exported = [declared(tool, "input_schema", strict=strict) for tool in shown(tools, revealed)]
+        exported = [_declared(tool, strict) for tool in shown(tools, revealed)]
     else:
         if tool_search not in _SEARCH_TOOLS:
             raise ValueError(f"tool_search is 'bm25', 'regex' or None, not {tool_search!r}")
         box = tools if isinstance(tools, Toolbox) else Toolbox(tools)
-        exported = [declared(tool, "input_schema", strict=strict) for tool in box.shown()]
-        exported += [
-            {**declared(tool, "input_schema", strict=strict), "defer_loading": True} for tool in box if tool.defer
-        ]
+        exported = [_declared(tool, strict) for tool in box.shown()]
+        exported += [{**_declared(tool, strict), "defer_loading": True} for tool in box if tool.defer]
         exported.append(dict(_SEARCH_TOOLS[tool_search]))
     if cache_control is not None and exported:
         exported[-1]["cache_control"] = dict(cache_control)
     return exported
+
+
+def _declared(tool: Tool[..., Any], strict: bool) -> dict[str, Any]:
+    declaration = declared(tool, "input_schema", strict=strict)
+    if tool.examples:
+        declaration["input_examples"] = [dict(example) for example in tool.examples]
+    return declaration
 
 
 _SEARCH_TOOLS = {

@@ -27,7 +27,7 @@ response part is written without an id (Gemini matches it by name and order).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -78,24 +78,41 @@ _STATED = {
 _FORMATS = {"STRING": {"date-time", "enum"}, "NUMBER": {"float", "double"}, "INTEGER": {"int32", "int64"}}
 
 
-def export_tools(tools: Iterable[Tool[..., Any]], *, revealed: Iterable[str] = ()) -> list[dict[str, Any]]:
+def export_tools(
+    tools: Iterable[Tool[..., Any]],
+    *,
+    revealed: Iterable[str] = (),
+    schema_format: Literal["json_schema", "openapi"] = "json_schema",
+) -> list[dict[str, Any]]:
     """The ``tools=`` of a request: one ``Tool`` holding every function declaration.
 
-    A tool without parameters is declared without ``parameters`` (Gemini refuses an empty
-    object there).
+    By default each declaration carries the tool's own JSON Schema as ``parametersJsonSchema``
+    (and its output's as ``responseJsonSchema``): what the model sees is what is enforced,
+    recursive types, tuples and every keyword included. ``schema_format="openapi"`` sends the
+    older OpenAPI-subset ``parameters`` instead, for models that take only that: a translation
+    (`schema`) that refuses what it cannot express, and declares a tool without parameters
+    without them (Gemini refuses an empty object there).
 
     Args:
         tools: A `Toolbox` or any iterable of tools.
         revealed: Deferred tools to show, after the others (``dispatcher.revealed``); the
             other deferred tools are left out.
+        schema_format: ``"json_schema"`` (current models) or ``"openapi"`` (the subset).
 
     Raises:
-        SchemaError: A schema uses something Gemini's ``Schema`` cannot express.
+        SchemaError: With ``"openapi"``, a schema uses something Gemini's ``Schema`` cannot express.
+        ValueError: ``schema_format`` is neither.
     """
+    if schema_format not in ("json_schema", "openapi"):
+        raise ValueError(f"schema_format is 'json_schema' or 'openapi', not {schema_format!r}")
     declarations = []
     for tool in shown(tools, revealed):
         declaration: dict[str, Any] = {"name": tool.name, "description": tool.description}
-        if tool.input_schema.get("properties"):
+        if schema_format == "json_schema":
+            declaration["parametersJsonSchema"] = tool.input_schema
+            if tool.output_schema is not None:
+                declaration["responseJsonSchema"] = tool.output_schema
+        elif tool.input_schema.get("properties"):
             declaration["parameters"] = schema(tool)
         declarations.append(declaration)
     return [{"functionDeclarations": declarations}]

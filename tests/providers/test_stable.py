@@ -1,0 +1,130 @@
+"""Exports are the same bytes in every process, and a fingerprint and a diff say when they are not.
+
+Five subprocesses, each with another ``PYTHONHASHSEED`` and another import order, export the tools
+of ``stable_tools`` for every provider (with ``revealed=`` too) and print the fingerprints and the
+bytes' SHA-256: all five print the same. A changed description changes the fingerprint of every
+provider, and `Toolbox.diff` names the tool and the pointer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tinytools import Toolbox, tool
+from tinytools.providers import stable
+
+from .servers import server_env
+
+PROVIDERS = ["openai", "openai_responses", "anthropic", "gemini", "mcp"]
+ORDERS = [
+    "import tinytools",
+    "import pydantic, enum, dataclasses",
+    "import tinytools.providers.gemini, tinytools.providers.anthropic",
+    "import tests.providers.stable_tools",
+    "import tinytools.providers.stable, tinytools.providers.openai",
+]
+SCRIPT = """
+{first}
+import hashlib, json
+from tinytools.providers import stable
+from tests.providers import stable_tools
+box = stable_tools.toolbox()
+out = {{}}
+for provider in {providers!r}:
+    for revealed in ((), ("convert",)):
+        declarations = stable.export(box, provider, revealed=revealed)
+        out[provider + str(len(revealed))] = [box.fingerprint(provider, revealed=revealed),
+                                              hashlib.sha256(stable.sent(declarations)).hexdigest()]
+print(json.dumps(out))
+"""
+
+
+def _fingerprints(seed: int, first: str, description: str | None = None) -> dict[str, list[str]]:
+    env = {**os.environ, **server_env(), "PYTHONHASHSEED": str(seed)}
+    if description is not None:
+        env["STABLE_DESCRIPTION"] = description
+    code = SCRIPT.format(first=first, providers=PROVIDERS)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    return dict(json.loads(done.stdout))
+
+
+def test_exports_are_byte_identical_across_hash_seeds_and_import_orders() -> None:
+    seen = [_fingerprints(seed, first) for seed, first in zip((0, 1, 7, 42, 123456), ORDERS, strict=True)]
+    assert all(other == seen[0] for other in seen[1:])
+    assert len({value[0] for value in seen[0].values()}) == len(seen[0])  # each provider's bytes differ
+
+
+def test_a_changed_description_changes_every_fingerprint() -> None:
+    before = _fingerprints(3, ORDERS[0])
+    after = _fingerprints(3, ORDERS[0], description="Plan a journey.")
+    assert all(before[key][0] != after[key][0] for key in before)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_diff_names_what_was_added_removed_and_changed(provider: str) -> None:
+    @tool
+    def a(x: int) -> int:
+        """First."""
+        return x
+
+    @tool
+    def b(y: str) -> str:
+        """Second."""
+        return y
+
+    @tool
+    def c(z: bool) -> bool:
+        """Third."""
+        return z
+
+    old = stable.export(Toolbox([a, b]), provider)
+    assert Toolbox([a, b]).diff(old, provider).same
+    changed = tool(b.fn, description="Second, changed.")
+    found = Toolbox([a, changed, c]).diff(old, provider)
+    assert (found.added, found.removed, list(found.changed)) == (["c"], [], ["b"])
+    assert found.changed["b"].endswith("description")
+    assert Toolbox([b, a]).diff(old, provider).moved
+    assert Toolbox([a]).diff(old, provider).removed == ["b"]
+
+
+def test_the_bytes_are_what_a_request_carries() -> None:
+    box = Toolbox([tool(lambda q: q, name="echo", description="Echo.")])
+    declarations = stable.export(box, "anthropic")
+    assert stable.sent(declarations) == json.dumps(declarations, separators=(",", ":")).encode()
+    assert box.fingerprint("anthropic") == hashlib.sha256(stable.sent(declarations)).hexdigest()[:16]
+    with pytest.raises(ValueError, match="provider is one of"):
+        box.fingerprint("nope")
+
+
+def test_examples_are_checked_at_definition_and_sent_as_anthropic_input_examples() -> None:
+    import pydantic
+    from anthropic.types import ToolParam
+
+    from tinytools import ToolDefinitionError
+    from tinytools.providers import anthropic
+
+    def book(city: str, nights: int = 1) -> str:
+        """Book a room."""
+        return city
+
+    made = tool(book, examples=[{"city": "Rome"}, {"city": "Oslo", "nights": 3}])
+    (declared,) = anthropic.export_tools([made], strict=True, cache_control={"type": "ephemeral"})
+    assert declared["input_examples"] == [{"city": "Rome"}, {"city": "Oslo", "nights": 3}]
+    assert declared["strict"] is True and declared["cache_control"] == {"type": "ephemeral"}
+    pydantic.TypeAdapter(ToolParam).validate_python(declared)
+    for bad, words in (
+        ([{"city": "Rome", "nights": "3"}], "example 0 does not match"),
+        ([{"town": "Rome"}], "example 0 does not match"),
+        ([{"city": "Rome"}, "Oslo"], "example 1 is not an object"),
+        ({"city": "Rome"}, "takes a list"),
+    ):
+        with pytest.raises(ToolDefinitionError, match=words):
+            tool(book, examples=bad)
+    assert "input_examples" not in anthropic.export_tools([tool(book)])[0]
