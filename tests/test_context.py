@@ -193,3 +193,29 @@ def test_progress_with_an_async_queue_sink() -> None:
 
     kinds = [type(e).__name__ for e in asyncio.run(main())]
     assert kinds == ["ToolStarted", *["ToolProgress"] * 3, "ToolOutputChunk", "ToolCompleted"]
+
+
+def test_a_child_token_follows_its_parent_without_a_reference_cycle() -> None:
+    import gc
+
+    from tinytools import CancellationToken
+
+    parent = CancellationToken()
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        for _ in range(10):
+            CancellationToken(parent=parent)  # never detached: the call ended without telling
+        run = CancellationToken()
+        CancellationToken(parent=run)
+        del run  # a dispatcher dropped with its calls' tokens
+        gc.collect()
+        assert [item for item in gc.garbage if isinstance(item, CancellationToken)] == []
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    child = CancellationToken(parent=parent)
+    parent.cancel("timeout")
+    assert child.cancelled and child.reason == "timeout"

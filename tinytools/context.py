@@ -9,6 +9,7 @@ in a schema, so a model that sends ``run_id`` is refused like any unknown argume
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -213,8 +214,15 @@ class CancellationToken:
         self.reason: str | None = None
         """Why it was cancelled (``"cancelled"``, ``"timeout"``), or None."""
         self._detach: Callable[[], None] = lambda: None
-        if parent is not None:
-            self._detach = parent.on_cancel(lambda: self.cancel(parent.reason or "cancelled"))
+        if parent is not None:  # followed by weak references: no cycle keeps either token alive
+            child, source = weakref.ref(self), weakref.ref(parent)
+
+            def follow() -> None:
+                me, origin = child(), source()
+                if me is not None:
+                    me.cancel((origin.reason if origin is not None else None) or "cancelled")
+
+            self._detach = parent.on_cancel(follow)
 
     def cancel(self, reason: str = "cancelled") -> None:
         """Request cancellation; runs the registered callbacks once."""
