@@ -23,7 +23,7 @@ from typing import Any
 import msgspec
 
 from tinytools.errors import SchemaError
-from tinytools.events import ToolEvent, ToolProgress
+from tinytools.events import ToolEvent, ToolOutputChunk, ToolProgress
 from tinytools.results import ToolCall
 from tinytools.run.dispatcher import Dispatcher
 from tinytools.tool import Tool
@@ -186,7 +186,12 @@ class ProgressDisplay:
             self.bar.close()
 
     def show(self, event: ToolEvent) -> None:
-        """Render a `ToolProgress` event; other events are ignored."""
+        """Render a `ToolProgress` event, or a streamed piece as it comes; other events are ignored."""
+        if isinstance(event, ToolOutputChunk):
+            text = event.data if isinstance(event.data, str) else msgspec.json.encode(event.data).decode()
+            self.stream.write(f"{event.name}> {text}\n")
+            self.stream.flush()
+            return
         if not isinstance(event, ToolProgress):
             return
         if self.tqdm is None:

@@ -22,7 +22,15 @@ from tinytools.context import Ask, CancellationToken, Discovery, IdempotencyKey,
 from tinytools.errors import ToolDefinitionError
 from tinytools.results import ToolCall
 from tinytools.schema.annotations import field_alias, field_default, pydantic_field, split_annotated
-from tinytools.schema.callables import default_name, parameters_of, return_hint, target_of, type_hints_of
+from tinytools.schema.callables import (
+    default_name,
+    parameters_of,
+    return_hint,
+    stream_kind,
+    target_of,
+    type_hints_of,
+    yielded,
+)
 from tinytools.schema.convert import Converter, unchanged
 from tinytools.schema.docstrings import parse_docstring
 from tinytools.schema.hints import SchemaBuilder
@@ -227,6 +235,8 @@ def read_signature(
         slots.append(slot)
     root = _root(properties, required, builder.defs)
     returns = hints.get("return")
+    if "return" in hints and stream_kind(fn) is not None:  # a stream's output is its pieces' kind
+        returns = yielded(returns)
     return Signature(
         tuple(slots),
         _parse_generated(root, name),

@@ -21,7 +21,7 @@ from typing_extensions import ParamSpec
 from tinytools.errors import ECHO_LIMIT, ArgumentsError, ToolDefinitionError, ToolDefinitionWarning, shorten
 from tinytools.policy import ToolPolicy
 from tinytools.results import ToolCall, ToolResult
-from tinytools.schema.callables import is_async
+from tinytools.schema.callables import is_async, stream_kind
 from tinytools.schema.shapes import resolved
 from tinytools.schema.validation import InputSchema, compile_validator
 from tinytools.signature import (
@@ -140,8 +140,10 @@ class Tool(Generic[P, R]):
         self.format = format if format is not None else ToolFormat.json()
         """How the tool is shown, and its calls read, when a model calls tools through text."""
         self.format.check(name, self.schema.properties)
-        self.is_async = is_async(fn)
-        """Whether calling the function returns a coroutine."""
+        self.streams = stream_kind(fn)
+        """``"sync"`` or ``"async"`` for a generator tool, whose pieces stream (`tinytools.run.streams`)."""
+        self.is_async = is_async(fn) or self.streams == "async"
+        """Whether the function runs on the event loop (it returns a coroutine, or is an async generator)."""
         self.executor = check_executor(executor, name, self.is_async)
         """Where a `Dispatcher` runs it: None (its default), ``"inline"``, ``"process"`` or a name."""
         self.expose_errors = check_exposed(expose_errors, name)

@@ -54,8 +54,13 @@ class Route:
         self.positional = tuple(slot.name for slot in tool.slots or () if slot.positional_only)
         """The names of the arguments passed by position, for errors."""
 
-    async def run(self, call: ToolCall, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    async def run(
+        self, call: ToolCall, args: list[Any], kwargs: dict[str, Any], fn: Callable[..., Any] | None = None
+    ) -> Any:
         """Send one call and wait for its answer; the output, or the exception to handle.
+
+        ``fn`` stands in for the tool's function on an in-process executor (a streaming tool's
+        pieces are sent from the pool's thread).
 
         Raises:
             TransferError: A value cannot be pickled for the executor.
@@ -64,7 +69,8 @@ class Route:
             RemoteToolError: The tool raised anything else.
         """
         if self.ref is None:
-            return await _bridge(self._submit(self.tool.fn, *args, **kwargs), remote=False, on_broken=self.reap)
+            work = self.tool.fn if fn is None else fn
+            return await _bridge(self._submit(work, *args, **kwargs), remote=False, on_broken=self.reap)
         job = self.pack(call, args, kwargs)
         return self.unpack(call, await _bridge(self._submit(call_tool, job), remote=True, on_broken=self.reap))
 

@@ -89,6 +89,12 @@ def _route(tool: Tool[..., Any], name: str, executor: Any) -> Route:
         )
     if isinstance(executor, concurrent.futures.ThreadPoolExecutor):  # same process: nothing travels
         return Route(tool, name, executor, None, {})
+    if tool.streams is not None:
+        raise ToolDefinitionError(
+            f"it streams its output, which cannot travel from executor {name!r}'s processes; keep it in "
+            "this process with @tool(executor='inline') (or give the dispatcher a thread pool)",
+            tool=tool.name,
+        )
     for parameter, source in tool.injection_sources.items():
         if source in _UNSENDABLE_RUNTIME:
             raise ToolDefinitionError(

@@ -36,6 +36,7 @@ from tinytools.run.outcomes import cancelled, denied, executor_failure, propagat
 from tinytools.run.output import finish
 from tinytools.run.plan import DefaultFailed, Read
 from tinytools.run.secrets import Secrets
+from tinytools.run.streams import async_stream, sync_stream
 from tinytools.run.work import CANCELLED, RAISED, REFUSED, RETURNED, Channel, Outcome, Work
 
 __all__ = ["BACKOFF_SECONDS", "Attempts"]
@@ -68,7 +69,7 @@ class Attempts:
 
     def execute(self, flight: Flight, read: Read) -> Awaitable[ToolResult]:
         """Bind and run the tool: at most its tries, never after the run stopped, within the gate."""
-        if flight.scope.gate is None and not flight.plan.runtime:
+        if flight.scope.gate is None and not flight.plan.runtime and flight.plan.tool.streams is None:
             return self.attempts(flight, read)  # nothing to hold or to close around the attempts
         return self.guarded(flight, read)
 
@@ -146,14 +147,28 @@ class Attempts:
         tool = plan.tool
         if plan.route is not None:
             route = plan.route
+            streamed = (self.stream(flight, tool.fn),) if tool.streams is not None else ()
             return Work(
-                route.run, (flight.call, args, kwargs), {}, name=plan.name, is_async=True,
+                route.run, (flight.call, args, kwargs, *streamed), {}, name=plan.name, is_async=True,
                 timeout=tool.timeout, token=self.token, channel=flight.channel,
             )  # fmt: skip
+        fn = tool.call or tool.fn
+        if tool.streams is not None:
+            fn = self.stream(flight, fn)
         return Work(
-            tool.call or tool.fn, args, kwargs, name=plan.name, is_async=tool.is_async,
+            fn, args, kwargs, name=plan.name, is_async=tool.is_async,
             timeout=tool.timeout, token=self.token, channel=flight.channel,
         )  # fmt: skip
+
+    def stream(self, flight: Flight, fn: Any) -> Any:
+        """A generator tool's function, run to its end: each piece an event, its end the output."""
+        if flight.token is None:
+            flight.token = CancellationToken(parent=self.token)  # a timeout stops the stream at its next piece
+        if flight.channel is None and self.sink is not None:
+            flight.channel = Channel(lambda event: self.boundary.event(event, flight.secrets))
+        send = flight.channel.send if flight.channel is not None else None
+        wrap = async_stream if flight.plan.tool.streams == "async" else sync_stream
+        return wrap(fn, flight.call.id, flight.plan.name, flight.start, send, flight.token)
 
     def runtime(self, flight: Flight, attempt: int) -> dict[str, Any]:
         """The values only the pipeline makes, for a tool that takes them by type."""

@@ -108,7 +108,13 @@ class Plan:
         return not (
             self.denial or tool.needs_approval or self.route or tool.timeout is not None or self.tries > 1
         ) and not (
-            self.runtime or tool.secret_keys or tool.fixed_secrets or tool.is_async or tool.remote_keys or self.durable
+            self.runtime
+            or tool.secret_keys
+            or tool.fixed_secrets
+            or tool.is_async
+            or tool.remote_keys
+            or self.durable
+            or tool.streams
         )
 
     def reader(self) -> Reader | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import inspect
 import types
+import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -20,7 +21,17 @@ import typing_extensions
 from tinytools.errors import ToolDefinitionError
 from tinytools.schema.hints import type_namespace
 
-__all__ = ["Target", "default_name", "is_async", "parameters_of", "return_hint", "target_of", "type_hints_of"]
+__all__ = [
+    "Target",
+    "default_name",
+    "is_async",
+    "parameters_of",
+    "return_hint",
+    "stream_kind",
+    "target_of",
+    "type_hints_of",
+    "yielded",
+]
 
 
 class Target:
@@ -140,6 +151,25 @@ def parameters_of(fn: Callable[..., Any], target: Target, tool_name: str) -> lis
     if target.drop_first:
         parameters = parameters[1:]
     return [parameter for parameter in parameters if parameter.name not in target.hidden]
+
+
+def stream_kind(fn: Callable[..., Any]) -> str | None:
+    """``"sync"`` when calling ``fn`` returns a generator, ``"async"`` for an async generator, else None."""
+    inner = fn.func if isinstance(fn, functools.partial) else fn
+    for candidate in (inner, getattr(type(inner), "__call__", None)):  # noqa: B004 - a callable object's own method
+        if inspect.isasyncgenfunction(candidate):
+            return "async"
+        if inspect.isgeneratorfunction(candidate):
+            return "sync"
+        if isinstance(inner, (types.FunctionType, types.MethodType)):
+            break
+    return None
+
+
+def yielded(returns: Any) -> Any:
+    """The item type of a generator's return annotation (``Iterator[str]`` → ``str``), else ``Any``."""
+    arguments = typing.get_args(returns)
+    return arguments[0] if arguments else Any
 
 
 def is_async(fn: Callable[..., Any]) -> bool:

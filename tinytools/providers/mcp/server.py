@@ -1,7 +1,8 @@
 """An MCP server for a toolbox: ``tools/list`` and ``tools/call`` through the dispatcher.
 
 Every ``tools/call`` goes through the dispatcher, so validation, policies and budgets apply as
-they do anywhere else. A tool's `Progress` reaches the client that asked for progress, and only
+they do anywhere else. A tool's `Progress`, and each piece a generator tool streams (as a progress
+notification whose message is the piece), reach the client that asked for progress, and only
 that client: the call id is ``<session>/<request id>``, unique across the server's sessions
 (two clients of one server use the same JSON-RPC ids).
 
@@ -24,9 +25,11 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
+import msgspec
+
 from tinytools.context import RunContext
 from tinytools.errors import InjectionError
-from tinytools.events import ToolEvent, ToolProgress
+from tinytools.events import ToolEvent, ToolOutputChunk, ToolProgress
 from tinytools.providers._common import require
 from tinytools.providers.mcp.stdio import stdio_streams
 from tinytools.providers.mcp.wire import check_output, export_tools, write_results
@@ -238,12 +241,13 @@ def _logger() -> logging.Logger:
 class _Routes:
     """Each session's state, and which session, progress token and request a running call reports to."""
 
-    __slots__ = ("_count", "_open", "_opener", "_sessions")
+    __slots__ = ("_count", "_open", "_opener", "_pieces", "_sessions")
 
     def __init__(self, opener: _Opener) -> None:
         self._sessions: weakref.WeakKeyDictionary[Any, _Session] = weakref.WeakKeyDictionary()
         self._count = itertools.count(1)
         self._open: dict[str, Notify] = {}
+        self._pieces: dict[str, int] = {}
         self._opener = opener
 
     def session(self, context: Any) -> _Session:
@@ -270,10 +274,17 @@ class _Routes:
 
     def close(self, call_id: str) -> None:
         self._open.pop(call_id, None)
+        self._pieces.pop(call_id, None)
 
     async def report(self, event: ToolEvent) -> None:
         notify = self._open.get(event.call_id)
-        if notify is not None and isinstance(event, ToolProgress):
+        if notify is None:
+            return
+        if isinstance(event, ToolOutputChunk):  # a streamed piece: a progress notification with its text
+            pieces = self._pieces[event.call_id] = self._pieces.get(event.call_id, 0) + 1
+            text = event.data if isinstance(event.data, str) else msgspec.json.encode(event.data).decode()
+            event = ToolProgress(event.call_id, event.name, event.elapsed, pieces, None, text)
+        if isinstance(event, ToolProgress):
             await notify(event)
 
 

@@ -1,0 +1,215 @@
+"""Tools that stream: generator tools on every entry point, their pieces as events, their end.
+
+Each piece is a `ToolOutputChunk` between `ToolStarted` and `ToolCompleted`; the output is what
+the generator returned, else the text joined, else the last piece. A generator that raises
+mid-stream fails with what it sent so far reported; one that never ends is stopped at its timeout
+(``outcome_unknown`` for a tool that is not idempotent) and closed at its next piece. The MCP
+server sends pieces as progress messages, and ``tinytools call`` prints them as they come.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Annotated, Any
+
+import pytest
+
+from tinytools import (
+    Dispatcher,
+    Injected,
+    ToolCall,
+    ToolCompleted,
+    ToolEvent,
+    ToolOutput,
+    ToolOutputChunk,
+    ToolStarted,
+    tool,
+)
+
+from .paths import DISPATCHER_ENTRIES, ENTRIES, run_call
+
+STEPS: list[int] = []
+
+
+@tool
+def words(n: int) -> Iterator[str]:
+    """Say n words, one at a time."""
+    for index in range(n):
+        yield f"w{index} "
+
+
+@tool
+async def numbers(n: int) -> AsyncIterator[int]:
+    """Count to n, one number at a time."""
+    for index in range(n):
+        await asyncio.sleep(0)
+        yield index
+
+
+@tool
+def summed(n: int) -> Iterator[int]:
+    """Stream the numbers, then return a summary."""
+    total = 0
+    for index in range(n):
+        total += index
+        yield index
+    return ToolOutput(total, content=f"{n} numbers, total {total}")  # type: ignore[return-value]
+
+
+@tool
+def breaks(n: int) -> Iterator[str]:
+    """Fail after n pieces."""
+    for index in range(n):
+        yield f"p{index}"
+    raise RuntimeError("the source went away")
+
+
+@tool(timeout=0.3)
+def endless() -> Iterator[int]:
+    """Never end."""
+    index = 0
+    while True:
+        STEPS.append(index)
+        time.sleep(0.01)
+        yield index
+        index += 1
+
+
+@tool
+def leaky(token: Annotated[str, Injected("token", secret=True)]) -> Iterator[str]:
+    """Stream a secret by mistake."""
+    yield f"the key is {token}"
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
+@pytest.mark.parametrize(("name", "expected"), [("words", "w0 w1 w2 "), ("numbers", 2), ("summed", 3)])
+def test_a_generator_tool_runs_to_its_output_on_every_entry_point(entry: str, name: str, expected: Any) -> None:
+    result = run_call(entry, [words, numbers, summed], ToolCall("c", name, {"n": 3}))
+    assert (result.status, result.output) == ("succeeded", expected)
+    if name == "summed":
+        assert result.text() == "3 numbers, total 3"
+
+
+@pytest.mark.parametrize("entry", DISPATCHER_ENTRIES)
+def test_each_piece_is_an_event_in_order_between_start_and_completion(entry: str) -> None:
+    for name in ("words", "numbers"):
+        seen: list[ToolEvent] = []
+        run_call(entry, [words, numbers], ToolCall("c", name, {"n": 3}), on_event=seen.append)
+        kinds = [type(event) for event in seen]
+        assert kinds == [ToolStarted, ToolOutputChunk, ToolOutputChunk, ToolOutputChunk, ToolCompleted]
+        pieces = [event.data for event in seen if isinstance(event, ToolOutputChunk)]
+        assert pieces == (["w0 ", "w1 ", "w2 "] if name == "words" else [0, 1, 2])
+        assert {event.kind for event in seen if isinstance(event, ToolOutputChunk)} == {
+            "text" if name == "words" else "value"
+        }
+
+
+def test_pieces_from_a_worker_thread_arrive_in_order() -> None:
+    seen: list[ToolEvent] = []
+    results = Dispatcher([words], on_event=seen.append).dispatch_many(
+        [ToolCall(f"c{n}", "words", {"n": 20}) for n in range(4)]
+    )
+    assert [result.output for result in results] == ["".join(f"w{i} " for i in range(20))] * 4
+    for n in range(4):
+        mine = [event.data for event in seen if isinstance(event, ToolOutputChunk) and event.call_id == f"c{n}"]
+        assert mine == [f"w{i} " for i in range(20)]
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
+def test_a_generator_that_raises_mid_stream_fails_and_never_succeeds(entry: str) -> None:
+    result = run_call(entry, [breaks], ToolCall("c", "breaks", {"n": 2}))
+    assert result.status == "failed" and result.error is not None and result.error.code == "tool_error"
+    assert "the source went away" not in result.text()  # an unexposed exception stays generic
+
+
+@pytest.mark.parametrize("entry", ["dispatch", "Dispatcher.adispatch", "Dispatcher.dispatch_many"])
+def test_a_generator_that_never_ends_is_stopped_at_its_timeout(entry: str) -> None:
+    STEPS.clear()
+    result = run_call(entry, [endless], ToolCall("c", "endless", {}))
+    assert result.status == "outcome_unknown" and result.error is not None and result.error.code == "timeout"
+    time.sleep(0.2)
+    reached = len(STEPS)
+    time.sleep(0.2)
+    assert len(STEPS) <= reached + 1  # closed at its next piece: it no longer runs
+
+
+def test_pieces_are_scrubbed_of_secrets() -> None:
+    seen: list[ToolEvent] = []
+    dispatcher = Dispatcher([leaky], on_event=seen.append)
+    result = dispatcher.dispatch(ToolCall("c", "leaky", {}), inject={"token": "sk-live-1234567890abcdef"})
+    assert "1234567890" not in result.text()
+    assert all("1234567890" not in str(event.data) for event in seen if isinstance(event, ToolOutputChunk))
+
+
+def test_the_mcp_server_sends_pieces_as_progress_messages() -> None:
+    from mcp import Client
+
+    from tinytools.providers.mcp import build_server
+
+    heard: list[str | None] = []
+
+    async def talk() -> Any:
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            heard.append(message)
+
+        async with Client(build_server([words]), mode="legacy") as client:
+            return await client.call_tool("words", {"n": 3}, progress_callback=on_progress)
+
+    result = asyncio.run(talk())
+    assert result.structured_content == {"result": "w0 w1 w2 "}
+    assert heard == ["w0 ", "w1 ", "w2 "]
+
+
+STREAM_FILE = '''
+from collections.abc import Iterator
+from tinytools import tool
+
+@tool
+def words(n: int) -> Iterator[str]:
+    """Say n words."""
+    for index in range(n):
+        yield f"w{index}"
+'''
+
+
+def test_tinytools_call_prints_pieces_as_they_come(tmp_path: Path) -> None:
+    target = tmp_path / "streaming.py"
+    target.write_text(STREAM_FILE)
+    done = subprocess.run(
+        [sys.executable, "-m", "tinytools", "call", str(target), '{"name": "words", "arguments": {"n": 3}}'],
+        capture_output=True,
+        timeout=60,
+        env={**os.environ},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.decode().splitlines() == ["words> w0", "words> w1", "words> w2"]
+    assert json.loads(done.stdout)["output"] == "w0w1w2"
+
+
+def test_no_stream_thread_is_left_running() -> None:
+    before = threading.active_count()
+    Dispatcher([words]).dispatch_many([ToolCall(f"c{n}", "words", {"n": 5}) for n in range(8)])
+    assert threading.active_count() <= before + 8  # pool threads may stay; none per stream
+
+
+def test_a_thread_pool_executor_streams_and_a_process_pool_refuses_at_once() -> None:
+    from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
+    from tinytools import ToolDefinitionError
+
+    seen: list[ToolEvent] = []
+    with ThreadPoolExecutor(2) as pool:
+        result = Dispatcher([words], executor=pool, on_event=seen.append).dispatch(ToolCall("c", "words", {"n": 3}))
+    assert result.output == "w0 w1 w2 "
+    assert [event.data for event in seen if isinstance(event, ToolOutputChunk)] == ["w0 ", "w1 ", "w2 "]
+    with ProcessPoolExecutor(1) as pool, pytest.raises(ToolDefinitionError, match="streams its output"):
+        Dispatcher([words], executor=pool)
