@@ -7,16 +7,18 @@ import an SDK to read what it returned.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import importlib
 from collections.abc import Iterable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
-from tinytools.results import ToolResult
+from tinytools.results import ImageContent, ToolResult
 from tinytools.tool import Tool
 from tinytools.toolbox import Toolbox
 
-__all__ = ["arguments", "declared", "field", "require", "result_text", "sentence", "sequence", "shown"]
+__all__ = ["arguments", "declared", "field", "images", "require", "result_text", "sentence", "sequence", "shown"]
 
 
 def shown(tools: Iterable[Tool[..., Any]], revealed: Iterable[str] = ()) -> list[Tool[..., Any]]:
@@ -69,6 +71,27 @@ def declared(tool: Tool[..., Any], schema_key: str, *, strict: bool) -> dict[str
     if strict:
         definition["strict"] = True
     return definition
+
+
+def images(result: ToolResult, artifacts: Any) -> list[tuple[str, str]]:
+    """The result's images as (media type, base64 data), read from the artifact store.
+
+    Each `ImageContent` block whose bytes the store holds and whose SHA-256 matches its reference;
+    none without a store (the text still names each image's artifact).
+    """
+    if artifacts is None or not result.content or result.is_error:
+        return []
+    found = []
+    for block in result.content:
+        if not isinstance(block, ImageContent) or not block.artifact.media_type.startswith("image/"):
+            continue
+        try:
+            data = artifacts.get(block.artifact.key)
+        except KeyError:
+            continue
+        if hashlib.sha256(data).hexdigest() == block.artifact.sha256:
+            found.append((block.artifact.media_type, base64.b64encode(data).decode()))
+    return found
 
 
 def result_text(result: ToolResult) -> str:

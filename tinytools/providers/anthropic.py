@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from tinytools.providers._common import arguments, declared, field, result_text, sequence, shown
+from tinytools.providers._common import arguments, declared, field, images, result_text, sequence, shown
 from tinytools.results import ToolCall, ToolResult
 from tinytools.tool import Tool
 from tinytools.toolbox import Toolbox
@@ -131,13 +131,21 @@ def read_calls(response: Any) -> list[ToolCall]:
     return calls
 
 
-def write_results(results: Iterable[ToolResult]) -> list[dict[str, Any]]:
+def write_results(results: Iterable[ToolResult], *, artifacts: Any = None) -> list[dict[str, Any]]:
     """One ``tool_result`` block per result, in order: the content of the next user message.
 
     ``is_error`` is true for a call that did not succeed; ``content`` is the output as JSON
-    text, or the error message.
+    text, or the error message. With the dispatcher's ``artifacts`` store, a result's images
+    (`ImageContent`) follow its text as ``image`` blocks (base64).
     """
-    return [
-        {"type": "tool_result", "tool_use_id": r.call_id, "content": result_text(r), "is_error": r.is_error}
-        for r in results
-    ]
+    written = []
+    for r in results:
+        content: Any = result_text(r)
+        pictures = images(r, artifacts)
+        if pictures:
+            content = [{"type": "text", "text": content}] + [
+                {"type": "image", "source": {"type": "base64", "media_type": kind, "data": data}}
+                for kind, data in pictures
+            ]
+        written.append({"type": "tool_result", "tool_use_id": r.call_id, "content": content, "is_error": r.is_error})
+    return written

@@ -32,7 +32,7 @@ from typing import Any, Literal
 import msgspec
 
 from tinytools.errors import SchemaError
-from tinytools.providers._common import arguments, field, result_text, sentence, sequence, shown
+from tinytools.providers._common import arguments, field, images, result_text, sentence, sequence, shown
 from tinytools.results import ToolCall, ToolResult
 from tinytools.tool import Tool
 
@@ -286,11 +286,13 @@ def _parts(response: Any) -> list[Any]:
     return sequence(parts) if parts is not None else [response]
 
 
-def write_results(results: Iterable[ToolResult]) -> list[dict[str, Any]]:
+def write_results(results: Iterable[ToolResult], *, artifacts: Any = None) -> list[dict[str, Any]]:
     """One ``functionResponse`` part per result, in order: the parts of the next user turn.
 
     A result is ``{"output": value}``: its `ToolResult.structured` value when it has one, else its
-    text; a failure is ``{"error": {"code", "message"}}`` with the text the model reads.
+    text; a failure is ``{"error": {"code", "message"}}`` with the text the model reads. With
+    the dispatcher's ``artifacts`` store, a result's images (`ImageContent`) go as the
+    response's ``parts`` (``inlineData``).
     """
     parts = []
     for result in results:
@@ -302,5 +304,8 @@ def write_results(results: Iterable[ToolResult]) -> list[dict[str, Any]]:
         response: dict[str, Any] = {"name": result.name, "response": payload}
         if not result.call_id.startswith(LOCAL_ID_PREFIX):
             response["id"] = result.call_id
+        pictures = images(result, artifacts)
+        if pictures:
+            response["parts"] = [{"inlineData": {"mimeType": kind, "data": data}} for kind, data in pictures]
         parts.append({"functionResponse": response})
     return parts

@@ -20,7 +20,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from tinytools.providers._common import arguments, field, result_text, sequence, shown
+from tinytools.providers._common import arguments, field, images, result_text, sequence, shown
 from tinytools.results import ToolCall, ToolResult
 from tinytools.tool import Tool
 from tinytools.toolbox import Toolbox
@@ -151,6 +151,19 @@ def read_calls(response: Any) -> list[ToolCall]:
     return calls
 
 
-def write_results(results: Iterable[ToolResult]) -> list[dict[str, Any]]:
-    """One ``{"type": "function_call_output", "call_id", "output"}`` item per result, in order."""
-    return [{"type": "function_call_output", "call_id": r.call_id, "output": result_text(r)} for r in results]
+def write_results(results: Iterable[ToolResult], *, artifacts: Any = None) -> list[dict[str, Any]]:
+    """One ``{"type": "function_call_output", "call_id", "output"}`` item per result, in order.
+
+    With the dispatcher's ``artifacts`` store, a result's images (`ImageContent`) make the
+    output a list: its text as ``input_text``, then each image as an ``input_image`` data URL.
+    """
+    written = []
+    for r in results:
+        output: Any = result_text(r)
+        pictures = images(r, artifacts)
+        if pictures:
+            output = [{"type": "input_text", "text": output}] + [
+                {"type": "input_image", "image_url": f"data:{kind};base64,{data}"} for kind, data in pictures
+            ]
+        written.append({"type": "function_call_output", "call_id": r.call_id, "output": output})
+    return written

@@ -139,7 +139,7 @@ class Service:
         finally:
             if notify is not None:
                 self.routes.close(call.id)
-        return write_results([result])[0]
+        return write_results([result], artifacts=session.artifacts)[0]
 
     @staticmethod
     def fault(name: str, call_id: str, doing: str) -> dict[str, Any]:
@@ -191,12 +191,20 @@ class Service:
 class _Session:
     """One client session's number, dispatcher and injected values."""
 
-    __slots__ = ("inject", "number", "run")
+    __slots__ = ("artifacts", "inject", "number", "run")
 
-    def __init__(self, number: int, run: Callable[..., Awaitable[ToolResult]], inject: Mapping[str, Any] | None):
+    def __init__(
+        self,
+        number: int,
+        run: Callable[..., Awaitable[ToolResult]],
+        inject: Mapping[str, Any] | None,
+        artifacts: Any = None,
+    ):
         self.number = number
         self.run = run
         self.inject = inject
+        self.artifacts = artifacts
+        """The dispatcher's artifact store: a result's images are sent from it."""
 
 
 _Opener = Callable[[Callable[[ToolEvent], Awaitable[None]]], tuple[AsyncDispatcher, "Mapping[str, Any] | None"]]
@@ -261,7 +269,7 @@ class _Routes:
     def new_session(self) -> _Session:
         """A session of its own, with a number no other session of this server has."""
         dispatcher, inject = self._opener(self.report)
-        return _Session(next(self._count), dispatcher.adispatch, inject)
+        return _Session(next(self._count), dispatcher.adispatch, inject, getattr(dispatcher, "artifacts", None))
 
     @staticmethod
     def call_id(session: _Session, context: Any) -> str:

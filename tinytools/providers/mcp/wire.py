@@ -20,7 +20,7 @@ import msgspec
 
 from tinytools.errors import SchemaError
 from tinytools.policy import SideEffect
-from tinytools.providers._common import arguments, field, result_text, sequence, shown
+from tinytools.providers._common import arguments, field, images, result_text, sequence, shown
 from tinytools.results import StructuredError, ToolCall, ToolResult
 from tinytools.schema.validation import compile_validator
 from tinytools.tool import Tool
@@ -148,18 +148,21 @@ def read_calls(request: Any) -> list[ToolCall]:
     return calls
 
 
-def write_results(results: Iterable[ToolResult]) -> list[dict[str, Any]]:
+def write_results(results: Iterable[ToolResult], *, artifacts: Any = None) -> list[dict[str, Any]]:
     """One ``CallToolResult`` per result (camelCase keys), in order.
 
     The text content is `ToolResult.text`. ``structuredContent`` is `ToolResult.structured`
     when the model reads the output itself: as it is when it is an object, else as
     ``{"result": output}``. A result whose content stands in for its output (a summary, a stored
     output's note) has none. Failures set ``isError``. A pending result reads ``Pending: ...``,
-    is not an error, and carries its `Pending` record in ``_meta["tinytools/pending"]``.
+    is not an error, and carries its `Pending` record in ``_meta["tinytools/pending"]``. With
+    the dispatcher's ``artifacts`` store, a result's images follow its text as ``image`` content.
     """
     written = []
     for result in results:
         payload: dict[str, Any] = {"content": [{"type": "text", "text": result_text(result)}]}
+        for kind, data in images(result, artifacts):
+            payload["content"].append({"type": "image", "data": data, "mimeType": kind})
         if result.is_error:
             payload["isError"] = True
         elif result.pending is not None:  # not done: the text says what it waits for
