@@ -244,6 +244,7 @@ def test_a_bad_call_leaves_no_garbage_cycles(arguments: Any, way: str) -> None:
         else Dispatcher(toolbox, on_event=lambda event: None).dispatch  # the general path: bind raises
     )
     run(ToolCall("c0", "get_weather", arguments))  # builds the reader, compiles, starts the loop machinery
+    _wait_for_other_calls()
     gc.collect()
     gc.disable()
     gc.set_debug(gc.DEBUG_SAVEALL)  # keep what a collection finds, to look at it
@@ -258,6 +259,23 @@ def test_a_bad_call_leaves_no_garbage_cycles(arguments: Any, way: str) -> None:
         gc.set_debug(0)
         gc.garbage.clear()
         gc.enable()
+
+
+def _wait_for_other_calls(seconds: float = 20.0) -> None:
+    """Let calls earlier tests left running (stray threads past their timeouts, background tasks) end first.
+
+    Their ends make garbage too, and this test counts only what its own calls leave.
+    """
+    import threading
+    import time
+
+    from tinytools.run.threads import _THREADS
+
+    ends = time.monotonic() + seconds
+    while time.monotonic() < ends and (
+        _THREADS.strays or any(thread.name.startswith("tinytools-task") for thread in threading.enumerate())
+    ):
+        time.sleep(0.05)
 
 
 def _of_a_call(item: Any) -> bool:
