@@ -159,6 +159,8 @@ class Tool(Generic[P, R]):
             self.policy, name, external=external, background=background, reconcile=reconcile, cache_ttl=cache_ttl
         )
         """How calls may outlive their turn (external, background, reconcile, cache), or None."""
+        self.namespace: str | None = None
+        """The prefix `Toolbox.prefixed` gave the name, or None: a provider's namespace for it."""
         self.defer = bool(defer)
         """Left out of exports until a search reveals it; a call to it is refused until then."""
         self.examples = check_examples(examples, input_schema, name)

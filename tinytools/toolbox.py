@@ -233,10 +233,17 @@ class Toolbox:
     def prefixed(self, prefix: str) -> Toolbox:
         """A new toolbox whose tool names (and aliases) all start with ``prefix``.
 
+        Each tool's ``namespace`` is the prefix: OpenAI Responses can declare them as one
+        namespace (``export_tools(..., namespaces=True)``).
+
         Raises:
             ToolDefinitionError: A prefixed name is no longer a valid tool name (too long).
         """
-        return self._renaming({name: prefix + name for name in self._tools}, alias_prefix=prefix)
+        box = self._renaming({name: prefix + name for name in self._tools}, alias_prefix=prefix)
+        if prefix:
+            for item in box._tools.values():
+                item.namespace = prefix  # a copy of this box's tool: OpenAI Responses may group by it
+        return box
 
     def renamed(self, names: Mapping[str, str]) -> Toolbox:
         """A new toolbox with some tools under other names: ``{"old": "new"}``.

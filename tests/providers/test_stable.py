@@ -128,3 +128,44 @@ def test_examples_are_checked_at_definition_and_sent_as_anthropic_input_examples
         with pytest.raises(ToolDefinitionError, match=words):
             tool(book, examples=bad)
     assert "input_examples" not in anthropic.export_tools([tool(book)])[0]
+
+
+def test_a_prefixed_toolbox_is_one_responses_namespace_and_its_calls_come_back_whole() -> None:
+    import pydantic
+    from openai.types.responses import FunctionToolParam, NamespaceToolParam, ResponseFunctionToolCall
+
+    from tinytools import Dispatcher
+    from tinytools.providers import openai_responses
+
+    @tool
+    def lookup(customer: str) -> dict[str, str]:
+        """Find a customer."""
+        return {"customer": customer}
+
+    @tool
+    def ping() -> str:
+        """Answer pong."""
+        return "pong"
+
+    box = Toolbox.merge(Toolbox([lookup]).prefixed("crm_"), [ping])
+    declared = openai_responses.export_tools(box, namespaces=True, output_schema=True)
+    assert [entry["type"] for entry in declared] == ["namespace", "function"]
+    space = declared[0]
+    assert space["name"] == "crm_" and [t["name"] for t in space["tools"]] == ["lookup"]
+    assert space["tools"][0]["output_schema"] == lookup.output_schema
+    pydantic.TypeAdapter(NamespaceToolParam).validate_python(space)
+    pydantic.TypeAdapter(FunctionToolParam).validate_python(declared[1])
+    call = ResponseFunctionToolCall.model_validate(
+        {
+            "type": "function_call",
+            "call_id": "c1",
+            "name": "lookup",
+            "namespace": "crm_",
+            "arguments": '{"customer": "acme"}',
+        }
+    )
+    (read,) = openai_responses.read_calls([call])
+    assert read.name == "crm_lookup"
+    assert Dispatcher(box).dispatch(read).output == {"customer": "acme"}
+    flat = openai_responses.export_tools(box)
+    assert [entry["name"] for entry in flat] == ["crm_lookup", "ping"] and "output_schema" not in flat[0]

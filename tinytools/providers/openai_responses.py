@@ -36,6 +36,8 @@ def export_tools(
     strict: bool = False,
     revealed: Iterable[str] = (),
     tool_search: Literal["hosted", "client"] | None = None,
+    namespaces: bool = False,
+    output_schema: bool = False,
 ) -> list[dict[str, Any]]:
     """The ``tools=`` of a Responses request: ``[{"type": "function", "name", ..., "strict"}]``.
 
@@ -49,15 +51,20 @@ def export_tools(
             run by OpenAI (``"hosted"``) or by the application (``"client"``: answer its
             ``tool_search_call`` items with `write_search`). Read what it found with
             `read_revealed` into ``dispatcher.reveal``.
+        namespaces: Declare the tools of a prefixed toolbox (`Toolbox.prefixed`) as one
+            ``namespace`` named by the prefix, each under its name without it; `read_calls`
+            puts the prefix back on the calls' names.
+        output_schema: Declare each tool's output schema (``output_schema``) where it has one.
 
     Raises:
         SchemaError: ``strict`` is set and a schema cannot be made strict.
     """
     if tool_search is None:
-        return [_function(tool, strict) for tool in shown(tools, revealed)]
+        declared_now = [_function(tool, strict, output_schema) for tool in shown(tools, revealed)]
+        return _grouped(declared_now, shown(tools, revealed)) if namespaces else declared_now
     box = tools if isinstance(tools, Toolbox) else Toolbox(tools)
-    declared = [_function(tool, strict) for tool in box.shown()]
-    declared += [{**_function(tool, strict), "defer_loading": True} for tool in box if tool.defer]
+    declared = [_function(tool, strict, output_schema) for tool in box.shown()]
+    declared += [{**_function(tool, strict, output_schema), "defer_loading": True} for tool in box if tool.defer]
     if tool_search == "hosted":
         declared.append({"type": "tool_search"})
     elif tool_search == "client":
@@ -78,14 +85,35 @@ _SEARCH = {
 }
 
 
-def _function(tool: Tool[..., Any], strict: bool) -> dict[str, Any]:
-    return {
+def _function(tool: Tool[..., Any], strict: bool, output_schema: bool = False) -> dict[str, Any]:
+    declared: dict[str, Any] = {
         "type": "function",
         "name": tool.name,
         "description": tool.description,
         "parameters": tool.strict().schema if strict else tool.input_schema,
         "strict": strict,
     }
+    if output_schema and tool.output_schema is not None:
+        declared["output_schema"] = tool.output_schema
+    return declared
+
+
+def _grouped(declared: list[dict[str, Any]], tools: list[Tool[..., Any]]) -> list[dict[str, Any]]:
+    """Tools with a namespace gathered into one ``namespace`` entry each, where the first one stood."""
+    grouped: list[dict[str, Any]] = []
+    spaces: dict[str, dict[str, Any]] = {}
+    for declaration, tool in zip(declared, tools, strict=True):
+        prefix = tool.namespace
+        if prefix is None or not tool.name.startswith(prefix):
+            grouped.append(declaration)
+            continue
+        space = spaces.get(prefix)
+        if space is None:
+            description = f"Tools whose names start with {prefix!r}."
+            space = spaces[prefix] = {"type": "namespace", "name": prefix, "description": description, "tools": []}
+            grouped.append(space)
+        space["tools"].append({**declaration, "name": tool.name[len(prefix) :]})
+    return grouped
 
 
 def read_revealed(response: Any) -> list[str]:
@@ -136,7 +164,8 @@ def read_calls(response: Any) -> list[ToolCall]:
 
     Takes a ``Response`` (the SDK's object or its JSON as a dict), its ``output`` list, or
     one item. Other items (messages, reasoning) are skipped; ``custom_tool_call`` items are
-    read with their ``input`` as the arguments.
+    read with their ``input`` as the arguments. A call in a ``namespace`` names the tool by
+    the namespace (the prefix) and its name together.
     """
     output = field(response, "output")
     items = sequence(output if output is not None else response)
@@ -147,7 +176,8 @@ def read_calls(response: Any) -> list[ToolCall]:
             continue
         call_id = field(item, "call_id", "id") or f"call_{index}"
         sent = field(item, _CALL_ITEMS[kind])
-        calls.append(ToolCall(str(call_id), str(field(item, "name") or ""), arguments("" if sent is None else sent)))
+        name = str(field(item, "namespace") or "") + str(field(item, "name") or "")  # a namespace is the prefix
+        calls.append(ToolCall(str(call_id), name, arguments("" if sent is None else sent)))
     return calls
 
 
