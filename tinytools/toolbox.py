@@ -354,9 +354,10 @@ class Toolbox:
         indexed = self._index
         if indexed is None:
             tools = list(self._tools.values())  # a snapshot: a tool added meanwhile waits for the next index
-            indexed = self._index = (tools, ToolIndex([document_of(item) for item in tools]))
-        tools, index = indexed
-        among = frozenset(i for i, item in enumerate(tools) if item.defer) if deferred_only else None
+            deferred = frozenset(number for number, item in enumerate(tools) if item.defer)
+            indexed = self._index = (tools, ToolIndex([document_of(item) for item in tools]), deferred)
+        tools, index, deferred = indexed  # which tools are deferred is worked out once, with the index
+        among = deferred if deferred_only else None
         return [tools[number] for number, _ in index.search(query[:_MAX_QUERY], k, among=among)]
 
     def fingerprint(self, provider: str = "openai", **options: Any) -> str:

@@ -26,6 +26,7 @@ import os
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Awaitable, Callable
 from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any
@@ -288,12 +289,15 @@ class Durable:
     # reused results
 
     def _cache_key(self, tool: Tool[..., Any], arguments: Any) -> str:
-        fn = tool.fn
-        where = f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', '')}"
-        local = "<locals>" in where or getattr(fn, "__closure__", None) or getattr(fn, "__self__", None) is not None
-        if local or not hasattr(fn, "__qualname__"):
-            where += f"@{os.getpid()}:{id(fn)}"  # made by a factory: its results are its own
-        return hashlib.sha256(f"{tool.name}\0{where}\0".encode() + canonical(arguments)).hexdigest()
+        prefix = _CACHE_PREFIXES.get(tool)
+        if prefix is None:  # once per tool: which function's results these are
+            fn = tool.fn
+            where = f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', '')}"
+            local = "<locals>" in where or getattr(fn, "__closure__", None) or getattr(fn, "__self__", None) is not None
+            if local or not hasattr(fn, "__qualname__"):
+                where += f"@{os.getpid()}:{id(fn)}"  # made by a factory: its results are its own
+            prefix = _CACHE_PREFIXES[tool] = f"{tool.name}\0{where}\0".encode()
+        return hashlib.sha256(prefix + canonical(arguments)).hexdigest()
 
     def reused(self, flight: Flight) -> ToolResult | None:
         """A read-only tool's stored result for the same arguments, if one has not expired."""
@@ -455,6 +459,8 @@ def _same(data: Any, answer: Any) -> bool:
 
 
 _PROCESS_CACHE = MemoryJournal()
+_CACHE_PREFIXES: weakref.WeakKeyDictionary[Tool[..., Any], bytes] = weakref.WeakKeyDictionary()
+"""Each cached tool's key prefix: its name and which function's results they are."""
 """Reused results of dispatchers without a journal: shared by the whole process."""
 
 
