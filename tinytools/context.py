@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from tinytools.errors import NeedsInput
+from tinytools.errors import CancelledCall, NeedsInput
 from tinytools.events import ToolEvent, ToolOutputChunk, ToolProgress
 from tinytools.results import ToolCall
 
@@ -87,8 +87,11 @@ class Invocation(msgspec.Struct, frozen=True):
 class IdempotencyKey(str):
     """The call's idempotency key, for a tool to pass on to an outside API (injected by type).
 
-    The same run, tool and arguments give the same key in every process, so an API that
-    deduplicates by key applies a repeated call once.
+    It is made from the run and the call id, so a call sent again (after a crash, by a provider
+    that retries) gets the same key in every process, and an API that deduplicates by key
+    applies it once; two calls are two keys. A tool that declares ``@tool(idempotency_key=fn)``
+    gets the key of the act ``fn`` names (its run, the tool and ``fn``'s value), the same for
+    every call of that act.
     """
 
     __slots__ = ()
@@ -283,7 +286,3 @@ class CancellationToken:
         """Raise `CancelledCall` if cancellation was requested (for cooperative tools)."""
         if self.cancelled:
             raise CancelledCall(self.reason or "cancelled")
-
-
-class CancelledCall(Exception):
-    """Raised by `CancellationToken.raise_if_cancelled` inside a tool that stops early."""

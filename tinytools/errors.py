@@ -12,6 +12,10 @@ model something.
     ├── InjectionError (LookupError)          the application did not supply an injected value
     ├── TransferError (TypeError)             a value cannot travel to the executor a tool runs on
     ├── ResultError (ValueError)              a ToolResult that breaks its own rules
+    ├── JournalError (RuntimeError)           the journal cannot be used: unreachable, foreign, corrupt
+    ├── PendingError                          a pending call cannot be resumed as asked
+    ├── NeedsInput                            raised by a tool that waits for the user's answer
+    ├── CancelledCall                         raised by a cooperative tool that stops when cancelled
     ├── CallError                             a tool call the model got wrong
     │   ├── ArgumentsError (ValueError)       arguments failed to decode or validate
     │   └── ToolNotFound (LookupError)        no tool of that name
@@ -28,7 +32,9 @@ __all__ = [
     "MAX_LISTED",
     "ArgumentsError",
     "CallError",
+    "CancelledCall",
     "InjectionError",
+    "JournalError",
     "NeedsInput",
     "PendingError",
     "ResultError",
@@ -373,6 +379,14 @@ class PendingError(TinyToolsError):
         self.code = code
         self.pointer = pointer
         super().__init__(message)
+
+
+class JournalError(TinyToolsError, RuntimeError):
+    """The journal cannot be used: unreachable, another program's tables, another format, or a corrupt entry."""
+
+
+class CancelledCall(TinyToolsError):
+    """Raised by `CancellationToken.raise_if_cancelled` inside a tool that stops early."""
 
 
 class ToolDefinitionWarning(UserWarning):

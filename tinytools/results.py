@@ -18,6 +18,7 @@ __all__ = [
     "ImageContent",
     "JsonContent",
     "Pending",
+    "PendingCall",
     "PendingRequest",
     "Status",
     "StructuredError",
@@ -125,6 +126,21 @@ class Pending(msgspec.Struct, frozen=True):
     """The message and the expected answer's schema."""
     expires_at: float
     """When the call ends by itself if nobody answers (seconds since the epoch)."""
+
+
+class PendingCall(msgspec.Struct, frozen=True):
+    """A call that waits, as an inbox lists it (`Dispatcher.pending`)."""
+
+    call_id: str
+    """The call's id."""
+    run_id: str
+    """The run the call belongs to."""
+    tool: str
+    """The tool it calls."""
+    arguments: Any
+    """Its validated arguments as they stand (an approver's edit included), scrubbed of secrets."""
+    pending: Pending
+    """What it waits for (``kind``, ``request``, ``expires_at``) and the ``handle`` that resumes it."""
 
 
 class ToolOutput:

@@ -9,6 +9,7 @@ nothing here is computed per call.
 from __future__ import annotations
 
 import copy
+import itertools
 import sys
 import types
 import warnings
@@ -55,6 +56,8 @@ R = TypeVar("R")
 
 _RUNTIME_SOURCES = frozenset({"token", "invocation", "progress", "stores", "key", "ask", "discovery"})
 _encode = msgspec.json.encode
+_INVOCATIONS = itertools.count(1)
+"""Numbers the calls `Tool.invoke` makes: each is a call of its own (a call is its id)."""
 
 
 class Tool(Generic[P, R]):
@@ -96,6 +99,7 @@ class Tool(Generic[P, R]):
         background: bool = False,
         reconcile: Callable[..., Any] | None = None,
         cache_ttl: float | None = None,
+        idempotency_key: Callable[[dict[str, Any]], Any] | None = None,
         defer: bool = False,
         examples: Iterable[dict[str, Any]] | None = None,
     ):
@@ -149,16 +153,11 @@ class Tool(Generic[P, R]):
         self.expose_errors = check_exposed(expose_errors, name)
         """Exception types (besides `ToolError`) whose message the model may read."""
         self._hide(slots)
-        if cache_ttl is not None and "inject" in self.injection_sources.values():
-            raise ToolDefinitionError(
-                "cache_ttl= reuses results across runs by the arguments alone; a tool that takes injected "
-                "values (a user, a session) may answer differently for each, so it cannot be cached",
-                tool=name,
-            )
         self.durable = check_durable(
-            self.policy, name, external=external, background=background, reconcile=reconcile, cache_ttl=cache_ttl
-        )
-        """How calls may outlive their turn (external, background, reconcile, cache), or None."""
+            self.policy, name, external=external, background=background, reconcile=reconcile,
+            cache_ttl=cache_ttl, idempotency_key=idempotency_key, injected=self.injected,
+        )  # fmt: skip
+        """How calls may outlive their turn (external, background, reconcile, cache, idempotency key), or None."""
         self.namespace: str | None = None
         """The prefix `Toolbox.prefixed` gave the name, or None: a provider's namespace for it."""
         self.defer = bool(defer)
@@ -330,7 +329,7 @@ class Tool(Generic[P, R]):
 
     def _call(self, arguments: Mapping[str, Any] | str | None) -> ToolCall:
         given: Any = {} if arguments is None else arguments
-        return ToolCall(id=f"invoke-{self.name}", name=self.name, arguments=given)
+        return ToolCall(id=f"invoke-{self.name}-{next(_INVOCATIONS)}", name=self.name, arguments=given)
 
     def definition(self) -> dict[str, Any]:
         """The neutral declaration: ``{"name", "description", "input_schema"}``."""
@@ -386,6 +385,7 @@ def tool(
     background: bool = False,
     reconcile: Callable[..., Any] | None = None,
     cache_ttl: float | None = None,
+    idempotency_key: Callable[[dict[str, Any]], Any] | None = None,
     defer: bool = False,
     examples: Iterable[dict[str, Any]] | None = None,
 ) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
@@ -406,7 +406,9 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     turn: ``external`` (the application runs it elsewhere and resumes the pending call with the
     output), ``background`` (a call runs on after its turn, pending until it ends),
     ``reconcile`` (a function asked, after a crash, whether a started call happened) and
-    ``cache_ttl`` (seconds a read-only tool's result is reused for the same arguments); and
+    ``cache_ttl`` (seconds a read-only tool's result is reused for the same arguments), and
+    ``idempotency_key`` (a function of the validated, converted arguments saying what "the same
+    act" is: calls of a run with the same key are one call, answered from the journal); and
     ``defer`` (left out of exports until a tool search reveals it in a run); and ``examples``
     (whole calls' arguments, each checked against the schema now: Anthropic's ``input_examples``).
 

@@ -100,6 +100,8 @@ class Durable(msgspec.Struct, frozen=True):
     """Asked, after a crash, whether a call that started ever happened (see `Dispatcher`)."""
     cache_ttl: float | None = None
     """Seconds a result may be reused for the same arguments (read-only tools)."""
+    idempotency_key: Callable[[dict[str, Any]], Any] | None = None
+    """What "the same act" is in the tool's domain: calls of a run whose arguments give the same key are one call."""
 
 
 def check_durable(
@@ -110,18 +112,29 @@ def check_durable(
     background: bool,
     reconcile: Callable[..., Any] | None,
     cache_ttl: float | None,
+    idempotency_key: Callable[[dict[str, Any]], Any] | None = None,
+    injected: tuple[str, ...] = (),
 ) -> Durable | None:
     """The tool's `Durable` options, None when it has none.
 
     Raises:
         ToolDefinitionError: The options contradict each other or the policy.
     """
-    if not (external or background or reconcile is not None or cache_ttl is not None):
+    if not (external or background or reconcile is not None or cache_ttl is not None or idempotency_key is not None):
         return None
     if external and background:
         raise ToolDefinitionError("a tool is external or runs in the background, not both", tool=name)
-    if reconcile is not None and not callable(reconcile):
-        raise ToolDefinitionError(f"reconcile= takes a function, not {reconcile!r}", tool=name)
+    for option, value in (("reconcile", reconcile), ("idempotency_key", idempotency_key)):
+        if value is not None and not callable(value):
+            raise ToolDefinitionError(f"{option}= takes a function, not {value!r}", tool=name)
+    if cache_ttl is not None and injected:
+        raise ToolDefinitionError(
+            "cache_ttl= reuses a result for every caller that sends the same arguments; this tool takes "
+            f"per-call values ({', '.join(injected)}) that may differ between callers (a user, a session, "
+            "an Invocation), so its results cannot be shared. Drop cache_ttl=, or cache inside the tool "
+            "by what the value depends on",
+            tool=name,
+        )
     if cache_ttl is not None:
         if isinstance(cache_ttl, bool) or not isinstance(cache_ttl, (int, float)) or cache_ttl <= 0:
             raise ToolDefinitionError(f"cache_ttl must be a positive number of seconds, not {cache_ttl!r}", tool=name)
@@ -130,7 +143,8 @@ def check_durable(
                 "cache_ttl= reuses results, which only a read-only tool may do; declare policy=ToolPolicy.read_only()",
                 tool=name,
             )
-    return Durable(bool(external), bool(background), reconcile, None if cache_ttl is None else float(cache_ttl))
+    ttl = None if cache_ttl is None else float(cache_ttl)
+    return Durable(bool(external), bool(background), reconcile, ttl, idempotency_key)
 
 
 def check_examples(examples: Any, schema: Any, name: str) -> tuple[dict[str, Any], ...]:

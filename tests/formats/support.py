@@ -202,9 +202,9 @@ def metered(monkeypatch: pytest.MonkeyPatch, budget: int) -> Iterator[Meter]:
     monkeypatch.setattr(_text, "candidate_pattern", candidates)
     original_id = _text.call_id
 
-    def counted_id(offset: int, index: int, content: str) -> str:
+    def counted_id(turn: str, offset: int, index: int, content: str) -> str:
         meter.charge(len(content) + 1)
-        return original_id(offset, index, content)
+        return original_id(turn, offset, index, content)
 
     monkeypatch.setattr(_text, "call_id", counted_id)
     yield meter

@@ -73,13 +73,15 @@ def test_decorated_tools_round_trip(format: ToolFormat, data: st.DataObject) -> 
     assert dispatch(call[0], [made], inject=dict.fromkeys(signature.injected)).status == "succeeded"
 
 
-def test_ids_are_deterministic_and_distinct() -> None:
+def test_ids_are_deterministic_within_a_turn_and_distinct_across_turns() -> None:
     tool = Tool.from_schema("t", "", {"type": "object", "additionalProperties": False}, lambda: None)
     text = '{"name": "t", "arguments": {}} {"name": "t", "arguments": {}}'
-    first, second = parse_calls(text, [tool])
+    first, second = parse_calls(text, [tool], turn="7")
     assert first.id != second.id
-    assert [call.id for call in parse_calls(text, [tool])] == [first.id, second.id]
-    assert first.id == "call_" + __import__("hashlib").sha256(b'0:0:["t",{}]').hexdigest()[:16]
+    assert [call.id for call in parse_calls(text, [tool], turn="7")] == [first.id, second.id]
+    assert first.id == "call_" + __import__("hashlib").sha256(b'7:0:0:["t",{}]').hexdigest()[:16]
+    assert not {first.id, second.id} & {call.id for call in parse_calls(text, [tool], turn="8")}
+    assert not {first.id, second.id} & {call.id for call in parse_calls(text, [tool])}
 
 
 GARBAGE = ['{"name": "search", "arguments": ', "<search>", "<query>", "</search>", "search(", '"', "'", "]]>"]

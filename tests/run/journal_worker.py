@@ -3,8 +3,9 @@
     python journal_worker.py JOURNAL EFFECTS MODE [ARG]
 
 ``MODE`` is ``batch`` (the 200 calls of `calls`, in chunks, in order), ``race`` (the same calls,
-shuffled by ``ARG`` as a seed), ``defer`` (one call an approver defers: prints its handle) or
-``resume`` (resumes the handle ``ARG``). Every final result is printed as one JSON line as soon as
+shuffled by ``ARG`` as a seed), ``defer`` (one call an approver defers: prints its handle),
+``inbox`` (three deferred calls, one of them given a secret) or ``resume`` (resumes the handle
+``ARG``, with the secret). Every final result is printed as one JSON line as soon as
 it is known. The tools record each side effect in the ``EFFECTS`` SQLite file, one row per act,
 so a call that ran twice shows as two rows.
 """
@@ -16,8 +17,9 @@ import sqlite3
 import sys
 import time
 from pathlib import Path
+from typing import Annotated
 
-from tinytools import Dispatcher, IdempotencyKey, RunContext, SQLiteJournal, ToolCall, ToolPolicy, tool
+from tinytools import Dispatcher, IdempotencyKey, Injected, RunContext, SQLiteJournal, ToolCall, ToolPolicy, tool
 from tinytools.policy import Approval, PolicyMiddleware, require_approval
 
 EFFECTS = Path(sys.argv[2]) if __name__ == "__main__" else Path("effects.db")
@@ -62,6 +64,16 @@ def release(n: int, key: IdempotencyKey) -> str:
     return f"released {n}"
 
 
+SECRET = "sk-live-0123456789abcdef"
+
+
+@tool(policy=ToolPolicy().with_access(approval_required=True))
+def wire(n: int, note: str, api_key: Annotated[str, Injected("api_key", secret=True)]) -> str:
+    """Wire money with a secret key, once a person approves."""
+    _act("wire", n, api_key[-4:])
+    return f"wired {n}"
+
+
 def calls() -> list[ToolCall]:
     """The same 200 calls in every process: three tools, fast and slow."""
     names = ["charge", "transfer", "refresh", "charge"]
@@ -77,15 +89,21 @@ def main() -> None:
     journal, mode = SQLiteJournal(sys.argv[1]), sys.argv[3]
     later = PolicyMiddleware([require_approval(lambda request: Approval.defer("A person decides."))])
     dispatcher = Dispatcher(
-        [charge, transfer, refresh, release], journal=journal, signing_key=KEY,
+        [charge, transfer, refresh, release, wire], journal=journal, signing_key=KEY,
         context=RunContext(run_id=RUN), middleware=[later], max_concurrency=4,
     )  # fmt: skip
     if mode == "defer":
         waiting = dispatcher.dispatch(ToolCall("defer-1", "release", {"n": 1}))
         print(waiting.to_json().decode(), flush=True)
         return
+    if mode == "inbox":
+        for n in (1, 2):
+            dispatcher.dispatch(ToolCall(f"inbox-{n}", "release", {"n": n}))
+        dispatcher.dispatch(ToolCall("inbox-3", "wire", {"n": 3, "note": f"key {SECRET}"}), inject={"api_key": SECRET})
+        return
     if mode == "resume":
-        print(dispatcher.resume(sys.argv[4], {"approved": True}).to_json().decode(), flush=True)
+        answer = dispatcher.resume(sys.argv[4], {"approved": True}, inject={"api_key": SECRET})
+        print(answer.to_json().decode(), flush=True)
         return
     todo = calls()
     if mode == "race":

@@ -134,6 +134,30 @@ def test_a_deferred_approval_is_resumed_by_another_process(tmp_path: Path) -> No
     assert again == final and _acts(effects) == Counter({("release", 1): 1})
 
 
+def test_an_inbox_lists_the_calls_another_process_parked_and_resumes_one(tmp_path: Path) -> None:
+    journal, effects = tmp_path / "journal.db", tmp_path / "effects.db"
+    journal_worker.prepare(effects)
+    _finish(_start(journal, effects, "inbox"))
+    key = journal_worker.KEY
+    inbox = Dispatcher([], journal=SQLiteJournal(journal), signing_key=key, context=RunContext(run_id="the-run"))
+    listed = inbox.pending()
+    assert [(item.call_id, item.tool, item.pending.kind) for item in listed] == [
+        ("inbox-1", "release", "approval"),
+        ("inbox-2", "release", "approval"),
+        ("inbox-3", "wire", "approval"),
+    ]
+    assert [item.arguments for item in listed[:2]] == [{"n": 1}, {"n": 2}]
+    assert listed[2].arguments["n"] == 3 and journal_worker.SECRET[:8] not in json.dumps(listed[2].arguments)
+    assert all(item.pending.request.message == "A person decides." and item.run_id == "the-run" for item in listed)
+    assert all(item.pending.expires_at > time.time() + 3000 for item in listed)
+    assert Dispatcher([], journal=SQLiteJournal(journal), context=RunContext(run_id="another run")).pending() == []
+    assert len(Dispatcher([], journal=SQLiteJournal(journal)).pending(all_runs=True)) == 3
+    final = json.loads(_finish(_start(journal, effects, "resume", listed[2].pending.handle)))
+    assert (final["call_id"], final["output"]) == ("inbox-3", "wired 3")
+    assert [item.call_id for item in inbox.pending()] == ["inbox-1", "inbox-2"]
+    assert _acts(effects) == Counter({("wire", 3): 1})
+
+
 def test_a_file_that_is_not_a_journal_is_refused(tmp_path: Path) -> None:
     noise = tmp_path / "noise.db"
     noise.write_bytes(os.urandom(8192))
@@ -288,7 +312,7 @@ def test_a_call_left_started_by_a_dead_worker(
     journal = SQLiteJournal(tmp_path / "journal.db")
     dispatcher = Dispatcher([send, post], journal=journal, context=RunContext(run_id="r"))
     arguments = canonical({"n": n})
-    key = dispatcher.durable.key_of(dispatcher.toolbox.get(tool_name), arguments)
+    key = dispatcher.durable.call_key("c1")
     left = Entry(key=key, run_id="r", call_id="c1", tool=tool_name, arguments=arguments, owner=_dead_owner())
     assert journal.claim(left) is None
     result = dispatcher.dispatch(ToolCall("c1", tool_name, {"n": n}))

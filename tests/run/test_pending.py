@@ -21,6 +21,7 @@ from tinytools import (
     IdempotencyKey,
     Injected,
     InjectionError,
+    JournalError,
     MemoryJournal,
     NeedsInput,
     PendingError,
@@ -162,12 +163,26 @@ def test_a_call_sent_again_while_pending_gets_the_same_pending_result(tmp_path: 
 
 @pytest.mark.parametrize(
     "handle",
-    ["", "nonsense", "a.b.c", "k.1.", 17, None],
+    ["", "nonsense", "a.b.c", "k.1.", "k.\u00b2.sig", "k\u00e9.1.sig", "k.1.sig\u00e9", "k\ud800.1.s"],
 )
-def test_a_handle_that_fails_verification_is_refused(tmp_path: Path, handle: Any) -> None:
-    with pytest.raises(PendingError) as refused:
+def test_a_handle_that_fails_verification_is_refused(tmp_path: Path, handle: str) -> None:
+    dispatcher = make(tmp_path)
+    for entry in (dispatcher.resume, dispatcher.poll, dispatcher.cancel_pending):
+        with pytest.raises(PendingError) as refused:
+            entry(handle, {"approved": True}) if entry is dispatcher.resume else entry(handle)
+        assert refused.value.code == "bad_handle"
+
+
+@pytest.mark.parametrize("handle", [17, None, b"k.1.sig"])
+def test_a_handle_that_is_not_text_is_a_type_error_naming_it(tmp_path: Path, handle: Any) -> None:
+    with pytest.raises(TypeError, match="handle"):
         make(tmp_path).resume(handle, {"approved": True})
-    assert refused.value.code == "bad_handle"
+
+
+@pytest.mark.parametrize("key", ["", b""])
+def test_an_empty_signing_key_is_refused(key: Any) -> None:
+    with pytest.raises(ValueError, match="signing_key"):
+        Dispatcher(TOOLS, signing_key=key)
 
 
 def test_a_tampered_or_foreign_handle_is_refused(tmp_path: Path) -> None:
@@ -255,7 +270,7 @@ def test_a_background_call_is_pending_until_it_finishes(tmp_path: Path) -> None:
     RELEASE.set()
     final = dispatcher.resume(waiting.pending.handle)
     assert final.status == "succeeded" and final.output["n"] == 42 and final.call_id == "c6"
-    assert final.output["key"] == dispatcher.durable.key_of(crunch, b'{"n":21}')
+    assert final.output["key"] == dispatcher.durable.call_key("c6")
     assert dispatcher.poll(waiting.pending.handle) == final
     assert DONE == ["crunch 21"]
 
@@ -341,18 +356,18 @@ def test_writers_render_a_pending_result_as_text_and_not_as_an_error(tmp_path: P
     assert item["content"] == "Pending: A person decides."
 
 
-def test_the_idempotency_key_depends_on_the_run_the_tool_and_the_arguments(tmp_path: Path) -> None:
+def test_the_idempotency_key_is_the_calls_run_and_id_stable_across_resends(tmp_path: Path) -> None:
     keys = {}
     for run in ("run-1", "run-2"):
         for n in (1, 2):
             dispatcher = make(tmp_path / run / str(n), run=run)
-            waiting = dispatcher.dispatch(ToolCall(f"c{n}", "crunch", {"n": n}))
+            waiting = dispatcher.dispatch(ToolCall(f"c{n}", "crunch", {"n": 1}))  # equal arguments, two calls
             assert waiting.pending is not None
             RELEASE.set()
             keys[run, n] = dispatcher.resume(waiting.pending.handle).output["key"]
     assert len(set(keys.values())) == 4
-    again = make(tmp_path / "again", run="run-1")
-    waiting = again.dispatch(ToolCall("other id", "crunch", {"n": 1}))
+    again = make(tmp_path / "again", run="run-1")  # the same call sent again, to another process of the run
+    waiting = again.dispatch(ToolCall("c1", "crunch", {"n": 1}))
     assert waiting.pending is not None
     assert again.resume(waiting.pending.handle).output["key"] == keys["run-1", 1]
 
@@ -362,8 +377,10 @@ def test_a_call_id_reused_for_other_arguments_in_a_journaled_run_is_refused(tmp_
     assert dispatcher.dispatch(ToolCall("c1", "pay", {"amount": 1})).output == "paid 1"
     reused = dispatcher.dispatch(ToolCall("c1", "pay", {"amount": 2}))
     assert reused.error is not None and reused.error.code == "duplicate_call_id"
-    assert dispatcher.dispatch(ToolCall("c2", "pay", {"amount": 1})).output == "paid 1"  # answered, not run
-    assert DONE == ["pay 1"]
+    again = dispatcher.dispatch(ToolCall("c1", "pay", '{ "amount" : 1 }'))  # the same call, spelled otherwise
+    assert (again.status, again.output) == ("succeeded", "paid 1")
+    assert dispatcher.dispatch(ToolCall("c2", "pay", {"amount": 1})).output == "paid 1"  # another call: it runs
+    assert DONE == ["pay 1", "pay 1"]
 
 
 READS: list[str] = []
@@ -476,7 +493,7 @@ def test_tools_that_cannot_be_cached_safely_are_refused_or_kept_apart() -> None:
         """Read the user's mail."""
         return user
 
-    with pytest.raises(ToolDefinitionError, match="injected"):
+    with pytest.raises(ToolDefinitionError, match="per-call values"):
         tool(mail, cache_ttl=60, policy=ToolPolicy.read_only())
 
     def secret_of(tenant: str) -> Any:
@@ -578,3 +595,118 @@ def test_a_secret_in_a_requested_schema_is_scrubbed(tmp_path: Path) -> None:
     assert waiting.pending is not None
     assert "hunter2" not in str(waiting.pending.request.schema)
     assert b"hunter2" not in (tmp_path / "j.db").read_bytes()
+
+
+# --- pending calls that cannot be lost -------------------------------------------------------
+
+STARTS: list[int] = []
+
+
+@tool(policy=ToolPolicy().with_access(approval_required=True))
+def transfer(amount: int, bank: Annotated[str, Injected("bank")]) -> str:
+    """Transfer money through the user's bank, once approved."""
+    DONE.append(f"transfer {amount} via {bank}")
+    return f"sent {amount}"
+
+
+@tool(background=True)
+def index(folder: str, disk: Annotated[str, Injected("disk")]) -> str:
+    """Index a folder of a disk, in the background."""
+    STARTS.append(1)
+    RELEASE.wait(10)
+    return f"indexed {folder} on {disk}"
+
+
+@pytest.mark.parametrize("journal", [True, False])
+def test_an_approval_resumed_without_its_injected_values_keeps_waiting(tmp_path: Path, journal: bool) -> None:
+    dispatcher = make(tmp_path, journal=journal)
+    dispatcher.toolbox.add(transfer)
+    waiting = dispatcher.dispatch(ToolCall("t1", "transfer", {"amount": 7}), inject={"bank": "ing"})
+    assert waiting.pending is not None
+    with pytest.raises(InjectionError) as missing:
+        dispatcher.resume(waiting.pending.handle, {"approved": True})
+    assert (missing.value.tool, missing.value.parameter) == ("transfer", "bank")
+    assert dispatcher.poll(waiting.pending.handle).status == "pending"
+    assert [item.call_id for item in dispatcher.pending()] == ["t1"]
+    final = dispatcher.resume(waiting.pending.handle, {"approved": True}, inject={"bank": "ing"})
+    assert (final.status, final.output, DONE) == ("succeeded", "sent 7", ["transfer 7 via ing"])
+    assert dispatcher.pending() == []
+
+
+@pytest.mark.parametrize("journal", [True, False])
+def test_a_background_call_that_cannot_start_says_so_at_once(tmp_path: Path, journal: bool) -> None:
+    STARTS.clear()
+    dispatcher = make(tmp_path, journal=journal)
+    dispatcher.toolbox.add(index)
+    with pytest.raises(InjectionError) as missing:
+        dispatcher.dispatch(ToolCall("i1", "index", {"folder": "docs"}))
+    assert (missing.value.tool, missing.value.parameter) == ("index", "disk")
+    assert dispatcher.pending() == [] and STARTS == []
+    RELEASE.set()
+    waiting = dispatcher.dispatch(ToolCall("i1", "index", {"folder": "docs"}), inject={"disk": "d0"})
+    assert waiting.pending is not None
+    assert dispatcher.resume(waiting.pending.handle).output == "indexed docs on d0" and STARTS == [1]
+
+
+@pytest.mark.parametrize("entry", ["dispatch", "adispatch", "dispatch_many"])
+def test_a_background_call_sent_again_without_a_journal_starts_once(tmp_path: Path, entry: str) -> None:
+    STARTS.clear()
+    dispatcher = make(tmp_path, journal=False)
+    dispatcher.toolbox.add(index)
+
+    def send(call_id: str) -> Any:
+        call = ToolCall(call_id, "index", {"folder": "docs"})
+        if entry == "adispatch":
+            return asyncio.run(dispatcher.adispatch(call, inject={"disk": "d0"}))
+        if entry == "dispatch_many":
+            return dispatcher.dispatch_many([call], inject={"disk": "d0"})[0]
+        return dispatcher.dispatch(call, inject={"disk": "d0"})
+
+    first, again = send("i1"), send("i1")
+    assert first.pending is not None and again.pending is not None
+    assert again.pending.handle == first.pending.handle
+    RELEASE.set()
+    final = dispatcher.resume(first.pending.handle)
+    assert send("i1") == final and STARTS == [1]
+    second = send("i2")
+    assert second.pending is not None
+    assert dispatcher.resume(second.pending.handle).status == "succeeded" and STARTS == [1, 1]
+
+
+def _spoil(path: Path, column: str, run: str | None = None) -> None:
+    import sqlite3
+
+    with sqlite3.connect(path) as db:
+        where = "" if run is None else f" WHERE run_id = '{run}'"
+        db.execute(f"UPDATE tinytools_journal SET {column} = x'00ff7b'{where}")
+
+
+def test_a_journal_entry_that_cannot_be_read_is_a_journal_error_never_a_decoder_error(tmp_path: Path) -> None:
+    dispatcher = make(tmp_path)
+    waiting = dispatcher.dispatch(ToolCall("c1", "pay", {"amount": 5}))
+    assert waiting.pending is not None
+    _spoil(tmp_path / "journal.db", "pending")
+    for attempt in (
+        lambda: dispatcher.dispatch(ToolCall("c1", "pay", {"amount": 5})),
+        lambda: dispatcher.poll(waiting.pending.handle),
+        lambda: dispatcher.resume(waiting.pending.handle, {"approved": True}),
+    ):
+        with pytest.raises(JournalError, match="'c1'"):
+            attempt()
+    assert dispatcher.pending() == []  # left out, and logged
+    finished = make(tmp_path / "done", middleware=[PolicyMiddleware([require_approval(lambda request: True)])])
+    assert finished.dispatch(ToolCall("c2", "pay", {"amount": 1})).output == "paid 1"
+    _spoil(tmp_path / "done" / "journal.db", "result")
+    with pytest.raises(JournalError, match="final result"):
+        finished.dispatch(ToolCall("c2", "pay", {"amount": 1}))
+    assert DONE == ["pay 1"]
+
+
+def test_one_unreadable_entry_of_another_run_never_stops_expire(tmp_path: Path) -> None:
+    other = make(tmp_path, run="other-run")
+    assert other.dispatch(ToolCall("o1", "pay", {"amount": 1})).pending is not None
+    _spoil(tmp_path / "journal.db", "pending", run="other-run")
+    mine = make(tmp_path, middleware=[defer(ttl=0.01)])
+    assert mine.dispatch(ToolCall("m1", "pay", {"amount": 2})).pending is not None
+    ended = mine.expire(now=time.time() + 1)
+    assert [(result.call_id, result.status) for result in ended] == [("m1", "failed")]

@@ -63,12 +63,13 @@ def format_of(tool: Tool[..., Any]) -> ToolFormat:
     return found if isinstance(found, ToolFormat) else ToolFormat.json()
 
 
-def call_id(offset: int, index: int, content: str) -> str:
-    """A deterministic id for a call without one, from its position and content.
+def call_id(turn: str, offset: int, index: int, content: str) -> str:
+    """The id of a call the model wrote without one: from its turn, position and text.
 
-    The same reply always gives the same ids, in every run.
+    Within one ``turn`` the same reply gives the same ids; another turn never shares one, so a
+    journal that answers call ids it has seen never answers a new turn's call with an old result.
     """
-    digest = hashlib.sha256(f"{offset}:{index}:{content}".encode("utf-8", "surrogatepass"))
+    digest = hashlib.sha256(f"{turn}:{offset}:{index}:{content}".encode("utf-8", "surrogatepass"))
     return "call_" + digest.hexdigest()[:16]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import os
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -105,14 +106,20 @@ def render_result(result: ToolResult, format: ToolFormat) -> str:
 
 
 def parse_calls(
-    text: str, toolbox: Toolbox | Iterable[Tool[..., Any]], *, format: ToolFormat | None = None
+    text: str,
+    toolbox: Toolbox | Iterable[Tool[..., Any]],
+    *,
+    format: ToolFormat | None = None,
+    turn: str | None = None,
 ) -> list[ToolCall]:
     """Every call in a model's reply, in order, as `ToolCall` objects ready to dispatch.
 
     By default each tool is read in its own format, and JSON calls are read for every tool.
     With ``format``, every tool is read in that one syntax only. A call that cannot be read
-    is kept, with ``invalid`` set to the reason and its raw text as ``arguments``; calls
-    without an id get one derived from their position and text.
+    is kept, with ``invalid`` set to the reason and its raw text as ``arguments``. Calls without
+    an id get one from ``turn``, their position and their text: give ``turn`` (anything unique in
+    the run, such as the turn's number) and the same reply read again gives the same ids; without
+    it, each read makes ids of its own, so two turns that say the same never share a call id.
     """
     tools = {tool.name: tool for tool in _tools(toolbox)}
     syntaxes = {name: _chosen(tool, format) for name, tool in tools.items()}
@@ -142,7 +149,8 @@ def parse_calls(
             found.append(call)
     if lone:
         found = [_without_surrogates(item, lone) for item in found]
-    return [_tool_call(item, index) for index, item in enumerate(found)]
+    made = turn if turn is not None else os.urandom(8).hex()
+    return [_tool_call(item, index, made) for index, item in enumerate(found)]
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -177,12 +185,12 @@ def _alternatives(names: tuple[str, ...]) -> str:
     return "(?:" + "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True)) + ")"
 
 
-def _tool_call(found: Found, index: int) -> ToolCall:
+def _tool_call(found: Found, index: int, turn: str) -> ToolCall:
     if found.invalid is not None:
-        identifier = found.id or call_id(found.offset, index, found.raw)
+        identifier = found.id or call_id(turn, found.offset, index, found.raw)
         return ToolCall(identifier, found.name, found.raw, invalid=found.invalid)
     # several JSON calls can share one raw text (a list of calls), so hash what each one says
-    identifier = found.id or call_id(found.offset, index, json_text([found.name, found.arguments]))
+    identifier = found.id or call_id(turn, found.offset, index, json_text([found.name, found.arguments]))
     return ToolCall(identifier, found.name, found.arguments)
 
 

@@ -20,12 +20,15 @@ becomes ``anyOf``; ``$ref`` is inlined (a recursive type is refused); enums beco
 the canonical schema. What cannot be translated (``allOf``, ``oneOf``, ``not``, ``if``, tuples,
 pattern properties, ...) is refused with a `SchemaError`.
 
-Gemini may send calls without ids. Such a call gets the id ``gemini:<index>``, and its
+Gemini may send calls without ids. Such a call gets the id ``gemini:<turn>:<index>``, unique
+within the run: ``<turn>`` is the response's ``responseId`` (so reading the same response again
+gives the same ids), the ``turn=`` given to `read_calls`, or else a random token of that read. Its
 response part is written without an id (Gemini matches it by name and order).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from typing import Any, Literal
 
@@ -257,22 +260,38 @@ def _json(value: Any) -> str:
     return msgspec.json.encode(value).decode()
 
 
-def read_calls(response: Any) -> list[ToolCall]:
+def read_calls(response: Any, *, turn: str | None = None) -> list[ToolCall]:
     """The ``functionCall`` parts of a response, in order.
 
     Takes a ``GenerateContentResponse`` (the SDK's object or its JSON as a dict; the first
     candidate is read), a candidate, a ``Content``, or a list of parts. ``args`` is already an
-    object and passes through; a call without ``args`` has none.
+    object and passes through; a call without ``args`` has none. A call Gemini sent without an
+    id gets ``gemini:<turn>:<index>``: ``turn`` is the response's ``responseId``, else the
+    ``turn`` given (anything unique in the run: the turn's number), else a random token, so that
+    two turns never share an id (a journal answers a call id it has seen).
     """
     calls = []
+    made: str | None = None
     for index, part in enumerate(_parts(response)):
         call = field(part, "function_call", "functionCall")
         if call is None:
             continue
-        call_id = field(call, "id") or f"{LOCAL_ID_PREFIX}{index}"
+        call_id = field(call, "id")
+        if not call_id:
+            if made is None:
+                made = f"{LOCAL_ID_PREFIX}{_turn(response, turn)}:"
+            call_id = f"{made}{index}"
         sent = field(call, "args")
         calls.append(ToolCall(str(call_id), str(field(call, "name") or ""), arguments({} if sent is None else sent)))
     return calls
+
+
+def _turn(response: Any, given: str | None) -> str:
+    """What tells this response's calls from every other turn's: its id, the turn given, or a random token."""
+    found = None if isinstance(response, list) else field(response, "response_id", "responseId")
+    if found:
+        return str(found)
+    return given if given is not None else os.urandom(8).hex()
 
 
 def _parts(response: Any) -> list[Any]:

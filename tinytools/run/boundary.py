@@ -91,6 +91,19 @@ class Boundary:
         except Exception:
             return StructuredError("tool_error", "[withheld: the message could not be checked for secrets]")
 
+    def shown(self, data: Any, secrets: Secrets | None) -> Any:
+        """JSON data as a person may be shown it (a call's arguments in an inbox): every string scrubbed.
+
+        None when it cannot be checked for secrets.
+        """
+        scrub = self.scrubber(secrets)
+        if scrub is None:
+            return data
+        try:
+            return _walk(data, scrub)
+        except Exception:
+            return None
+
     def event(self, event: ToolEvent, secrets: Secrets | None) -> ToolEvent:
         """A progress event as a sink may pass it on to a client: its text and data scrubbed."""
         scrub = self.scrubber(secrets)

@@ -9,6 +9,7 @@ through the pipeline's stages. Every call ends in exactly one `ToolResult` carry
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -17,8 +18,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tinytools.context import CancellationToken, RunContext, Stores
 from tinytools.encoding import Encoders, OutputEncoder
-from tinytools.errors import ToolNotFound
-from tinytools.results import ToolCall, ToolResult
+from tinytools.errors import JournalError, ToolNotFound
+from tinytools.results import PendingCall, ToolCall, ToolResult
 from tinytools.run.admission import Admission, Revealed, Rewrite, UnknownToolPolicy, check_unknown_policy
 from tinytools.run.approval import Policies
 from tinytools.run.batch import run_batch
@@ -142,12 +143,12 @@ class Dispatcher:
         self.context = context or RunContext()
         self.run_id = self.context.run_id or uuid.uuid4().hex
         """The run's id: its journal entries and idempotency keys are this run's."""
-        self.durable = Durable(journal, signing_key, pending_ttl, self.run_id, self.token)
         self.expose_errors = tuple(expose_errors)
         self.encoder = _encoder(self.toolbox, encoders)
         """Turns outputs that are not plain data into plain data, for every plan of this dispatcher."""
         limit = DEFAULT_INLINE_OUTPUT_BYTES if max_inline_output_bytes is DEFAULT else max_inline_output_bytes
         self.boundary = Boundary(hook=redact, limit=limit, store=artifacts)
+        self.durable = Durable(journal, signing_key, pending_ttl, self.run_id, self.token, self.boundary)
         self.routes = _routes(self.toolbox, executor)
         self.policies = Policies(middleware)
         started = perf_counter()
@@ -320,6 +321,25 @@ class Dispatcher:
         """`resume` from async code."""
         scope = self.scope(self._async, inject, None, None)
         return await resume(self.pipeline, handle, answer, scope, error)
+
+    def pending(self, *, all_runs: bool = False) -> list[PendingCall]:
+        """The calls that wait for an answer: an approvals inbox, read from the journal.
+
+        Each `PendingCall` names the tool, the call's arguments (scrubbed of its secrets, as the
+        application's ``redact`` hook and the injected secrets leave them), and its `Pending`:
+        ``kind``, ``request.message``, ``expires_at`` and the ``handle`` that `resume` takes. Any
+        process that opens the same journal lists the same calls, and one with the same
+        ``signing_key`` resumes them. By default this run's calls; ``all_runs=True`` for every run
+        in the journal. An entry this version of tinytools cannot read is logged and left out.
+        """
+        durable = self.durable
+        listed = []
+        for entry in durable.store.waiting(None if all_runs else self.run_id):
+            try:
+                listed.append(durable.listed(entry))
+            except JournalError as exc:
+                logging.getLogger("tinytools.journal").error("pending() left out an entry: %s", exc)
+        return sorted(listed, key=lambda item: (item.pending.expires_at, item.call_id))
 
     def poll(self, handle: str) -> ToolResult:
         """Where a pending call stands, without waiting: its final result, or its pending one.

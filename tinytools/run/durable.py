@@ -1,18 +1,22 @@
 """Durable calls: the journal stage of the pipeline, pending calls and their signed handles.
 
-With a journal, every call is claimed before policy and execution (`Durable.claim`): a call
-already journaled — by call id, or by idempotency key (the run, the tool and the canonical
-arguments) — is answered from its entry and never runs again; a call another live worker is
-running is waited for; a call whose worker died is reconciled (``@tool(reconcile=fn)``), run
-again (idempotent tools) or ended ``outcome_unknown``. Every call's end is recorded
-(`Durable.record`): a pending call's `Pending` record, or the final result.
+A call is its run and its call id. With a journal, every call is claimed before policy and
+execution (`Durable.claim`) under its key: by default one made from the run and the call id, or,
+for a tool that declares what "the same act" is (``@tool(idempotency_key=fn)``), one made from the
+run, the tool and ``fn`` of the validated, converted arguments. A call already journaled is
+answered from its entry and never runs again (the same call id sent with other content is
+``duplicate_call_id``, compared as the tool receives the arguments, not as they were spelled); a
+call another live worker is running is waited for; a call whose worker died is reconciled
+(``@tool(reconcile=fn)``), run again (idempotent tools) or ended ``outcome_unknown``. Every call's
+end is recorded (`Durable.record`): a pending call's `Pending` record, or the final result.
 
 A pending call (an approver's `Approval.defer`, an external tool, `NeedsInput`, a background
-task) is parked in the journal (in memory when the dispatcher has none) and named by a handle
-signed with the dispatcher's key: ``<key>.<step>.<signature>``. A handle names one step of its
-entry; once the entry moved on, the handle reads what the call is now. Every change of an
-entry is a compare-and-set on its step, so two workers resuming, expiring or cancelling the
-same call make one change between them: each call id ends in exactly one final result.
+task) is parked in the journal (in memory when the dispatcher has none, where calls of tools
+that outlive their turn or declare their act are remembered too) and named by a handle signed
+with the dispatcher's key: ``<key>.<step>.<signature>``. A handle names one step of its entry;
+once the entry moved on, the handle reads what the call is now. Every change of an entry is a
+compare-and-set on its step, so two workers resuming, expiring or cancelling the same call make
+one change between them: each call id ends in exactly one final result.
 """
 
 from __future__ import annotations
@@ -25,7 +29,6 @@ import math
 import os
 import threading
 import time
-import uuid
 import weakref
 from collections.abc import Awaitable, Callable
 from time import perf_counter_ns
@@ -33,16 +36,18 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from tinytools.errors import ArgumentsError, PendingError, SchemaError
-from tinytools.results import Pending, PendingKind, PendingRequest, ToolCall, ToolResult
+from tinytools.errors import ArgumentsError, JournalError, PendingError, SchemaError, kept
+from tinytools.results import Pending, PendingCall, PendingKind, PendingRequest, ToolCall, ToolResult
 from tinytools.run.flight import call_arguments
 from tinytools.run.journal import Entry, Journal, MemoryJournal, owner_alive, this_owner
-from tinytools.run.outcomes import failed
+from tinytools.run.outcomes import failed, hook_failure
 from tinytools.run.output import finish
+from tinytools.run.secrets import Secrets
 from tinytools.schema.validation import compile_validator
 
 if TYPE_CHECKING:
     from tinytools.context import CancellationToken
+    from tinytools.run.boundary import Boundary
     from tinytools.run.flight import Flight
     from tinytools.run.plan import Read
     from tinytools.tool import Tool
@@ -70,6 +75,21 @@ _ENCODE = msgspec.json.Encoder(order="sorted").encode
 _RESULT = msgspec.json.Decoder(ToolResult).decode
 
 
+def _decoded(decode: Callable[[bytes], Any], data: bytes | None, entry: Entry, what: str) -> Any:
+    """One field of an entry, decoded; a field this dispatcher cannot read is the journal's fault.
+
+    Raises:
+        JournalError: The field is missing or is not what tinytools writes there.
+    """
+    try:
+        return decode(data if data is not None else b"")
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise JournalError(
+            f"the journal's entry for call {entry.call_id!r} of run {entry.run_id!r} holds a {what} "
+            f"this version of tinytools cannot read ({exc})"
+        ) from None
+
+
 class Parked(msgspec.Struct):
     """What a pending entry keeps beside its arguments: the request, and what resuming needs."""
 
@@ -81,6 +101,8 @@ class Parked(msgspec.Struct):
     """A call waiting for input: the answers given so far, in order."""
     arguments: Any = None
     """The call's arguments as they stand when it waits (an approver's edit included)."""
+    shown: Any = None
+    """The same arguments scrubbed of the call's secrets, as an inbox shows them."""
 
 
 _PARKED = msgspec.json.Decoder(Parked).decode
@@ -101,16 +123,18 @@ class Durable:
         ttl: float,
         run_id: str,
         token: CancellationToken,
+        boundary: Boundary,
     ):
         self.journal = journal
         """The application's journal, or None (pending calls are then kept in memory)."""
         self.store: Journal = journal if journal is not None else MemoryJournal()
-        key = signing_key if signing_key is not None else os.urandom(32)
-        self.secret = key.encode() if isinstance(key, str) else bytes(key)
+        self.secret = _signing_key(signing_key)
         self.ttl = ttl
         self.run_id = run_id
         self._run = run_id.encode()
         self.token = token
+        self.boundary = boundary
+        """Scrubs the arguments an inbox shows."""
         self.owner = this_owner()
         self.tasks: dict[str, tuple[threading.Thread, Flight]] = {}
         """Background calls running in this process, by entry key."""
@@ -131,9 +155,12 @@ class Durable:
         """The entry key and step a handle names.
 
         Raises:
+            TypeError: ``handle`` is not text (a pending result's ``pending.handle``).
             PendingError: The handle is not one this dispatcher's key signed (``bad_handle``).
         """
-        parts = handle.rsplit(".", 2) if isinstance(handle, str) else []
+        if not isinstance(handle, str):
+            raise TypeError(f"handle must be a pending result's handle (text), not {type(handle).__name__}")
+        parts = handle.rsplit(".", 2) if handle.isascii() else []  # every handle made here is ASCII
         if (
             len(parts) != 3
             or not parts[1].isdigit()
@@ -144,34 +171,60 @@ class Durable:
 
     # keys
 
-    def key_of(self, tool: Tool[..., Any], arguments: bytes) -> str:
-        """The idempotency key: the same run, tool and canonical arguments give the same key anywhere."""
-        return hashlib.sha256(b"%b\0%b\0%b" % (self._run, tool.name.encode(), arguments)).hexdigest()[:40]
+    def call_key(self, call_id: str) -> str:
+        """The key of a call by its identity: its run and its call id (stable across re-sends)."""
+        return hashlib.sha256(b"call\0%b\0%b" % (self._run, call_id.encode("utf-8", "surrogatepass"))).hexdigest()[:40]
+
+    def act_key(self, tool: Tool[..., Any], declared: Any) -> str:
+        """The key of an act a tool's ``idempotency_key`` names: one per run, tool and declared key."""
+        name = tool.name.encode()
+        return hashlib.sha256(b"act\0%b\0%b\0%b" % (self._run, name, canonical(declared))).hexdigest()[:40]
+
+    def key_for(self, flight: Flight, read: Read) -> str | ToolResult:
+        """The call's journal key: its declared act's, else its own (run and call id); or its failure."""
+        tool = flight.plan.tool
+        declared = tool.durable.idempotency_key if tool.durable is not None else None
+        if declared is None:
+            return self.call_key(flight.call.id)
+        try:
+            return self.act_key(tool, declared(flight.plan.normalised(read, flight.arguments)))
+        except ArgumentsError as exc:
+            return flight.plan.invalid(flight.call, kept(exc), flight.start)
+        except Exception as exc:  # the application's function, not the model's arguments
+            return hook_failure(flight.call, tool.name, "idempotency_key", exc, flight.start)
 
     # the journal stage
 
-    async def claim(self, flight: Flight, read: Read, arguments: Any) -> ToolResult | None:
-        """Claim the call before it runs; None to run it, else its answer from the journal."""
+    async def claim(self, flight: Flight, read: Read) -> ToolResult | None:
+        """Claim the call before it runs; None to run it, else its answer from the journal.
+
+        A call is its run and its call id: the same id again is answered from its entry (or
+        refused as ``duplicate_call_id`` when its content differs), another id is another call,
+        unless the tool declares an ``idempotency_key`` and the two name the same act.
+        """
         plan, call = flight.plan, flight.call
-        written = canonical(arguments)
-        flight.key = self.key_of(plan.tool, written)
-        if self.journal is None:
+        key = self.key_for(flight, read)
+        if isinstance(key, ToolResult):
+            return key
+        flight.key = key
+        if self.journal is None and not _remembered(plan.tool):
             return None  # no journal: the key is for the tool, nothing is recorded
         mine = Entry(
-            key=flight.key, run_id=self.run_id, call_id=call.id, tool=plan.name, arguments=written, owner=self.owner
-        )
+            key=flight.key or "", run_id=self.run_id, call_id=call.id, tool=plan.name,
+            arguments=canonical(flight.arguments), owner=self.owner,
+        )  # fmt: skip
         waited_until = time.monotonic() + _wait_bound(plan.tool)
         while True:
-            found = self.journal.claim(mine)
+            found = self.store.claim(mine)
             if found is None:
                 flight.step = 0
                 return None
-            reused = found.call_id == call.id and found.run_id == self.run_id
-            if reused and (found.tool != plan.name or found.arguments != mine.arguments):
+            if found.call_id == call.id and found.run_id == self.run_id and not _same_call(flight, read, found, mine):
                 message = f"Call id {call.id!r} was already used for another call in this run."
                 return failed(call, plan.name, "duplicate_call_id", message, flight.start)
             answer = await self._existing(flight, found, waited_until)
             if answer is not _AGAIN:
+                flight.answered = answer is not None  # an answer from the journal was sealed when it was made
                 return answer  # type: ignore[return-value]
 
     async def _existing(self, flight: Flight, entry: Entry, waited_until: float) -> ToolResult | object:
@@ -219,6 +272,8 @@ class Durable:
             result = _as_unknown(failed(call, tool.name, "outcome_unknown", message, flight.start))
         else:
             result = finish(call, tool, outcome, flight.start, None, flight.plan.encoder)
+            secrets = Secrets.of(flight.plan.secrets(flight.scope.inject))
+            result = self.boundary.seal(result, secrets, flight.start)  # recorded as the model will read it
         return self._settled(entry, result, call.id)
 
     def _settled(self, entry: Entry, result: ToolResult, call_id: str) -> ToolResult | object:
@@ -258,11 +313,15 @@ class Durable:
                 return self.record(flight, failed(flight.call, flight.plan.name, "tool_error", message, flight.start))
         expires_at = result.pending.expires_at or time.time() + self.ttl
         now = call_arguments(flight.call)  # an approver's edit included
-        parked = Parked(result.pending.kind, request.message, request.schema, expires_at, flight.answers or [], now)
+        shown = self.boundary.shown(now, flight.secrets)
+        parked = Parked(
+            result.pending.kind, request.message, request.schema, expires_at, flight.answers or [], now, shown
+        )
         encoded = msgspec.json.encode(parked)
         if flight.step is None:  # no journal: parked in memory, under a key of its own
             entry = Entry(
-                key=uuid.uuid4().hex, run_id=self.run_id, call_id=flight.call.id, tool=flight.plan.name,
+                key=flight.key or self.call_key(flight.call.id), run_id=self.run_id, call_id=flight.call.id,
+                tool=flight.plan.name,
                 arguments=canonical(call_arguments(flight.call) if flight.arguments is None else flight.arguments),
                 state="pending", owner=self.owner, pending=encoded,
             )  # fmt: skip
@@ -306,7 +365,10 @@ class Durable:
         )
         if stored is None:
             return None
-        result = _RESULT(stored)
+        try:
+            result = _RESULT(stored)
+        except (msgspec.DecodeError, msgspec.ValidationError):  # unreadable: as if nothing were kept
+            return None
         return msgspec.structs.replace(result, call_id=flight.call.id, elapsed=perf_counter_ns() - flight.start)
 
     def keep(self, flight: Flight, result: ToolResult) -> None:
@@ -318,14 +380,24 @@ class Durable:
         (self.journal or _PROCESS_CACHE).cache(key, result.to_json(), time.time() + durable.cache_ttl)
 
     def interrupted(self, flight: Flight) -> None:
-        """A claimed call an exception cut short: forgotten if its tool never started, else unknown."""
-        if not flight.acted:
-            self.store.release(flight.key or "", flight.step or 0)
-            return
-        message = f"Tool {flight.plan.name!r} was interrupted mid-call; it may have acted."
-        self.record(
-            flight, _as_unknown(failed(flight.call, flight.plan.name, "outcome_unknown", message, flight.start))
-        )
+        """A claimed call an exception cut short, while its entry still says it runs.
+
+        A call whose tool never started is forgotten (sent again, it runs) or, resumed from
+        pending, waits again under the same handle; one whose tool started may have acted:
+        ``outcome_unknown``.
+        """
+        current = self.store.get(flight.key or "")
+        if current is None or current.state != "started" or current.step != flight.step:
+            return  # it ended, or moved on, before the exception
+        waited = flight.waited
+        if flight.acted:
+            message = f"Tool {flight.plan.name!r} was interrupted mid-call; it may have acted."
+            unknown = _as_unknown(failed(flight.call, flight.plan.name, "outcome_unknown", message, flight.start))
+            self.record(flight, unknown)
+        elif waited is not None:
+            self.store.advance(current.key, current.step, state="pending", owner=waited.owner, pending=waited.pending)
+        else:
+            self.store.release(current.key, current.step)
 
     def run_task(self, flight: Flight, run: Callable[[], Any]) -> None:
         """Run a parked background call to its end on a daemon thread of its own."""
@@ -334,8 +406,9 @@ class Durable:
         def task() -> None:
             try:
                 run()
-            except BaseException:
+            except BaseException as exc:  # the application's configuration: the call still ends, once
                 logging.getLogger("tinytools.journal").exception("background call %s failed", key)
+                self.record(flight, _stopped(flight, exc))
             finally:
                 self.tasks.pop(key, None)
 
@@ -347,14 +420,25 @@ class Durable:
 
     def pending_result(self, entry: Entry, call_id: str) -> ToolResult:
         """The pending result of a parked entry, with the handle of its current step."""
-        parked = _PARKED(entry.pending or b"{}")
+        parked = self.parked(entry)
         request = PendingRequest(parked.message, parked.schema)
         pending = Pending(self.handle(entry.key, entry.step), parked.kind, request, parked.expires_at)
         return ToolResult(call_id=call_id, name=entry.tool, status="pending", pending=pending)
 
+    def listed(self, entry: Entry) -> PendingCall:
+        """A waiting entry as an inbox shows it: its call, scrubbed arguments, request and handle.
+
+        Raises:
+            JournalError: The entry cannot be read by this version of tinytools.
+        """
+        parked = self.parked(entry)
+        pending = self.pending_result(entry, entry.call_id).pending
+        assert pending is not None
+        return PendingCall(entry.call_id, entry.run_id, entry.tool, parked.shown, pending)
+
     def stored(self, entry: Entry, call_id: str) -> ToolResult:
         """An ended entry's final result, as the answer to the call ``call_id``."""
-        result = _RESULT(entry.result or b"{}")
+        result: ToolResult = _decoded(_RESULT, entry.result, entry, "final result")
         return result if result.call_id == call_id else msgspec.structs.replace(result, call_id=call_id)
 
     def record_entry(self, entry: Entry, result: ToolResult) -> ToolResult | None:
@@ -376,7 +460,8 @@ class Durable:
 
     def parked(self, entry: Entry) -> Parked:
         """What a pending entry keeps."""
-        return _PARKED(entry.pending or b"{}")
+        parked: Parked = _decoded(_PARKED, entry.pending, entry, "pending record")
+        return parked
 
     def check_answer(self, parked: Parked, answer: Any) -> Any:
         """The answer as JSON data, validated against the schema its request gave.
@@ -467,6 +552,61 @@ _CACHE_PREFIXES: weakref.WeakKeyDictionary[Tool[..., Any], bytes] = weakref.Weak
 def _as_unknown(result: ToolResult) -> ToolResult:
     result.status = "outcome_unknown"
     return result
+
+
+def _stopped(flight: Flight, exc: BaseException) -> ToolResult:
+    """The end of a background call that raised out of the pipeline: failed, or unknown once it acted."""
+    name = flight.plan.name
+    if not flight.acted:
+        message = f"Tool {name!r} could not start in the background: {type(exc).__name__}."
+        return failed(flight.call, name, "tool_error", message, flight.start)
+    message = f"Tool {name!r} stopped in the background; it may have acted."
+    return _as_unknown(failed(flight.call, name, "outcome_unknown", message, flight.start))
+
+
+def _signing_key(given: bytes | str | None) -> bytes:
+    """The key that signs handles: the one given, or a random one of this dispatcher.
+
+    Raises:
+        TypeError: It is neither bytes nor text.
+        ValueError: It is empty (every handle would be forgeable).
+    """
+    if given is None:
+        return os.urandom(32)
+    if not isinstance(given, (bytes, bytearray, str)):
+        raise TypeError(f"signing_key must be bytes or text, not {type(given).__name__}")
+    if not given:
+        raise ValueError("signing_key must not be empty: anyone could forge a handle; pass a secret, or None")
+    return given.encode() if isinstance(given, str) else bytes(given)
+
+
+def _remembered(tool: Tool[..., Any]) -> bool:
+    """Whether a dispatcher without a journal still remembers the tool's calls (in memory, for its run).
+
+    A call that outlives its turn (external, background, asking the user) or names an act by
+    its ``idempotency_key``: sent again, it is answered, never started a second time.
+    """
+    durable = tool.durable
+    if durable is not None and (durable.external or durable.background or durable.idempotency_key is not None):
+        return True
+    return "ask" in tool.wants
+
+
+def _same_call(flight: Flight, read: Read, found: Entry, mine: Entry) -> bool:
+    """Whether a journaled entry of this call id holds this very call: the same tool and content.
+
+    Content is compared as the tool receives it (converted, defaults in place), not as spelled.
+    """
+    if found.tool != mine.tool:
+        return False
+    if found.arguments == mine.arguments:
+        return True
+    plan = flight.plan
+    try:
+        earlier = plan.normalised(None, msgspec.json.decode(found.arguments))
+        return earlier == plan.normalised(read, flight.arguments)
+    except (ArgumentsError, ValueError, TypeError, AttributeError):  # not this tool's arguments any more: another call
+        return False
 
 
 def _wait_bound(tool: Tool[..., Any]) -> float:

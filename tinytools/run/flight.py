@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from tinytools.context import CancellationToken
     from tinytools.run.drivers import Driver
     from tinytools.run.gate import Gate
+    from tinytools.run.journal import Entry
     from tinytools.run.secrets import Secrets
     from tinytools.run.work import Channel
 
@@ -80,6 +81,7 @@ class Flight:
         "step",
         "superseded",
         "token",
+        "waited",
     )
 
     def __init__(self, call: ToolCall, plan: Plan, scope: Scope, start: int):
@@ -109,6 +111,8 @@ class Flight:
         """A resumed input call's answers so far (for its `Ask`)."""
         self.resumed = False
         """Whether the call was resumed from pending (it then runs, never waits again)."""
+        self.waited: Entry | None = None
+        """A resumed call's entry as it waited: if the call stops before its tool starts, it waits again."""
         self.answered = False
         """Whether the journal answered the call: its result is already sealed."""
         self.acted = False

@@ -1,11 +1,11 @@
 """The journal: what each call of a run did, so that no call runs twice.
 
-A `Journal` keeps one `Entry` per call, keyed by its idempotency key and by its run and call id.
-The dispatcher claims an entry before the tool runs (``started``), parks it while the call waits
-(``pending``), and writes the final result when it ends (``done``). A call that arrives again —
-the same call id re-sent, or the same tool with the same arguments in the same run — finds its
-entry and is answered from it. Two workers claiming the same call race on one atomic insert:
-one runs it, the other waits for its result.
+A `Journal` keeps one `Entry` per call, under its key (the call's run and id, or the act its
+tool declares) and unique by run and call id. The dispatcher claims an entry before the tool
+runs (``started``), parks it while the call waits (``pending``), and writes the final result
+when it ends (``done``). A call that arrives again — the same call id re-sent, or a call of the
+same declared act — finds its entry and is answered from it. Two workers claiming the same call
+race on one atomic insert: one runs it, the other waits for its result.
 
 `SQLiteJournal` (standard-library ``sqlite3`` in WAL mode) is the embedded store; it is safe to
 share between threads and between processes on one machine. `MemoryJournal` keeps entries in
@@ -26,21 +26,19 @@ from typing import Literal, Protocol
 import msgspec
 from typing_extensions import override
 
+from tinytools.errors import JournalError
+
 __all__ = ["Entry", "Journal", "JournalError", "MemoryJournal", "SQLiteJournal", "State", "owner_alive", "this_owner"]
 
 State = Literal["started", "pending", "done"]
 """Where a journaled call stands: running (or died running), waiting, or ended."""
 
 
-class JournalError(Exception):
-    """The journal cannot be used: a file that is not a tinytools journal, or a corrupt one."""
-
-
 class Entry(msgspec.Struct, kw_only=True):
     """One call's record in the journal."""
 
     key: str
-    """The idempotency key: by default from the run, the tool and the canonical arguments."""
+    """The call's key: from its run and call id, or from the act its tool's ``idempotency_key`` names."""
     run_id: str
     """The run the call belongs to."""
     call_id: str
@@ -64,7 +62,13 @@ class Entry(msgspec.Struct, kw_only=True):
 
 
 class Journal(Protocol):
-    """Where a dispatcher records its calls. Every method is atomic with respect to the others."""
+    """Where a dispatcher records its calls. Every method is atomic with respect to the others.
+
+    The dispatcher uses all of them. An application may read with `waiting` (every run's calls
+    that wait: an inbox across runs; `Dispatcher.pending` lists one run's with their handles) and
+    `get`; it changes entries only through the dispatcher (`resume`, `expire`, `cancel_pending`),
+    so that every change stays a compare-and-set on the entry's step.
+    """
 
     def claim(self, entry: Entry) -> Entry | None:
         """Record ``entry`` unless its key or its run and call id is already there.

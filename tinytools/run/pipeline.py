@@ -115,14 +115,23 @@ class Pipeline:
         plan = flight.plan
         if read.__class__ is Read and plan.durable:
             flight.arguments = started_arguments(read, flight.call)
-            answered = await self.durable.claim(flight, read, flight.arguments)
+            answered = await self.durable.claim(flight, read)
             if answered is not None:
-                if answered.status == "succeeded" and is_search(plan.tool):  # a search's reveal is part of its outcome
+                if flight.answered and answered.status == "succeeded" and is_search(plan.tool):  # its reveal too
                     self.admission.revealed.add(
                         entry["name"] for entry in answered.output if isinstance(entry, dict) and "name" in entry
                     )
-                flight.answered = True
                 return await self.end(flight, answered)
+        try:
+            return await self.decide(flight, read)
+        except BaseException:  # a claimed call cut short (its caller cancelled, the application's mistake)
+            if flight.step is not None:
+                self.durable.interrupted(flight)
+            raise
+
+    async def decide(self, flight: Flight, read: Read | ToolResult) -> ToolResult:
+        """Policy and approval, then execution: or the call's end, for a call already answered."""
+        plan = flight.plan
         if read.__class__ is Read and (plan.denial is not None or plan.approval is not None):
             read = await self.authorise(flight, read)
         if read.__class__ is Read:
@@ -141,6 +150,7 @@ class Pipeline:
                 message = f"Run tool {flight.plan.name!r} with the call's arguments, then resume it with the output."
                 schema = flight.plan.tool.output_schema or {}
                 return await self.end(flight, waiting(flight.call, flight.plan.name, "external", message, schema, None))
+            flight.plan.check_injected(flight.scope.inject)  # a task that could not start must not wait
             message = f"Tool {flight.plan.name!r} is running in the background."
             parked = await self.end(flight, waiting(flight.call, flight.plan.name, "task", message, None, None))
             if parked.status == "pending":
@@ -150,12 +160,7 @@ class Pipeline:
             reused = self.durable.reused(flight)
             if reused is not None:
                 return await self.end(flight, reused)
-        try:
-            result = await self.attempts.execute(flight, read)
-        except BaseException:
-            if flight.step is not None and (flight.acted or not flight.resumed):
-                self.durable.interrupted(flight)
-            raise
+        result = await self.attempts.execute(flight, read)
         if self.after:
             result = self.after_middleware(flight, result)  # type: ignore[assignment]
             if result.__class__ is not ToolResult:

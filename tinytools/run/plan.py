@@ -185,6 +185,32 @@ class Plan:
                 kwargs[slot.parameter] = value
         return args, kwargs, secrets
 
+    def normalised(self, read: Read | None, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """The model's arguments as the tool receives them: converted to the declared types, defaults in place.
+
+        What a call's content is, whatever its spelling: ``100`` and ``100.0`` for a float, an
+        omitted default and the same default sent, ``[]`` and an omitted empty set normalise alike.
+        ``read`` is the call's reading when it has one (its typed values are already this).
+
+        Raises:
+            ArgumentsError: A value cannot become its declared type.
+        """
+        slots = self.tool.slots
+        if slots is None:  # a hand-written schema's tool: the arguments are what it receives
+            return dict(arguments)
+        if read is not None and read.values is not None:
+            return dict(zip([slot.name for slot in slots], read.values, strict=False))
+        values: dict[str, Any] = {}
+        for slot in slots:
+            if slot.injection is not None:
+                continue
+            value = self._converted(slot, arguments.get(slot.name, EMPTY))
+            if value is EMPTY and slot.factory is None:
+                value = slot.default
+            if value is not EMPTY:
+                values[slot.name] = value
+        return values
+
     def secrets(self, inject: Mapping[str, Any] | None) -> list[Any]:
         """The secret values a call with ``inject`` gives the tool, for a result made before binding."""
         found = list(self.tool.fixed_secrets)
@@ -196,6 +222,22 @@ class Plan:
                 elif slot.default is not EMPTY:
                     found.append(slot.default)
         return found
+
+    def check_injected(self, inject: Mapping[str, Any] | None) -> None:
+        """Make sure a call with ``inject`` can bind its injected values, before it is left to run later.
+
+        Raises:
+            InjectionError: The application did not supply an injected value (as binding would).
+        """
+        for slot in self.tool.slots or ():
+            injection = slot.injection
+            if injection is None or injection.source != "inject" or (inject is not None and injection.key in inject):
+                continue
+            remote = injection.remote and (
+                (self.route is not None and slot.name in self.route.remote) or factory_for(injection.key) is not None
+            )
+            if not (remote or slot.factory is not None or slot.default is not EMPTY):
+                raise InjectionError(tool=self.name, parameter=slot.name, key=injection.key)
 
     def _converted(self, slot: Slot, value: Any) -> Any:
         convert = slot.convert

@@ -8,13 +8,14 @@ and the other reads the winner's outcome), and hands the call to the pipeline's 
 
 from __future__ import annotations
 
+import logging
 import time
 from time import perf_counter_ns
 from typing import Any
 
 import msgspec
 
-from tinytools.errors import PendingError
+from tinytools.errors import JournalError, PendingError
 from tinytools.results import ToolCall, ToolResult
 from tinytools.run.durable import Durable, Parked
 from tinytools.run.flight import Flight, Scope, read_arguments
@@ -48,24 +49,22 @@ async def resume(pipeline: Pipeline, handle: str, answer: Any, scope: Scope, err
         raise PendingError("only an external call is resumed with error=", code="invalid_answer")
     if error is None:
         answer = durable.check_answer(parked, answer)
+    runs = parked.kind == "input" or (parked.kind == "approval" and answer["approved"])
+    tool = pipeline.admission.toolbox.get(entry.tool)
+    if runs and tool is not None:  # missing values raise before anything moves: the same handle works again
+        pipeline.plan_for(tool).check_injected(scope.inject)
     answers = [*parked.answers, answer] if parked.kind == "input" else parked.answers
     kept = msgspec.json.encode(msgspec.structs.replace(parked, answers=answers))
     if not durable.store.advance(key, step, state="started", owner=durable.owner, pending=kept):
         return await _outcome(pipeline, _entry(durable, key), step, scope)  # another worker moved it first
     moved = msgspec.structs.replace(entry, state="started", owner=durable.owner, pending=kept, step=step + 1)
-    try:
-        return await _run(pipeline, moved, parked, answer, error, scope)
-    except BaseException:  # the application's mistake (a missing injected value) before the tool ran
-        now = durable.store.get(key)
-        if now is not None and now.state == "started" and now.step == step + 1:  # nothing acted: it waits again
-            durable.store.advance(key, step + 1, state="pending", owner=entry.owner, pending=entry.pending)
-        raise
+    return await _run(pipeline, moved, entry, parked, answer, error, scope)
 
 
 async def _run(
-    pipeline: Pipeline, entry: Entry, parked: Parked, answer: Any, error: str | None, scope: Scope
+    pipeline: Pipeline, entry: Entry, waited: Entry, parked: Parked, answer: Any, error: str | None, scope: Scope
 ) -> ToolResult:
-    """Run the resumed call through the pipeline, from the stage it waited at."""
+    """Run the resumed call through the pipeline, from the stage it waited at (``waited``: its entry then)."""
     durable = pipeline.durable
     arguments = parked.arguments if parked.arguments is not None else msgspec.json.decode(entry.arguments)
     call = ToolCall(entry.call_id, entry.tool, arguments)
@@ -76,11 +75,22 @@ async def _run(
         return durable.record_entry(entry, failed(call, entry.tool, "unknown_tool", message, start)) or await _outcome(
             pipeline, entry, entry.step, scope
         )
-    plan = pipeline.plan_for(tool)
-    flight = Flight(call, plan, scope, start)
+    flight = Flight(call, pipeline.plan_for(tool), scope, start)
     flight.key, flight.step, flight.arguments = entry.key, entry.step, msgspec.json.decode(entry.arguments)
     flight.resumed = parked.kind != "approval"  # an approved call goes on as any call: an external one waits again
+    flight.waited = waited
     flight.answers = list(parked.answers) + ([answer] if parked.kind == "input" else [])
+    try:
+        return await _go_on(pipeline, flight, parked, answer, error)
+    except BaseException:  # the application's mistake: a call that did not act waits again
+        durable.interrupted(flight)
+        raise
+
+
+async def _go_on(pipeline: Pipeline, flight: Flight, parked: Parked, answer: Any, error: str | None) -> ToolResult:
+    """The stages a resumed call goes through: its end, a denial, or execution."""
+    call, plan, start = flight.call, flight.plan, flight.start
+    tool = plan.tool
     if parked.kind == "external":
         if error is not None:
             return await pipeline.end(flight, failed(call, plan.name, "tool_error", error, start))
@@ -150,9 +160,15 @@ async def expire(pipeline: Pipeline, now: float, scope: Scope) -> list[ToolResul
     A call resumed meanwhile is no longer waiting: it is left to end as it runs.
     """
     durable = pipeline.durable
-    due = [entry for entry in durable.store.waiting() if durable.parked(entry).expires_at <= now]
     ended = []
-    for entry in due:
+    for entry in durable.store.waiting():
+        try:
+            due = durable.parked(entry).expires_at <= now
+        except JournalError as exc:  # one entry this version cannot read stops no other from ending
+            logging.getLogger("tinytools.journal").error("expire skipped an entry: %s", exc)
+            continue
+        if not due:
+            continue
         result = durable.ended(entry, pipeline.admission.toolbox.get(entry.tool), "expired")
         if result is not None:
             durable.stop_task(entry.key)
