@@ -161,7 +161,8 @@ def test_calls_without_ids_get_local_ids_and_responses_go_back_without_them() ->
         }
     )
     calls = gemini.read_calls(response, turn="t1")
-    assert calls == [ToolCall("gemini:t1:1", "get_weather", {"city": "Rome"}), ToolCall("gemini:t1:2", "ping", {})]
+    assert [(call.name, call.arguments) for call in calls] == [("get_weather", {"city": "Rome"}), ("ping", {})]
+    assert [call.id.rsplit("-", 1)[0] for call in calls] == ["gemini:t1:1", "gemini:t1:2"]
     results = Dispatcher([get_weather, ping]).dispatch_many(calls)
     parts = gemini.write_results(results)
     assert parts == [

@@ -19,6 +19,7 @@ from typing import Annotated, Any
 
 import pytest
 from google.genai import types as genai
+from pydantic import Field
 
 from tinytools import (
     Ask,
@@ -158,7 +159,9 @@ def test_four_call_ids_are_four_payments_unless_the_tool_declares_its_act(tmp_pa
     assert PAID == [("o1", 100.0)]
     assert [result.call_id for result in results] == ["c0", "c1", "c2", "c3"]
     assert len({str(result.output) for result in results}) == 1
-    assert results[0].output["key"] == declared.durable.act_key(pay_once, "o1")
+    assert results[0].output["key"] not in (declared.durable.call_key("c0"), declared.durable.call_key("c1"))
+    again = declared.dispatch(ToolCall("c1", "pay_once", {"order": "o2", "amount": 1}))  # c1 is its own call
+    assert again.error is not None and again.error.code == "duplicate_call_id"
     another = declared.dispatch(ToolCall("c9", "pay_once", {"order": "o2", "amount": 5}))
     assert another.output["key"] != results[0].output["key"] and PAID == [("o1", 100.0), ("o2", 5.0)]
 
@@ -182,7 +185,7 @@ def test_an_idempotency_key_function_that_raises_fails_the_call_and_nothing_runs
     result = Dispatcher([careless], journal=SQLiteJournal(tmp_path / "j.db")).dispatch(
         ToolCall("c1", "careless", {"n": 1})
     )
-    assert result.error is not None and result.error.code == "middleware_error" and PAID == []
+    assert result.error is not None and result.error.code == "tool_error" and PAID == []
     with pytest.raises(ToolDefinitionError, match="idempotency_key"):
         tool(bump.fn, name="bad", idempotency_key="order")
 
@@ -295,3 +298,177 @@ def test_each_invoke_is_a_call_of_its_own() -> None:
     assert [bump.invoke({"n": 1}).output for _ in range(3)] == [1, 2, 3]
     first, second = pay_once.invoke({"order": "a", "amount": 1}), pay_once.invoke({"order": "b", "amount": 2})
     assert first.call_id != second.call_id and PAID == [("a", 1.0), ("b", 2.0)]
+
+
+# --- acts are claimed just before the tool runs, on the final arguments ------------------------
+
+
+def _deferring() -> Any:
+    from tinytools.policy import Approval, PolicyMiddleware, require_approval
+
+    return PolicyMiddleware([require_approval(lambda request: Approval.defer("A person decides."))])
+
+
+@tool(
+    name="charge_once",
+    idempotency_key=lambda arguments: arguments["order"],
+    policy=ToolPolicy().with_access(approval_required=True),
+)
+def charge_once(order: str, amount: float) -> str:
+    """Charge an order once, after approval."""
+    PAID.append((order, amount))
+    return f"charged {order}"
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "memory"])
+def test_two_calls_of_one_act_each_get_their_own_handle_and_result(tmp_path: Path, kind: str) -> None:
+    from tinytools import ToolCompleted, ToolEvent
+
+    seen: list[ToolEvent] = []
+    dispatcher = Dispatcher(
+        [charge_once], journal=_journal(kind, tmp_path), middleware=[_deferring()], on_event=seen.append
+    )
+    first = dispatcher.dispatch(ToolCall("k1", "charge_once", {"order": "o-1", "amount": 5}))
+    second = dispatcher.dispatch(ToolCall("k2", "charge_once", {"order": "o-1", "amount": 5}))
+    assert first.pending is not None and second.pending is not None
+    assert first.pending.handle != second.pending.handle
+    assert sorted(item.call_id for item in dispatcher.pending()) == ["k1", "k2"]
+    done = [dispatcher.resume(waiting.pending.handle, {"approved": True}) for waiting in (second, first)]
+    assert [(result.call_id, result.output) for result in done] == [("k2", "charged o-1"), ("k1", "charged o-1")]
+    assert PAID == [("o-1", 5.0)]
+    assert sorted(event.call_id for event in seen if isinstance(event, ToolCompleted)) == ["k1", "k2"]
+
+
+def test_an_approvers_edit_decides_the_act(tmp_path: Path) -> None:
+    from tinytools.policy import Approval, PolicyMiddleware, require_approval
+
+    fix = PolicyMiddleware(
+        [
+            require_approval(
+                lambda request: Approval.edit({**request.arguments, "order": request.arguments["order"][:3]})
+            )
+        ]
+    )
+    dispatcher = Dispatcher([charge_once], journal=SQLiteJournal(tmp_path / "j.db"), middleware=[fix])
+    assert dispatcher.dispatch(ToolCall("a", "charge_once", {"order": "o-2x", "amount": 1})).output == "charged o-2"
+    assert dispatcher.dispatch(ToolCall("b", "charge_once", {"order": "o-2", "amount": 1})).output == "charged o-2"
+    assert PAID == [("o-2", 1.0)]
+
+
+def test_an_act_refused_before_it_ran_can_still_be_made(tmp_path: Path) -> None:
+    from tinytools.policy import PolicyMiddleware, require_approval
+
+    small = PolicyMiddleware([require_approval(lambda request: request.arguments["amount"] < 1000)])
+    dispatcher = Dispatcher([charge_once], journal=SQLiteJournal(tmp_path / "j.db"), middleware=[small])
+    refused = dispatcher.dispatch(ToolCall("k1", "charge_once", {"order": "o-1", "amount": 10_000}))
+    assert refused.error is not None and refused.error.code == "policy_denied"
+    assert dispatcher.dispatch(ToolCall("k2", "charge_once", {"order": "o-1", "amount": 100})).output == "charged o-1"
+    assert PAID == [("o-1", 100.0)]
+
+
+def test_without_a_journal_a_deferred_approval_sent_again_is_asked_once_and_runs_once() -> None:
+    from tinytools.policy import Approval, PolicyMiddleware, require_approval
+
+    asked: list[str] = []
+
+    def approver(request: Any) -> Any:
+        asked.append(request.call.id)
+        return Approval.defer("Later.")
+
+    @tool(name="bump", policy=ToolPolicy().with_access(approval_required=True))
+    def approved_bump(n: int) -> int:
+        """Add n, once approved."""
+        return bump.fn(n)
+
+    dispatcher = Dispatcher([approved_bump], middleware=[PolicyMiddleware([require_approval(approver)])])
+    first = dispatcher.dispatch(ToolCall("c1", "bump", {"n": 1}))
+    again = dispatcher.dispatch(ToolCall("c1", "bump", {"n": 1}))
+    assert asked == ["c1"] and first.pending is not None and again.pending is not None
+    assert dispatcher.resume(first.pending.handle, {"approved": True}).output == 1
+    assert dispatcher.resume(again.pending.handle, {"approved": True}).output == 1 and COUNTER == [1]
+
+
+def test_a_toolbox_default_dispatcher_keeps_no_run_between_one_line_calls() -> None:
+    from tinytools import dispatch
+
+    assert pay_once.invoke({"order": "o-1", "amount": 5}).output["paid"] == 5.0
+    assert pay_once.invoke({"order": "o-1", "amount": 7}).output["paid"] == 7.0  # no run: another act
+    call = ToolCall("call_0", "pay_once", {"order": "o-9", "amount": 1})
+    assert dispatch(call, [pay_once]).status == "succeeded"
+    other = ToolCall("call_0", "pay_once", {"order": "o-10", "amount": 2})  # another conversation, the same id
+    assert dispatch(other, [pay_once]).status == "succeeded" and len(PAID) == 4
+
+
+def test_gemini_chunks_of_one_streamed_response_never_share_an_id() -> None:
+    chunks = [
+        genai.GenerateContentResponse(
+            candidates=[
+                genai.Candidate(
+                    content=genai.Content(
+                        role="model", parts=[genai.Part(function_call=genai.FunctionCall(name="bump", args={"n": n}))]
+                    )
+                )
+            ],
+            response_id="R1",
+        )
+        for n in (1, 2)
+    ]
+    ids = [gemini.read_calls(chunk)[0].id for chunk in chunks]
+    assert len(set(ids)) == 2 and all(i.startswith("gemini:R1:0-") for i in ids)
+
+
+@tool
+def anything(value: Any, tags: Annotated[list[str], Field(default_factory=list)]) -> str:
+    """Take any JSON value."""
+    return "ok"
+
+
+def test_content_is_compared_as_written_not_by_python_equality(tmp_path: Path) -> None:
+    dispatcher = Dispatcher([anything], journal=SQLiteJournal(tmp_path / "j.db"))
+    assert dispatcher.dispatch(ToolCall("a", "anything", {"value": 1})).output == "ok"
+    for other in (True, 1.5, {"a": 0}):
+        refused = dispatcher.dispatch(ToolCall("a", "anything", {"value": other}))
+        assert refused.error is not None and refused.error.code == "duplicate_call_id"
+    assert dispatcher.dispatch(ToolCall("b", "anything", {"value": {"a": 0}})).output == "ok"
+    refused = dispatcher.dispatch(ToolCall("b", "anything", {"value": {"a": False}}))
+    assert refused.error is not None and refused.error.code == "duplicate_call_id"
+    assert dispatcher.dispatch(ToolCall("b", "anything", {"value": {"a": 0}, "tags": []})).output == "ok"
+
+
+def test_an_idempotency_key_of_none_names_no_act_and_a_nan_is_refused(tmp_path: Path) -> None:
+    @tool(idempotency_key=lambda arguments: None if arguments["n"] > 0 else float("nan"))
+    def count(n: int) -> int:
+        """Count."""
+        COUNTER[0] += 1
+        return COUNTER[0]
+
+    dispatcher = Dispatcher([count], journal=SQLiteJournal(tmp_path / "j.db"))
+    assert [dispatcher.dispatch(ToolCall(f"c{i}", "count", {"n": 1})).output for i in range(2)] == [1, 2]
+    refused = dispatcher.dispatch(ToolCall("z", "count", {"n": 0}))
+    assert refused.error is not None and refused.error.code == "tool_error" and COUNTER == [2]
+
+
+def test_cached_results_of_tools_made_per_request_never_cross_users() -> None:
+    import gc
+
+    def orders_for(user: str) -> Any:
+        @tool(name="orders", cache_ttl=60, policy=ToolPolicy.read_only())
+        def orders(status: str) -> str:
+            """The user's orders."""
+            return f"orders of {user}"
+
+        return orders
+
+    for n in range(200):
+        user = f"user{n}"
+        assert Dispatcher([orders_for(user)]).dispatch(ToolCall("1", "orders", {"status": "open"})).output == (
+            f"orders of {user}"
+        )
+        gc.collect()
+
+
+def test_a_call_id_that_sqlite_cannot_keep_is_a_journal_error(tmp_path: Path) -> None:
+    dispatcher = Dispatcher([bump], journal=SQLiteJournal(tmp_path / "j.db"))
+    with pytest.raises(JournalError, match="lone surrogate"):
+        dispatcher.dispatch(ToolCall("c\ud800", "bump", {"n": 1}))
+    assert COUNTER == [0]

@@ -638,12 +638,14 @@ def test_a_background_call_that_cannot_start_says_so_at_once(tmp_path: Path, jou
     STARTS.clear()
     dispatcher = make(tmp_path, journal=journal)
     dispatcher.toolbox.add(index)
-    with pytest.raises(InjectionError) as missing:
-        dispatcher.dispatch(ToolCall("i1", "index", {"folder": "docs"}))
-    assert (missing.value.tool, missing.value.parameter) == ("index", "disk")
+    missing = dispatcher.dispatch(ToolCall("i1", "index", {"folder": "docs"}))
+    assert missing.status == "failed" and missing.error is not None
+    assert missing.error.code == "missing_injected_value" and "'disk'" in missing.error.message
     assert dispatcher.pending() == [] and STARTS == []
+    batch = dispatcher.dispatch_many([ToolCall("i2", "index", {"folder": "a"}), ToolCall("p", "pay", {"amount": 1})])
+    assert [result.status for result in batch] == ["failed", "pending"]  # nothing else of the batch is lost
     RELEASE.set()
-    waiting = dispatcher.dispatch(ToolCall("i1", "index", {"folder": "docs"}), inject={"disk": "d0"})
+    waiting = dispatcher.dispatch(ToolCall("i3", "index", {"folder": "docs"}), inject={"disk": "d0"})
     assert waiting.pending is not None
     assert dispatcher.resume(waiting.pending.handle).output == "indexed docs on d0" and STARTS == [1]
 
@@ -710,3 +712,68 @@ def test_one_unreadable_entry_of_another_run_never_stops_expire(tmp_path: Path) 
     assert mine.dispatch(ToolCall("m1", "pay", {"amount": 2})).pending is not None
     ended = mine.expire(now=time.time() + 1)
     assert [(result.call_id, result.status) for result in ended] == [("m1", "failed")]
+
+
+def test_text_another_program_wrote_into_an_entry_is_skipped_by_expire_and_the_inbox(tmp_path: Path) -> None:
+    import sqlite3
+
+    other = make(tmp_path, run="other-run")
+    assert other.dispatch(ToolCall("o1", "pay", {"amount": 1})).pending is not None
+    with sqlite3.connect(tmp_path / "journal.db") as db:
+        db.execute("UPDATE tinytools_journal SET pending = 'not json at all' WHERE run_id = 'other-run'")
+    mine = make(tmp_path, middleware=[defer(ttl=0.01)])
+    assert mine.dispatch(ToolCall("m1", "pay", {"amount": 2})).pending is not None
+    assert [item.call_id for item in mine.pending(all_runs=True)] == ["m1"]
+    assert [result.call_id for result in mine.expire(now=time.time() + 1)] == ["m1"]
+
+
+def test_unreadable_arguments_are_refused_before_the_call_moves(tmp_path: Path) -> None:
+    dispatcher = make(tmp_path)
+    waiting = dispatcher.dispatch(ToolCall("c1", "pay", {"amount": 5}))
+    assert waiting.pending is not None
+    _spoil(tmp_path / "journal.db", "arguments")
+    with pytest.raises(JournalError, match="arguments"):
+        dispatcher.resume(waiting.pending.handle, {"approved": True})
+    assert [item.call_id for item in dispatcher.pending()] == ["c1"]  # still waiting, still listed
+    assert dispatcher.cancel_pending(waiting.pending.handle).status == "failed" and DONE == []
+
+
+@tool(policy=ToolPolicy().with_access(approval_required=True))
+def send_note(note: list[str], key: Annotated[str, Injected("key", secret=True)]) -> str:
+    """Send a note with a secret key, once approved."""
+    return "sent"
+
+
+def test_the_inbox_scrubs_secrets_inside_any_container(tmp_path: Path) -> None:
+    dispatcher = make(tmp_path)
+    dispatcher.toolbox.add(send_note)
+    secret = "sk-live-0123456789abcdef"
+    call = ToolCall("t1", "send_note", {"note": (secret, "b")})  # built by the application, with a tuple
+    assert dispatcher.dispatch(call, inject={"key": secret}).pending is not None
+    (item,) = dispatcher.pending()
+    assert secret[:8] not in str(item.arguments) and item.arguments["note"][1] == "b"
+
+
+@tool(policy=ToolPolicy().with_access(approval_required=True))
+def slow_approved(n: int) -> str:
+    """Runs a while once approved."""
+    STARTED.set()
+    RELEASE.wait(10)
+    return f"slow {n}"
+
+
+def test_polling_or_cancelling_a_call_that_runs_says_it_runs_and_waits_for_its_end(tmp_path: Path) -> None:
+    STARTED.clear()
+    dispatcher = make(tmp_path)
+    dispatcher.toolbox.add(slow_approved)
+    waiting = dispatcher.dispatch(ToolCall("s1", "slow_approved", {"n": 1}))
+    assert waiting.pending is not None
+    worker = threading.Thread(target=dispatcher.resume, args=(waiting.pending.handle, {"approved": True}))
+    worker.start()
+    assert STARTED.wait(10)
+    running = dispatcher.poll(waiting.pending.handle)
+    assert running.pending is not None and running.pending.kind == "task"
+    assert "running" in running.pending.request.message
+    RELEASE.set()
+    assert dispatcher.cancel_pending(waiting.pending.handle).output == "slow 1"
+    worker.join(10)

@@ -20,14 +20,17 @@ becomes ``anyOf``; ``$ref`` is inlined (a recursive type is refused); enums beco
 the canonical schema. What cannot be translated (``allOf``, ``oneOf``, ``not``, ``if``, tuples,
 pattern properties, ...) is refused with a `SchemaError`.
 
-Gemini may send calls without ids. Such a call gets the id ``gemini:<turn>:<index>``, unique
-within the run: ``<turn>`` is the response's ``responseId`` (so reading the same response again
-gives the same ids), the ``turn=`` given to `read_calls`, or else a random token of that read. Its
-response part is written without an id (Gemini matches it by name and order).
+Gemini may send calls without ids. Such a call gets the id ``gemini:<turn>:<index>-<digest>``,
+unique within the run: ``<turn>`` is the ``turn=`` given to `read_calls`, else the response's
+``responseId`` (so reading the same response again gives the same ids), else a random token of
+that read; the digest is six hex digits of the call's name and arguments (the chunks of one
+streamed response share its id and number their parts from 0). Its response part is written
+without an id (Gemini matches it by name and order).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterable
 from typing import Any, Literal
@@ -266,9 +269,10 @@ def read_calls(response: Any, *, turn: str | None = None) -> list[ToolCall]:
     Takes a ``GenerateContentResponse`` (the SDK's object or its JSON as a dict; the first
     candidate is read), a candidate, a ``Content``, or a list of parts. ``args`` is already an
     object and passes through; a call without ``args`` has none. A call Gemini sent without an
-    id gets ``gemini:<turn>:<index>``: ``turn`` is the response's ``responseId``, else the
-    ``turn`` given (anything unique in the run: the turn's number), else a random token, so that
-    two turns never share an id (a journal answers a call id it has seen).
+    id gets ``gemini:<turn>:<index>-<digest>``: ``turn`` as given (anything unique in the run:
+    the turn's number, or the chunk's for a streamed response), else the response's
+    ``responseId``, else a random token, so that two turns never share an id (a journal answers
+    a call id it has seen).
     """
     calls = []
     made: str | None = None
@@ -277,21 +281,30 @@ def read_calls(response: Any, *, turn: str | None = None) -> list[ToolCall]:
         if call is None:
             continue
         call_id = field(call, "id")
+        sent = field(call, "args")
         if not call_id:
             if made is None:
                 made = f"{LOCAL_ID_PREFIX}{_turn(response, turn)}:"
-            call_id = f"{made}{index}"
-        sent = field(call, "args")
+            call_id = f"{made}{index}-{_digest(field(call, 'name'), sent)}"
         calls.append(ToolCall(str(call_id), str(field(call, "name") or ""), arguments({} if sent is None else sent)))
     return calls
 
 
 def _turn(response: Any, given: str | None) -> str:
-    """What tells this response's calls from every other turn's: its id, the turn given, or a random token."""
+    """What tells this response's calls from every other turn's: the turn given, its id, or a random token."""
+    if given is not None:
+        return given
     found = None if isinstance(response, list) else field(response, "response_id", "responseId")
-    if found:
-        return str(found)
-    return given if given is not None else os.urandom(8).hex()
+    return str(found) if found else os.urandom(8).hex()
+
+
+def _digest(name: Any, arguments: Any) -> str:
+    """Six hex digits of what a call says: chunks of one streamed response number their parts from 0 each."""
+    try:
+        said = msgspec.json.encode([name, arguments], order="sorted")
+    except (TypeError, ValueError):
+        said = repr((name, arguments)).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(said).hexdigest()[:6]
 
 
 def _parts(response: Any) -> list[Any]:

@@ -36,11 +36,12 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from tinytools.errors import ArgumentsError, JournalError, PendingError, SchemaError, kept
+from tinytools.errors import ArgumentsError, JournalError, PendingError, SchemaError
 from tinytools.results import Pending, PendingCall, PendingKind, PendingRequest, ToolCall, ToolResult
+from tinytools.run.acts import Acts
 from tinytools.run.flight import call_arguments
 from tinytools.run.journal import Entry, Journal, MemoryJournal, owner_alive, this_owner
-from tinytools.run.outcomes import failed, hook_failure
+from tinytools.run.outcomes import failed
 from tinytools.run.output import finish
 from tinytools.run.secrets import Secrets
 from tinytools.schema.validation import compile_validator
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
     from tinytools.context import CancellationToken
     from tinytools.run.boundary import Boundary
     from tinytools.run.flight import Flight
-    from tinytools.run.plan import Read
+    from tinytools.run.plan import Plan, Read
     from tinytools.tool import Tool
 
 __all__ = ["APPROVAL_SCHEMA", "NOT_RUN", "Durable", "Parked", "canonical"]
@@ -73,6 +74,7 @@ NOT_RUN: Any = _NotRun()
 
 _ENCODE = msgspec.json.Encoder(order="sorted").encode
 _RESULT = msgspec.json.Decoder(ToolResult).decode
+_ARGUMENTS = msgspec.json.Decoder(dict[str, Any]).decode
 
 
 def _decoded(decode: Callable[[bytes], Any], data: bytes | None, entry: Entry, what: str) -> Any:
@@ -139,6 +141,11 @@ class Durable:
         self.tasks: dict[str, tuple[threading.Thread, Flight]] = {}
         """Background calls running in this process, by entry key."""
         self._checks: dict[str, Callable[[object], None]] = {}
+        self.remember = True
+        """Whether, without a journal, calls that outlive their turn are remembered (not for a toolbox's
+        default dispatcher, which serves unrelated one-line calls)."""
+        self.acts = Acts(self)
+        """The calls' declared acts (`tinytools.run.acts`)."""
 
     # handles
 
@@ -175,23 +182,13 @@ class Durable:
         """The key of a call by its identity: its run and its call id (stable across re-sends)."""
         return hashlib.sha256(b"call\0%b\0%b" % (self._run, call_id.encode("utf-8", "surrogatepass"))).hexdigest()[:40]
 
-    def act_key(self, tool: Tool[..., Any], declared: Any) -> str:
-        """The key of an act a tool's ``idempotency_key`` names: one per run, tool and declared key."""
-        name = tool.name.encode()
-        return hashlib.sha256(b"act\0%b\0%b\0%b" % (self._run, name, canonical(declared))).hexdigest()[:40]
+    def canonical(self, value: Any) -> bytes:
+        """A value as canonical JSON (sorted keys, no spaces): what keys and comparisons read."""
+        return canonical(value)
 
-    def key_for(self, flight: Flight, read: Read) -> str | ToolResult:
-        """The call's journal key: its declared act's, else its own (run and call id); or its failure."""
-        tool = flight.plan.tool
-        declared = tool.durable.idempotency_key if tool.durable is not None else None
-        if declared is None:
-            return self.call_key(flight.call.id)
-        try:
-            return self.act_key(tool, declared(flight.plan.normalised(read, flight.arguments)))
-        except ArgumentsError as exc:
-            return flight.plan.invalid(flight.call, kept(exc), flight.start)
-        except Exception as exc:  # the application's function, not the model's arguments
-            return hook_failure(flight.call, tool.name, "idempotency_key", exc, flight.start)
+    def wait_bound(self, tool: Tool[..., Any]) -> float:
+        """How long a call waits for another live worker making the same call (or act)."""
+        return _wait_bound(tool)
 
     # the journal stage
 
@@ -199,15 +196,12 @@ class Durable:
         """Claim the call before it runs; None to run it, else its answer from the journal.
 
         A call is its run and its call id: the same id again is answered from its entry (or
-        refused as ``duplicate_call_id`` when its content differs), another id is another call,
-        unless the tool declares an ``idempotency_key`` and the two name the same act.
+        refused as ``duplicate_call_id`` when its content differs), another id is another call
+        (the act a tool may declare is claimed later, just before it runs: `tinytools.run.acts`).
         """
         plan, call = flight.plan, flight.call
-        key = self.key_for(flight, read)
-        if isinstance(key, ToolResult):
-            return key
-        flight.key = key
-        if self.journal is None and not _remembered(plan.tool):
+        flight.key = self.call_key(call.id)
+        if self.journal is None and not (self.remember and _remembered(plan)):
             return None  # no journal: the key is for the tool, nothing is recorded
         mine = Entry(
             key=flight.key or "", run_id=self.run_id, call_id=call.id, tool=plan.name,
@@ -254,7 +248,7 @@ class Durable:
         outcome: Any = NOT_RUN if tool.idempotent and reconcile is None else None
         if reconcile is not None:
             try:
-                outcome = reconcile(msgspec.json.decode(entry.arguments), entry.key)
+                outcome = reconcile(self.arguments(entry), entry.key)
                 if isinstance(outcome, Awaitable):
                     outcome = await flight.scope.driver.settle(outcome)
             except Exception as exc:
@@ -287,6 +281,7 @@ class Durable:
         Returns what the call ends in: another worker may have ended it first (an expiry, a
         cancellation), and then that is its one final result.
         """
+        self.acts.record(flight, result)
         if result.status == "pending":
             return self.park(flight, result)
         if flight.step is None:
@@ -354,7 +349,7 @@ class Durable:
             where = f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', '')}"
             local = "<locals>" in where or getattr(fn, "__closure__", None) or getattr(fn, "__self__", None) is not None
             if local or not hasattr(fn, "__qualname__"):
-                where += f"@{os.getpid()}:{id(fn)}"  # made by a factory: its results are its own
+                where += f"@{os.urandom(12).hex()}"  # made by a factory: its results are this tool's own
             prefix = _CACHE_PREFIXES[tool] = f"{tool.name}\0{where}\0".encode()
         return hashlib.sha256(prefix + canonical(arguments)).hexdigest()
 
@@ -386,6 +381,8 @@ class Durable:
         pending, waits again under the same handle; one whose tool started may have acted:
         ``outcome_unknown``.
         """
+        if not flight.acted:
+            self.acts.record(flight, _NOT_ACTED)
         current = self.store.get(flight.key or "")
         if current is None or current.state != "started" or current.step != flight.step:
             return  # it ended, or moved on, before the exception
@@ -424,6 +421,22 @@ class Durable:
         request = PendingRequest(parked.message, parked.schema)
         pending = Pending(self.handle(entry.key, entry.step), parked.kind, request, parked.expires_at)
         return ToolResult(call_id=call_id, name=entry.tool, status="pending", pending=pending)
+
+    def running_result(self, entry: Entry) -> ToolResult:
+        """The pending result of a call that was resumed and runs: a task, until it ends."""
+        parked = self.parked(entry)
+        request = PendingRequest("The call is running; poll again for its result.")
+        pending = Pending(self.handle(entry.key, entry.step), "task", request, parked.expires_at)
+        return ToolResult(call_id=entry.call_id, name=entry.tool, status="pending", pending=pending)
+
+    def arguments(self, entry: Entry) -> dict[str, Any]:
+        """The validated arguments an entry keeps.
+
+        Raises:
+            JournalError: They cannot be read by this version of tinytools.
+        """
+        read: dict[str, Any] = _decoded(_ARGUMENTS, entry.arguments, entry, "set of arguments")
+        return read
 
     def listed(self, entry: Entry) -> PendingCall:
         """A waiting entry as an inbox shows it: its call, scrubbed arguments, request and handle.
@@ -526,6 +539,8 @@ class Durable:
 
 _AGAIN = object()
 _NOT_JSON = object()
+_NOT_ACTED = ToolResult(call_id="-", name="-", status="outcome_unknown")
+"""What an act is given back with when its call stopped before the tool started."""
 
 
 def _same(data: Any, answer: Any) -> bool:
@@ -580,22 +595,24 @@ def _signing_key(given: bytes | str | None) -> bytes:
     return given.encode() if isinstance(given, str) else bytes(given)
 
 
-def _remembered(tool: Tool[..., Any]) -> bool:
-    """Whether a dispatcher without a journal still remembers the tool's calls (in memory, for its run).
+def _remembered(plan: Plan) -> bool:
+    """Whether a dispatcher without a journal still remembers a tool's calls (in memory, for its run).
 
-    A call that outlives its turn (external, background, asking the user) or names an act by
-    its ``idempotency_key``: sent again, it is answered, never started a second time.
+    A call that may outlive its turn (an external or background tool's, one asking the user, one
+    an approver may defer) or that names an act: sent again, it is answered, never made twice.
     """
-    durable = tool.durable
+    durable = plan.tool.durable
     if durable is not None and (durable.external or durable.background or durable.idempotency_key is not None):
         return True
-    return "ask" in tool.wants
+    return plan.approval is not None or "ask" in plan.tool.wants
 
 
 def _same_call(flight: Flight, read: Read, found: Entry, mine: Entry) -> bool:
     """Whether a journaled entry of this call id holds this very call: the same tool and content.
 
-    Content is compared as the tool receives it (converted, defaults in place), not as spelled.
+    Content is compared as the tool receives it (converted, defaults in place) and written as
+    canonical JSON, not as the model spelled it: ``100`` and ``100.0`` for a float are one
+    value, ``1`` and ``true`` for an untyped argument are two.
     """
     if found.tool != mine.tool:
         return False
@@ -604,9 +621,14 @@ def _same_call(flight: Flight, read: Read, found: Entry, mine: Entry) -> bool:
     plan = flight.plan
     try:
         earlier = plan.normalised(None, msgspec.json.decode(found.arguments))
-        return earlier == plan.normalised(read, flight.arguments)
-    except (ArgumentsError, ValueError, TypeError, AttributeError):  # not this tool's arguments any more: another call
+        now = plan.normalised(read, flight.arguments)
+        return _written(plan, earlier) == _written(plan, now)
+    except Exception:  # not this tool's arguments any more, or not writable: another call
         return False
+
+
+def _written(plan: Plan, values: dict[str, Any]) -> bytes:
+    return canonical(plan.encoder.to_builtins(values))
 
 
 def _wait_bound(tool: Tool[..., Any]) -> float:

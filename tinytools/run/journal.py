@@ -280,8 +280,8 @@ class SQLiteJournal(Journal):
         with self._lock:
             try:
                 return self._db.execute(sql, tuple(parameters)).fetchall()
-            except sqlite3.DatabaseError as exc:
-                raise JournalError(f"the journal {self.path} failed: {exc}") from None
+            except (sqlite3.DatabaseError, UnicodeEncodeError) as exc:
+                raise JournalError(f"the journal {self.path} failed: {_reason(exc)}") from None
 
     @override
     def claim(self, entry: Entry) -> Entry | None:
@@ -339,17 +339,26 @@ class SQLiteJournal(Journal):
         with self._lock:
             try:
                 return self._db.execute(sql, parameters).rowcount > 0
-            except sqlite3.DatabaseError as exc:
-                raise JournalError(f"the journal {self.path} failed: {exc}") from None
+            except (sqlite3.DatabaseError, UnicodeEncodeError) as exc:
+                raise JournalError(f"the journal {self.path} failed: {_reason(exc)}") from None
 
     def _select(self, where: str, parameters: tuple[object, ...]) -> list[Entry]:
         rows = self._execute(f"SELECT {', '.join(_FIELDS)} FROM tinytools_journal WHERE {where}", parameters)
         return [_entry(row) for row in rows]
 
 
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, UnicodeEncodeError):  # a run or call id holding a lone surrogate, which SQLite cannot keep
+        return "an id or name is not Unicode text (it holds a lone surrogate)"
+    return str(exc)
+
+
 def _entry(row: tuple[object, ...]) -> Entry:
     values = dict(zip(_FIELDS, row, strict=True))
     for name in ("arguments", "pending", "result"):
-        if values[name] is not None:
-            values[name] = bytes(values[name])  # type: ignore[call-overload]
+        value = values[name]
+        if isinstance(value, str):  # text another program wrote: read as bytes, and refused where decoded
+            values[name] = value.encode("utf-8", "surrogatepass")
+        elif value is not None:
+            values[name] = bytes(value)  # type: ignore[call-overload]
     return Entry(**values)  # type: ignore[arg-type]

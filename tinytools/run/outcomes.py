@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any
 
-from tinytools.errors import ArgumentsError, ToolError, shorten
+from tinytools.errors import ArgumentsError, InjectionError, ToolError, shorten
 from tinytools.results import Pending, PendingKind, PendingRequest, StructuredError, ToolCall, ToolResult
 from tinytools.run.suggest import closest_name
 
@@ -33,6 +33,7 @@ __all__ = [
     "failed",
     "hook_failure",
     "logger",
+    "missing_value",
     "propagates",
     "timed_out",
     "tool_failure",
@@ -167,6 +168,13 @@ def hook_failure(call: ToolCall, name: str, what: str, exc: BaseException, start
     logger().error("%s failed on tool %r (error id %s)", what, name, error_id, exc_info=exc)
     message = f"The call to {name!r} could not be completed (error id {error_id})."
     return failed(call, name, "middleware_error", message, start, {"error_id": error_id})
+
+
+def missing_value(call: ToolCall, exc: InjectionError, start: int, *, holder: str = "the application") -> ToolResult:
+    """The result of a call whose injected value was not supplied: which parameter, and nothing else."""
+    logger().error("call %r: %s", call.id, exc)
+    message = f"Tool {exc.tool!r} cannot run: {holder} has no value for its injected parameter {exc.parameter!r}."
+    return failed(call, exc.tool, "missing_injected_value", message, start)
 
 
 def denied(call: ToolCall, name: str, rule: str, reason: str, start: int) -> ToolResult:

@@ -95,7 +95,7 @@ class Plan:
         """Whether arguments that fail the schema raise `ArgumentsError` (``invalid_args="fail"``)."""
         self.runtime = bool(tool.wants) or "call" in tool.injection_sources.values()
         """Whether the tool takes values only the pipeline makes (a token, an invocation, ...)."""
-        self.durable = journaled or tool.durable is not None or bool(tool.wants & {"key", "ask"})
+        self.durable = journaled or tool.durable is not None or bool(tool.wants & {"key", "ask"}) or bool(approval)
         """Whether calls meet the journal stage: the dispatcher journals, or the tool needs a key or may wait."""
         self.typed: Reader | None = None if strict or not _by_position(tool) else _pending
         self.plain = plain and self._plain()
@@ -205,8 +205,8 @@ class Plan:
             if slot.injection is not None:
                 continue
             value = self._converted(slot, arguments.get(slot.name, EMPTY))
-            if value is EMPTY and slot.factory is None:
-                value = slot.default
+            if value is EMPTY:
+                value = slot.default if slot.factory is None else made(slot)
             if value is not EMPTY:
                 values[slot.name] = value
         return values

@@ -53,20 +53,28 @@ async def resume(pipeline: Pipeline, handle: str, answer: Any, scope: Scope, err
     tool = pipeline.admission.toolbox.get(entry.tool)
     if runs and tool is not None:  # missing values raise before anything moves: the same handle works again
         pipeline.plan_for(tool).check_injected(scope.inject)
+    validated = durable.arguments(entry)  # what cannot be read is refused before anything moves
     answers = [*parked.answers, answer] if parked.kind == "input" else parked.answers
     kept = msgspec.json.encode(msgspec.structs.replace(parked, answers=answers))
     if not durable.store.advance(key, step, state="started", owner=durable.owner, pending=kept):
         return await _outcome(pipeline, _entry(durable, key), step, scope)  # another worker moved it first
     moved = msgspec.structs.replace(entry, state="started", owner=durable.owner, pending=kept, step=step + 1)
-    return await _run(pipeline, moved, entry, parked, answer, error, scope)
+    return await _run(pipeline, moved, entry, validated, parked, (answer, error), scope)
 
 
 async def _run(
-    pipeline: Pipeline, entry: Entry, waited: Entry, parked: Parked, answer: Any, error: str | None, scope: Scope
+    pipeline: Pipeline,
+    entry: Entry,
+    waited: Entry,
+    validated: dict[str, Any],
+    parked: Parked,
+    answered: tuple[Any, str | None],
+    scope: Scope,
 ) -> ToolResult:
     """Run the resumed call through the pipeline, from the stage it waited at (``waited``: its entry then)."""
     durable = pipeline.durable
-    arguments = parked.arguments if parked.arguments is not None else msgspec.json.decode(entry.arguments)
+    answer, error = answered
+    arguments = parked.arguments if parked.arguments is not None else validated
     call = ToolCall(entry.call_id, entry.tool, arguments)
     start = perf_counter_ns()
     tool = pipeline.admission.toolbox.get(entry.tool)
@@ -76,7 +84,7 @@ async def _run(
             pipeline, entry, entry.step, scope
         )
     flight = Flight(call, pipeline.plan_for(tool), scope, start)
-    flight.key, flight.step, flight.arguments = entry.key, entry.step, msgspec.json.decode(entry.arguments)
+    flight.key, flight.step, flight.arguments = entry.key, entry.step, validated
     flight.resumed = parked.kind != "approval"  # an approved call goes on as any call: an external one waits again
     flight.waited = waited
     flight.answers = list(parked.answers) + ([answer] if parked.kind == "input" else [])
@@ -107,13 +115,21 @@ async def _go_on(pipeline: Pipeline, flight: Flight, parked: Parked, answer: Any
 
 
 async def _outcome(pipeline: Pipeline, entry: Entry, step: int, scope: Scope) -> ToolResult:
-    """What a call the handle no longer moves stands at: its final result, waited for if it runs."""
+    """What a call the handle no longer moves stands at: its final result, waited for if it runs.
+
+    A call another live worker runs is waited for as long as a journaled call would be (see
+    `Durable.wait_bound`); past that, its pending result says it is still running.
+    """
     durable = pipeline.durable
     delay = 0.002
+    tool = pipeline.admission.toolbox.get(entry.tool)
+    waited_until = time.monotonic() + (durable.wait_bound(tool) if tool is not None else 600.0)
     while True:
         now = await poll_entry(pipeline, entry, scope)
         if now.status != "pending" or (entry.state == "pending" and entry.step != step):
             return now  # ended, or waiting for something new (a new handle)
+        if durable.token.cancelled or time.monotonic() > waited_until:
+            return now
         running = entry.state == "started" or durable.parked(entry).kind == "task"
         if running and not owner_alive(entry.owner):
             message = f"Tool {entry.tool!r} was running this call in a worker that stopped; it may have acted."
@@ -132,6 +148,8 @@ async def poll_entry(pipeline: Pipeline, entry: Entry, scope: Scope) -> ToolResu
     durable = pipeline.durable
     if entry.state == "done":
         return durable.stored(entry, entry.call_id)
+    if entry.state == "started":  # resumed, and running: no answer moves it now
+        return durable.running_result(entry)
     parked = durable.parked(entry)
     if entry.state == "pending" and time.time() >= parked.expires_at:
         return await end_entry(pipeline, entry, "expired", scope)
@@ -192,10 +210,21 @@ async def cancel_pending(pipeline: Pipeline, handle: str | None, scope: Scope) -
     else:
         key, _ = durable.read_handle(handle)
         entry = _entry(durable, key)
+        if entry.state == "started":  # already resumed: a task of this process is told, and the end awaited
+            durable.stop_task(entry.key)
+            return [await _outcome(pipeline, entry, entry.step, scope)]
         if entry.state != "pending":
             return [await poll_entry(pipeline, entry, scope)]
         entries = [entry]
-    return [await end_entry(pipeline, entry, "cancelled", scope) for entry in entries]
+    ended = []
+    for entry in entries:
+        try:
+            ended.append(await end_entry(pipeline, entry, "cancelled", scope))
+        except JournalError as exc:
+            if handle is not None:
+                raise
+            logging.getLogger("tinytools.journal").error("cancel skipped an entry: %s", exc)
+    return ended
 
 
 def _entry(durable: Durable, key: str) -> Entry:

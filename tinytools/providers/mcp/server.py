@@ -35,6 +35,7 @@ from tinytools.providers.mcp.stdio import stdio_streams
 from tinytools.providers.mcp.wire import check_output, export_tools, write_results
 from tinytools.results import StructuredError, ToolCall, ToolResult
 from tinytools.run.dispatcher import Dispatcher
+from tinytools.run.outcomes import missing_value
 from tinytools.tool import Tool
 from tinytools.toolbox import Toolbox
 
@@ -235,11 +236,7 @@ def _opener(
 
 def _missing_value(call: ToolCall, exc: InjectionError) -> ToolResult:
     """The server's configuration lacks a value: the client learns which, and nothing else."""
-    _logger().error("MCP call %r: %s", call.id, exc)
-    message = f"Tool {exc.tool!r} cannot run: the server has no value for its injected parameter {exc.parameter!r}."
-    return ToolResult(
-        call_id=call.id, name=call.name, status="failed", error=StructuredError("missing_injected_value", message)
-    )
+    return msgspec.structs.replace(missing_value(call, exc, 0, holder="the server"), name=call.name, elapsed=0)
 
 
 def _logger() -> logging.Logger:
