@@ -6,10 +6,12 @@ import asyncio
 import concurrent.futures
 import threading
 import time
+from collections.abc import Iterator
 
 import pytest
 
 from tinytools import (
+    CancellationToken,
     Dispatcher,
     Invocation,
     Limits,
@@ -201,3 +203,36 @@ def test_policy_runtime_idempotent_and_max_retries_are_enforced(entry: str) -> N
 
     result = run_call(entry, [flaky], ToolCall("c1", "flaky", {}))
     assert (attempts, result.error and result.error.code) == ([1, 2, 3], "tool_error")
+
+
+# A retry after a timeout gets a fresh cancellation token
+
+TRIES: list[bool] = []
+
+
+@tool(timeout=0.2, idempotent=True, retries=1)
+def patient(token: CancellationToken) -> str:
+    """The first attempt outlasts its timeout; each attempt notes whether it began already cancelled."""
+    TRIES.append(token.cancelled)
+    if len(TRIES) == 1:
+        token.wait(RELEASE)  # told by its timeout
+        return "too late"
+    return "second try"
+
+
+@tool(timeout=0.2, idempotent=True, retries=1)
+def patient_stream(token: CancellationToken) -> Iterator[str]:
+    """A stream whose first attempt outlasts its timeout."""
+    TRIES.append(token.cancelled)
+    if len(TRIES) == 1:
+        token.wait(RELEASE)
+    yield "piece"
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
+@pytest.mark.parametrize("name", ["patient", "patient_stream"])
+def test_a_retry_after_a_timeout_starts_with_a_fresh_token(entry: str, name: str) -> None:
+    TRIES.clear()
+    result = run_call(entry, [patient, patient_stream], ToolCall("c1", name, {}))
+    assert (result.status, result.output) == ("succeeded", "second try" if name == "patient" else "piece")
+    assert TRIES == [False, False]

@@ -47,7 +47,7 @@ from .facing import (
     model_facing,
     strings_in,
 )
-from .paths import run_call
+from .paths import ENTRIES, run_call
 
 # --- tools -----------------------------------------------------------------------------------
 
@@ -468,3 +468,34 @@ def test_property_random_secrets_never_reach_any_writer(pair: tuple[str, str, st
             assert result.artifacts, "the output should have moved to the store"
         found = leaked(secrets, model_facing(result))
         assert not found, f"mode {mode!r}: secret leaked: {found[:2]}"
+
+
+# Failure and pending texts are held to the budget, like outputs
+
+
+@tool
+def shouts(size: int) -> str:
+    """Fail with a long message."""
+    raise ToolError("x" * size)
+
+
+@tool
+def asks_at_length(size: int) -> str:
+    """Ask the user a long question."""
+    from tinytools import NeedsInput
+
+    raise NeedsInput("y" * size)
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
+@pytest.mark.parametrize("name", ["shouts", "asks_at_length"])
+def test_failure_and_pending_texts_are_held_to_the_budget(entry: str, name: str) -> None:
+    result = run_call(entry, [shouts, asks_at_length], ToolCall("c", name, {"size": 300_000}))
+    text = result.text()
+    assert result.status == ("failed" if name == "shouts" else "pending")
+    assert len(text.encode()) <= 100_000 and text.endswith("over the 100000-byte budget]")
+    assert f"[cut: {len(text.split(':')[0]) + 2 + 300_000} bytes" in text  # says how long it was
+    (written,) = mcp.write_results([result])
+    assert all(len(text.encode()) <= 100_000 for text in strings_in(written))
+    small = run_call(entry, [shouts, asks_at_length], ToolCall("d", name, {"size": 10}))
+    assert "budget" not in small.text()

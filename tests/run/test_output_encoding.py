@@ -10,6 +10,7 @@ cannot be encoded fails ``invalid_output`` naming its type and its JSON pointer.
 from __future__ import annotations
 
 import array
+import dataclasses
 import datetime
 import decimal
 import multiprocessing
@@ -18,6 +19,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from fractions import Fraction
+from pathlib import Path
 from typing import Any, Literal, Optional
 
 import anyio
@@ -35,7 +37,7 @@ from tinytools import Dispatcher, Toolbox, ToolCall, ToolDefinitionError, ToolRe
 from tinytools.providers import mcp
 from tinytools.schema.validation import compile_validator
 
-from .paths import DISPATCHER_ENTRIES, ENTRIES
+from .paths import BATCH_ENTRIES, DISPATCHER_ENTRIES, ENTRIES, run_batch
 from .paths import run_call as _run_call
 
 # --- the types -------------------------------------------------------------------------------
@@ -458,3 +460,34 @@ def test_the_mcp_server_sends_encoded_outputs_as_structured_content() -> None:
     refused = anyio.run(_over_mcp, mcp.build_server(toolbox, dispatcher=plain))
     assert refused["priced"].is_error and "'Fraction' at /items/0/price" in refused["priced"].content[0].text
     assert refused["basket"].structured_content == BASKET
+
+
+@dataclasses.dataclass
+class Where:
+    path: Path
+
+
+def _must_exist(path: Path) -> str:
+    return str(path.resolve(strict=True))  # FileNotFoundError for a path the model chose
+
+
+@tool
+def locate(name: str) -> Where:
+    """Where a file is."""
+    return Where(Path("/nonexistent") / name)
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
+def test_an_encoder_that_raises_anything_ends_its_call_invalid_output(entry: str) -> None:
+    box = Toolbox([locate, priced], encoders={Path: _must_exist, Fraction: str})
+    result = run_call(entry, box, ToolCall("c1", "locate", {"name": "x"}))
+    assert result.status == "failed" and result.error is not None and result.error.code == "invalid_output"
+    assert "/path" in result.error.message and "No such file" not in result.text()  # its text stays in the log
+
+
+@pytest.mark.parametrize("entry", BATCH_ENTRIES)
+def test_an_encoder_that_raises_loses_nothing_else_of_a_batch(entry: str) -> None:
+    dispatcher = Dispatcher(Toolbox([locate, priced], encoders={Path: _must_exist, Fraction: str}))
+    calls = [ToolCall("a", "priced", {}), ToolCall("b", "locate", {"name": "x"}), ToolCall("c", "priced", {})]
+    results = run_batch(entry, dispatcher, calls)
+    assert [(r.call_id, r.status) for r in results] == [("a", "succeeded"), ("b", "failed"), ("c", "succeeded")]

@@ -10,6 +10,8 @@ server sends pieces as progress messages, and ``tinytools call`` prints them as 
 from __future__ import annotations
 
 import asyncio
+import base64
+import dataclasses
 import json
 import os
 import subprocess
@@ -21,10 +23,14 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tinytools import (
     Dispatcher,
     Injected,
+    MemoryArtifactStore,
+    Progress,
     ToolCall,
     ToolCompleted,
     ToolEvent,
@@ -213,3 +219,163 @@ def test_a_thread_pool_executor_streams_and_a_process_pool_refuses_at_once() -> 
     assert [event.data for event in seen if isinstance(event, ToolOutputChunk)] == ["w0 ", "w1 ", "w2 "]
     with ProcessPoolExecutor(1) as pool, pytest.raises(ToolDefinitionError, match="streams its output"):
         Dispatcher([words], executor=pool)
+
+
+# --- a stream is scrubbed as a stream, and held to the budget -----------------------------------
+
+SECRET = "sk-live-Z9q7Xw3Lm2"
+SPLITS: list[list[Any]] = []
+
+
+@tool
+def drip(token: Annotated[str, Injected("token", secret=True)]) -> Iterator[Any]:
+    """Stream the pieces a test chose, the secret among them."""
+    yield from SPLITS[-1]
+
+
+@tool
+async def adrip(token: Annotated[str, Injected("token", secret=True)]) -> AsyncIterator[Any]:
+    """Stream the pieces a test chose, from the loop."""
+    for piece in SPLITS[-1]:
+        yield piece
+
+
+@tool
+def emits(token: Annotated[str, Injected("token", secret=True)], progress: Progress) -> str:
+    """Emit the pieces a test chose through `Progress.emit`."""
+    for piece in SPLITS[-1]:
+        progress.emit("row", piece)
+    return "done"
+
+
+def _forwarded(seen: list[ToolEvent]) -> str:
+    """What a client concatenating the forwarded pieces reads."""
+    return "".join(
+        event.data if isinstance(event.data, str) else json.dumps(event.data)
+        for event in seen
+        if isinstance(event, ToolOutputChunk)
+    )
+
+
+def _shows_secret(text: str, secret: str) -> bool:
+    return any(secret[i : i + 8] in text for i in range(len(secret) - 7))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    secret=st.text(alphabet="abcdefghijkXYZ0123456789-_", min_size=8, max_size=24),
+    cuts=st.lists(st.integers(1, 7), min_size=1, max_size=30),
+    name=st.sampled_from(["drip", "adrip", "emits"]),
+    before=st.text(alphabet="xyz ", max_size=10),
+)
+def test_a_secret_split_across_pieces_never_reaches_a_sink(
+    secret: str, cuts: list[int], name: str, before: str
+) -> None:
+    text, pieces, at = before + secret + " and more", [], 0
+    for cut in cuts:
+        if at < len(text):
+            pieces.append(text[at : at + cut])
+            at += cut
+    pieces.append(text[at:])
+    SPLITS.append(pieces)
+    seen: list[ToolEvent] = []
+    result = Dispatcher([drip, adrip, emits], on_event=seen.append).dispatch(
+        ToolCall("c", name, {}), inject={"token": secret}
+    )
+    assert result.status == "succeeded"
+    assert not _shows_secret(_forwarded(seen), secret) and not _shows_secret(result.text(), secret)
+    assert _forwarded(seen).endswith("and more")  # what is not the secret goes on
+
+
+@dataclasses.dataclass
+class Row:
+    key: str
+
+
+@pytest.mark.parametrize("name", ["drip", "adrip", "emits"])
+@pytest.mark.parametrize(
+    "piece",
+    [(SECRET, 1), Row(SECRET), SECRET.encode(), {"nested": [SECRET]}, [SECRET[:5], SECRET[5:]]],
+    ids=["tuple", "dataclass", "bytes", "dict", "split list"],
+)
+def test_every_kind_of_piece_is_scrubbed_through_the_encoding_of_outputs(name: str, piece: Any) -> None:
+    SPLITS.append([piece])
+    seen: list[ToolEvent] = []
+    Dispatcher([drip, adrip, emits], on_event=seen.append).dispatch(ToolCall("c", name, {}), inject={"token": SECRET})
+    forwarded = _forwarded(seen)
+    assert forwarded and not _shows_secret(forwarded, SECRET)
+    assert not _shows_secret(forwarded, base64.b64encode(SECRET.encode()).decode())
+
+
+@tool
+def flood(n: int) -> Iterator[str]:
+    """Stream n pieces of 100 bytes."""
+    for _ in range(n):
+        yield "x" * 100
+
+
+@tool
+def flood_then_sum(n: int) -> Iterator[str]:
+    """Stream n pieces of 100 bytes, then return a short summary."""
+    for _ in range(n):
+        yield "y" * 100
+    return f"{n} pieces"  # type: ignore[return-value]
+
+
+def test_pieces_count_against_the_budget_and_the_result_says_so() -> None:
+    seen: list[ToolEvent] = []
+    dispatcher = Dispatcher([flood, flood_then_sum], on_event=seen.append, max_inline_output_bytes=10_000)
+    result = dispatcher.dispatch(ToolCall("c", "flood", {"n": 20_000}))  # 2 MB
+    assert len(_forwarded(seen).encode()) <= 10_000
+    assert result.error is not None and result.error.code == "output_too_large"
+    assert "were not forwarded" in result.text() and len(result.text().encode()) < 11_000
+    seen.clear()
+    summary = dispatcher.dispatch(ToolCall("d", "flood_then_sum", {"n": 200}))
+    assert len(_forwarded(seen).encode()) <= 10_000
+    assert summary.status == "succeeded" and summary.output == "200 pieces"
+    assert "200 pieces" in summary.text() and "10000 bytes of them were not forwarded" in summary.text()
+
+
+def test_a_stream_past_the_budget_keeps_no_more_than_the_budget_in_memory() -> None:
+    import tracemalloc
+
+    dispatcher = Dispatcher([flood], max_inline_output_bytes=10_000)
+    tracemalloc.start()
+    try:
+        result = dispatcher.dispatch(ToolCall("c", "flood", {"n": 200_000}))  # 20 MB of pieces
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result.error is not None and result.error.code == "output_too_large"
+    assert "20000000 bytes" in result.text()
+    assert peak < 5_000_000  # the pieces were not all kept
+
+
+def test_a_stream_past_the_budget_goes_to_the_artifact_store_whole() -> None:
+    store = MemoryArtifactStore()
+    result = Dispatcher([flood], max_inline_output_bytes=10_000, artifacts=store).dispatch(
+        ToolCall("c", "flood", {"n": 500})
+    )
+    assert result.status == "succeeded" and len(store.get(result.artifacts[0].key)) == 50_002  # JSON of the text
+
+
+def test_the_mcp_server_forwards_no_more_than_the_budget_of_a_stream() -> None:
+    from mcp import Client
+
+    from tinytools.providers.mcp import build_server
+
+    heard: list[str] = []
+
+    async def talk() -> Any:
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            heard.append(message or "")
+
+        server = build_server(
+            [flood],
+            dispatcher_factory=lambda on_event: Dispatcher([flood], max_inline_output_bytes=5_000, on_event=on_event),
+        )
+        async with Client(server, mode="legacy") as client:
+            return await client.call_tool("flood", {"n": 2_000}, progress_callback=on_progress)
+
+    result = asyncio.run(talk())
+    assert result.is_error and len("".join(heard).encode()) <= 5_000 and len(heard) <= 50

@@ -25,7 +25,7 @@ from tinytools.context import (
     Stores,
 )
 from tinytools.errors import ArgumentsError, NeedsInput, RetryableError, TransferError, kept
-from tinytools.events import ToolStarted
+from tinytools.events import ToolEvent, ToolOutputChunk, ToolStarted
 from tinytools.executors.failures import ExecutorError
 from tinytools.results import ToolResult
 from tinytools.run.admission import Admission
@@ -36,13 +36,17 @@ from tinytools.run.outcomes import cancelled, denied, executor_failure, propagat
 from tinytools.run.output import finish
 from tinytools.run.plan import DefaultFailed, Read
 from tinytools.run.secrets import Secrets
-from tinytools.run.streams import async_stream, sync_stream
+from tinytools.run.streams import TooLarge, async_stream, sync_stream, then_end
 from tinytools.run.work import CANCELLED, RAISED, REFUSED, RETURNED, Channel, Outcome, Work
 
 __all__ = ["BACKOFF_SECONDS", "Attempts"]
 
 BACKOFF_SECONDS = 0.05
 """First retry delay; doubled on each further attempt."""
+
+
+def _nothing() -> None:
+    """The end of a stream nobody listens to: nothing to let out."""
 
 
 class Attempts:
@@ -109,6 +113,9 @@ class Attempts:
                 if again.__class__ is not Read:
                     return again  # type: ignore[return-value]
                 read = again
+                if flight.token is not None:  # the last attempt's token was cancelled by its timeout
+                    flight.token.detach()
+                    flight.token = None  # the next attempt gets a fresh one
             work = self.work(flight, read, attempt)
             if work.__class__ is not Work:
                 return work  # type: ignore[return-value]
@@ -155,6 +162,8 @@ class Attempts:
         fn = tool.call or tool.fn
         if tool.streams is not None:
             fn = self.stream(flight, fn)
+        elif flight.channel is not None and "progress" in tool.wants:  # its emitted pieces end with it
+            fn = then_end(fn, flight.channel, is_async=tool.is_async)
         return Work(
             fn, args, kwargs, name=plan.name, is_async=tool.is_async,
             timeout=tool.timeout, token=self.token, channel=flight.channel,
@@ -164,11 +173,34 @@ class Attempts:
         """A generator tool's function, run to its end: each piece an event, its end the output."""
         if flight.token is None:
             flight.token = CancellationToken(parent=self.token)  # a timeout stops the stream at its next piece
-        if flight.channel is None and self.sink is not None:
-            flight.channel = Channel(lambda event: self.boundary.event(event, flight.secrets))
-        send = flight.channel.send if flight.channel is not None else None
+        channel = self.channel(flight)
         wrap = async_stream if flight.plan.tool.streams == "async" else sync_stream
-        return wrap(fn, flight.call.id, flight.plan.name, flight.start, send, flight.token)
+        boundary = self.boundary
+        keep = None if boundary.store is not None else boundary.limit  # text past the budget: kept only to store
+        if channel is None:
+            return wrap(fn, None, _nothing, flight.token, keep)
+        call_id, name, start = flight.call.id, flight.plan.name, flight.start
+
+        def send(kind: str, piece: Any) -> None:
+            channel.send(ToolOutputChunk(call_id, name, perf_counter_ns() - start, kind, piece))
+
+        return wrap(fn, send, lambda: channel.send(None), flight.token, keep)
+
+    def channel(self, flight: Flight) -> Channel | None:
+        """The call's way to the sink, made on first use; None when nobody listens."""
+        if flight.channel is None and self.sink is not None:
+            flight.channel = Channel(lambda event: self.seal(flight, event))
+        return flight.channel
+
+    def seal(self, flight: Flight, event: ToolEvent | None) -> list[ToolEvent]:
+        """One event of a running call, model-facing: a streamed piece through the call's stream boundary."""
+        if event is not None and event.__class__ is not ToolOutputChunk:
+            return [self.boundary.event(event, flight.secrets)]
+        if flight.pieces is None:
+            flight.pieces = self.boundary.stream(flight.secrets, flight.plan.encoder)
+        pieces = flight.pieces.end() if event is None else flight.pieces.piece(event.kind, event.data)
+        call_id, name, elapsed = flight.call.id, flight.plan.name, perf_counter_ns() - flight.start
+        return [ToolOutputChunk(call_id, name, elapsed, piece.kind, piece.data) for piece in pieces]
 
     def runtime(self, flight: Flight, attempt: int) -> dict[str, Any]:
         """The values only the pipeline makes, for a tool that takes them by type."""
@@ -182,14 +214,13 @@ class Attempts:
         if "invocation" in wants:
             values["invocation"] = self.invocation(flight, attempt)
         if "progress" in wants:
-            if flight.channel is None and self.sink is not None:
-                flight.channel = Channel(lambda event: self.boundary.event(event, flight.secrets))
-            send = flight.channel.send if flight.channel is not None else None
+            channel = self.channel(flight)
+            send = channel.send if channel is not None else None
             values["progress"] = Progress(call.id, plan.name, flight.start, send)
         if "stores" in wants:
             values["stores"] = self.stores
         if "key" in wants:
-            values["key"] = IdempotencyKey(flight.key or "")
+            values["key"] = IdempotencyKey(flight.act or flight.key or "")
         if "ask" in wants:
             values["ask"] = Ask(flight.answers or ())
         if "discovery" in wants:
@@ -271,6 +302,8 @@ class Attempts:
             return self.failure(flight, executor_failure(exc, call, plan.tool, start), exc), not last
         if isinstance(exc, NeedsInput):  # the tool waits for the user: the journal stage parks the call
             return waiting(call, plan.name, "input", exc.message, exc.schema, exc.ttl), False
+        if isinstance(exc, TooLarge):  # a text stream past the budget, with no store to take it
+            return self.failure(flight, self.boundary.too_large(call, plan.name, exc.size, start), None), False
         result = tool_failure(call, plan.name, exc, start, plan.exposed)
         if isinstance(exc, RetryableError) and not last:
             return result, True

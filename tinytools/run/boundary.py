@@ -31,8 +31,10 @@ from tinytools.results import JsonContent, PendingRequest, StructuredError, Text
 from tinytools.run.outcomes import failed, logger
 from tinytools.run.output import store_failure
 from tinytools.run.secrets import REDACTED, Secrets
+from tinytools.run.stream_boundary import StreamBoundary
 
 if TYPE_CHECKING:
+    from tinytools.encoding import OutputEncoder
     from tinytools.run.artifacts import ArtifactStore
 
 __all__ = ["DEFAULT_INLINE_OUTPUT_BYTES", "REDACTED", "Boundary"]
@@ -69,17 +71,23 @@ class Boundary:
             return secrets.scrub
         return lambda text: hook(secrets.scrub(text))
 
-    def seal(self, result: ToolResult, secrets: Secrets | None, start: int) -> ToolResult:
-        """Make a result's model-facing parts final: scrubbed, then within the budget."""
+    def seal(self, result: ToolResult, secrets: Secrets | None, start: int, note: str | None = None) -> ToolResult:
+        """Make a result's model-facing parts final: scrubbed, then within the budget.
+
+        ``note`` is what the result must also say (a stream cut at the budget), after the rest.
+        """
         scrub = self.hook if secrets is None else self.scrubber(secrets)
         if scrub is not None:
             try:
                 result = _scrubbed(result, scrub)
             except Exception as exc:  # a hook that raised, or nesting too deep to walk: show nothing
                 return _withheld(result, exc)
-        if self.limit is not None and result.status == "succeeded":
-            result = self._within_budget(result, scrub, start)
-        return result
+        if self.limit is not None:
+            if result.status == "succeeded":
+                result = self._within_budget(result, scrub, start)
+            else:
+                result = _message_within(result, self.limit)
+        return result if note is None else _noted(result, note)
 
     def error(self, error: StructuredError, secrets: Secrets | None) -> StructuredError:
         """An error as the model would read it (for events that carry one)."""
@@ -91,6 +99,19 @@ class Boundary:
         except Exception:
             return StructuredError("tool_error", "[withheld: the message could not be checked for secrets]")
 
+    def too_large(self, call: ToolCall, name: str, size: int, start: int) -> ToolResult:
+        """The ``output_too_large`` failure of an output of ``size`` bytes, with nowhere to put it."""
+        message = (
+            f"Tool {name!r} returned {size} bytes, more than the {self.limit} bytes allowed inline, and "
+            "no artifact store is configured; ask for less (a narrower query, a page), or have the "
+            "application raise max_inline_output_bytes or give the dispatcher an artifact store."
+        )
+        return failed(call, name, "output_too_large", message, start)
+
+    def stream(self, secrets: Secrets | None, encoder: OutputEncoder) -> StreamBoundary:
+        """The boundary of one call's streamed pieces (`tinytools.run.stream_boundary`)."""
+        return StreamBoundary(secrets, self.hook, self.limit, encoder)
+
     def shown(self, data: Any, secrets: Secrets | None) -> Any:
         """JSON data as a person may be shown it (a call's arguments in an inbox): every string scrubbed.
 
@@ -100,7 +121,7 @@ class Boundary:
         if scrub is None:
             return data
         try:
-            return _walk(data, scrub)
+            return _walk(_decode(_encode(data)), scrub)  # as JSON: a tuple an application built included
         except Exception:
             return None
 
@@ -138,12 +159,7 @@ class Boundary:
             return result
         call = ToolCall(result.call_id, result.name)
         if self.store is None:
-            message = (
-                f"Tool {result.name!r} returned {size} bytes, more than the {limit} bytes allowed inline, and "
-                "no artifact store is configured; ask for less (a narrower query, a page), or have the "
-                "application raise max_inline_output_bytes or give the dispatcher an artifact store."
-            )
-            return failed(call, result.name, "output_too_large", message, start)
+            return self.too_large(call, result.name, size, start)
         original = result.output if result.content is None else text
         try:
             data = _encode(original) if result.content is None else text.encode("utf-8", "surrogatepass")
@@ -243,6 +259,45 @@ def _key(key: Any, scrub: Callable[[str], str]) -> Any:
         text = str(key)
     final = scrub(text)
     return key if final == text else final
+
+
+def _message_within(result: ToolResult, limit: int) -> ToolResult:
+    """A failure's or a pending call's text held to the budget: its message cut, saying so."""
+    text = result.text()
+    if len(text) * 4 <= limit:
+        return result
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size <= limit:
+        return result
+    tail = f"… [cut: {size} bytes, over the {limit}-byte budget]"
+    room = max(0, limit - (size - _bytes(_message(result))) - _bytes(tail))
+    cut = _message(result).encode("utf-8", "surrogatepass")[:room].decode("utf-8", "ignore") + tail
+    if result.error is not None:
+        return msgspec.structs.replace(result, error=msgspec.structs.replace(result.error, message=cut))
+    assert result.pending is not None
+    request = msgspec.structs.replace(result.pending.request, message=cut)
+    return msgspec.structs.replace(result, pending=msgspec.structs.replace(result.pending, request=request))
+
+
+def _message(result: ToolResult) -> str:
+    if result.error is not None:
+        return result.error.message
+    return result.pending.request.message if result.pending is not None else ""
+
+
+def _bytes(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _noted(result: ToolResult, note: str) -> ToolResult:
+    """The result saying ``note`` after what it says already."""
+    if result.error is not None:
+        error = msgspec.structs.replace(result.error, message=f"{result.error.message} {note}")
+        return msgspec.structs.replace(result, error=error)
+    if result.status != "succeeded":
+        return result
+    content = result.content if result.content is not None else [TextContent(result.text())]
+    return msgspec.structs.replace(result, content=[*content, TextContent(note)])
 
 
 def _withheld(result: ToolResult, exc: Exception) -> ToolResult:

@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from tinytools.run.outcomes import logger, propagates
-from tinytools.run.threads import Raised, ThreadsExhausted, run_coroutine, tool_threads
+from tinytools.run.threads import Raised, ThreadsExhausted, abandon_task, run_coroutine, tool_threads
 from tinytools.run.work import (
     CANCELLED,
     RAISED,
@@ -338,7 +338,7 @@ async def _stop(task: asyncio.Future[Any], work: Work, future: Any, *, wait: boo
     if wait:
         done, _ = await asyncio.wait({task}, timeout=GRACE_SECONDS)
         if not done:
-            logger().warning("tool %r ignored its cancellation and is still running", work.name)
+            abandon_task(task, work.name)
 
 
 def _resolve(waiter: Any, value: Any) -> None:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from tinytools.run.gate import Gate
     from tinytools.run.journal import Entry
     from tinytools.run.secrets import Secrets
+    from tinytools.run.stream_boundary import StreamBoundary
     from tinytools.run.work import Channel
 
 __all__ = ["Flight", "Scope", "call_arguments", "invalid", "read_arguments", "started_arguments"]
@@ -63,6 +64,8 @@ class Flight:
     """One admitted call on its way through the stages."""
 
     __slots__ = (
+        "act",
+        "act_step",
         "acted",
         "answered",
         "answers",
@@ -72,6 +75,7 @@ class Flight:
         "exception",
         "failure",
         "key",
+        "pieces",
         "plan",
         "queued",
         "resumed",
@@ -95,6 +99,8 @@ class Flight:
         """The call's own token, for a tool that takes one."""
         self.channel: Channel | None = None
         """The call's progress events, for a tool that reports them to a sink."""
+        self.pieces: StreamBoundary | None = None
+        """The boundary of the pieces the call streamed to a sink, once it sent one."""
         self.failure: ToolResult | None = None
         """The tool's own failure, for the `ToolFailed` event."""
         self.exception: BaseException | None = None
@@ -102,7 +108,11 @@ class Flight:
         self.queued: list[ToolEvent] = []
         """Events a sync stage made, delivered first by `Pipeline.complete`."""
         self.key: str | None = None
-        """The call's idempotency key, once the journal stage made it."""
+        """The call's journal key (its run and call id), once the journal stage made it."""
+        self.act: str | None = None
+        """The key of the act the call's tool declares it makes, once claimed (`tinytools.run.acts`)."""
+        self.act_step: int | None = None
+        """The step of the act's entry while this call holds it."""
         self.step: int | None = None
         """The step of the call's journal entry, once it has one."""
         self.arguments: Any = None

@@ -2,9 +2,10 @@
 
 The value must encode as JSON: the types tinytools takes as inputs (dataclasses, Structs, enums,
 pydantic models and the like) become plain data, and so do the types the application gave
-encoders for (`tinytools.encoding.OutputEncoder`, one per dispatcher). A value that cannot fails
-``invalid_output`` naming the innermost type at fault and its JSON pointer, and so does a NaN or
-an infinity (JSON has no such number; msgspec would write ``null``): the value is searched for
+encoders for (`tinytools.encoding.OutputEncoder`, one per dispatcher). A value that cannot (an
+encoder that raises, whatever it raises, included) fails ``invalid_output`` naming the innermost
+type at fault and its JSON pointer, and so does a NaN or an infinity (JSON has no such number;
+msgspec would write ``null``): the value is searched for
 one only when its JSON holds a ``null``. ``output`` is then the value as plain data, except that
 a plain dict or list that encodes as it is stays the tool's own object (no copy on the fast
 path), so a key may be a number, an enum, a UUID or a date that JSON writes as a string. With
@@ -64,7 +65,7 @@ def finish(
             except TypeError:  # it holds values that are not plain data (a pydantic model, a Fraction)
                 output = encoder.to_builtins(output)
                 text = _encode(output)
-    except (TypeError, ValueError, OverflowError, RecursionError) as exc:
+    except Exception as exc:  # an application's encoder may fail in any way: the output is still unencodable
         return _unencodable(call, tool.name, output, exc, start, encoder)
     if b"null" in text:  # JSON writes NaN and the infinities as null: only then is the value searched
         refusal = _non_finite(call, tool.name, original, start, encoder)
@@ -122,7 +123,7 @@ def _non_finite(call: ToolCall, name: str, output: Any, start: int, encoder: Out
     """The refusal of an output holding a NaN or an infinity, which JSON has no number for; else None."""
     try:
         data = msgspec.to_builtins(output, str_keys=True, enc_hook=encoder.hook)  # floats kept as they are
-    except (TypeError, ValueError, OverflowError):  # a key msgspec writes only after conversion
+    except Exception:  # a key msgspec writes only after conversion, or an encoder that fails this way only
         data = output
     try:
         pointer = _non_finite_at(data, "")

@@ -29,7 +29,7 @@ from typing import Any
 import msgspec
 
 from tinytools.context import CancellationToken, RunContext, Stores
-from tinytools.errors import ResultError, shorten
+from tinytools.errors import InjectionError, ResultError, shorten
 from tinytools.events import ToolCompleted, ToolDenied, ToolEvent, ToolFailed, ToolPending, UnknownToolCall
 from tinytools.results import ToolCall, ToolResult
 from tinytools.run.admission import Admission, Admitted, not_revealed
@@ -40,7 +40,7 @@ from tinytools.run.drivers import SyncDriver, drive
 from tinytools.run.durable import APPROVAL_SCHEMA, Durable
 from tinytools.run.edits import read_edit
 from tinytools.run.flight import Flight, Scope, call_arguments, read_arguments, started_arguments
-from tinytools.run.outcomes import cancelled, denied, failed, hook_failure, propagates, waiting
+from tinytools.run.outcomes import cancelled, denied, failed, hook_failure, missing_value, propagates, waiting
 from tinytools.run.plan import Plan, Read
 from tinytools.run.secrets import Secrets
 from tinytools.search import is_search
@@ -150,7 +150,10 @@ class Pipeline:
                 message = f"Run tool {flight.plan.name!r} with the call's arguments, then resume it with the output."
                 schema = flight.plan.tool.output_schema or {}
                 return await self.end(flight, waiting(flight.call, flight.plan.name, "external", message, schema, None))
-            flight.plan.check_injected(flight.scope.inject)  # a task that could not start must not wait
+            try:
+                flight.plan.check_injected(flight.scope.inject)  # a task that could not start must not wait
+            except InjectionError as exc:
+                return await self.end(flight, missing_value(flight.call, exc, flight.start))
             message = f"Tool {flight.plan.name!r} is running in the background."
             parked = await self.end(flight, waiting(flight.call, flight.plan.name, "task", message, None, None))
             if parked.status == "pending":
@@ -160,6 +163,10 @@ class Pipeline:
             reused = self.durable.reused(flight)
             if reused is not None:
                 return await self.end(flight, reused)
+        if durable is not None and durable.idempotency_key is not None:
+            made = await self.durable.acts.claim(flight, read)  # the same act, made by another call already
+            if made is not None:
+                return await self.end(flight, made)
         result = await self.attempts.execute(flight, read)
         if self.after:
             result = self.after_middleware(flight, result)  # type: ignore[assignment]
@@ -182,7 +189,8 @@ class Pipeline:
         if not flight.answered:  # a journaled answer was sealed when it was made
             if flight.secrets is None and (tool.secret_keys or tool.fixed_secrets):  # made before binding
                 flight.secrets = Secrets.of(plan.secrets(scope.inject))
-            result = self.boundary.seal(result, flight.secrets, flight.start)
+            note = flight.pieces.note() if flight.pieces is not None else None
+            result = self.boundary.seal(result, flight.secrets, flight.start, note)
             if flight.step is not None or result.status == "pending":
                 result = self.durable.record(flight, result)
             if tool.durable is not None and tool.durable.cache_ttl is not None:

@@ -121,17 +121,7 @@ class Secrets:
 
     def scrub(self, text: str) -> str:
         """``text`` with every run of a secret's characters replaced (see the module)."""
-        pattern = self._pattern
-        if pattern is None or not text:
-            return text
-        spans: list[list[int]] = []
-        for match in pattern.finditer(text):
-            start = match.start()
-            end = start + len(match.group(1) or match.group(2) or "")
-            if spans and start <= spans[-1][1]:
-                spans[-1][1] = max(spans[-1][1], end)
-            else:
-                spans.append([start, end])
+        spans = self.spans(text)
         if not spans:
             return text
         pieces: list[str] = []
@@ -141,6 +131,21 @@ class Secrets:
             last = end
         pieces.append(text[last:])
         return "".join(pieces)
+
+    def spans(self, text: str) -> list[list[int]]:
+        """Where ``text`` shows a secret: ``[start, end)`` runs, in order, touching runs merged."""
+        pattern = self._pattern
+        if pattern is None or not text:
+            return []
+        spans: list[list[int]] = []
+        for match in pattern.finditer(text):
+            start = match.start()
+            end = start + len(match.group(1) or match.group(2) or "")
+            if spans and start <= spans[-1][1]:
+                spans[-1][1] = max(spans[-1][1], end)
+            else:
+                spans.append([start, end])
+        return spans
 
 
 _MADE: dict[tuple[Any, ...], Secrets] = {}

@@ -31,7 +31,9 @@ __all__ = [
     "Raised",
     "ThreadsExhausted",
     "ToolThreads",
+    "abandon_task",
     "run_coroutine",
+    "stray_tasks",
     "tool_threads",
 ]
 
@@ -184,6 +186,28 @@ def tool_threads() -> ToolThreads:
     return _THREADS
 
 
+_STRAY_TASKS: weakref.WeakSet[Any] = weakref.WeakSet()
+"""Tasks of async tools that ignored their cancellation: their calls ended without them."""
+
+
+def abandon_task(task: Any, name: str) -> None:
+    """The call of an async tool stops waiting for its task, which ignored its cancellation: a stray.
+
+    It is logged like a stray thread, and a sync caller's loop does not wait for it again.
+    """
+    _STRAY_TASKS.add(task)
+    _logger().warning(
+        "tool %r is still running in a task after its call ended: it ignored its cancellation (%d such tasks)",
+        name,
+        stray_tasks(),
+    )
+
+
+def stray_tasks() -> int:
+    """Tasks of async tools still running after their calls ended (they ignored their cancellation)."""
+    return sum(1 for task in list(_STRAY_TASKS) if not task.done())
+
+
 def _logger() -> Any:
     import logging
 
@@ -248,6 +272,7 @@ class _ThreadLoop:
             self._cancel_leftovers(asyncio.all_tasks(self.loop))
 
     def _cancel_leftovers(self, left: set[Any]) -> None:
+        left = {task for task in left if task not in _STRAY_TASKS}  # already given their grace, and logged
         if not left:
             return
         import asyncio

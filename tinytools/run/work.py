@@ -49,28 +49,33 @@ class Outcome:
 
 
 class Channel:
-    """One call's progress events on their way to the sink: scrubbed, in order, none after the call ends.
+    """One call's progress events on their way to the sink: sealed, in order, none after the call ends.
 
-    A tool's `Progress` sends from whatever thread the tool runs on; the driver running the call
-    says how events reach the sink (`notify`), and `close` drops whatever comes later.
+    A tool's `Progress` (or its stream) sends from whatever thread the tool runs on; ``seal`` makes
+    each event model-facing (a streamed piece may be held back, then let out with later ones), the
+    driver running the call says how events reach the sink (`notify`), and `close` drops whatever
+    comes later.
     """
 
-    __slots__ = ("_buffer", "_lock", "_open", "notify", "scrub")
+    __slots__ = ("_buffer", "_lock", "_open", "notify", "seal")
 
-    def __init__(self, scrub: Callable[[ToolEvent], ToolEvent]):
-        self.scrub = scrub
+    def __init__(self, seal: Callable[[ToolEvent | None], list[ToolEvent]]):
+        self.seal = seal
+        """Makes an event model-facing: the events to deliver now (None: the stream ended, let out the rest)."""
         self.notify: Callable[[], None] | None = None
         self._lock = threading.Lock()
         self._buffer: list[ToolEvent] = []
         self._open = True
 
-    def send(self, event: ToolEvent) -> None:
-        """Queue an event (the `Progress` callback)."""
-        event = self.scrub(event)
+    def send(self, event: ToolEvent | None) -> None:
+        """Queue an event (the `Progress` callback); None when the call's stream ended."""
+        events = self.seal(event)
+        if not events:
+            return
         with self._lock:
             if not self._open:
                 return
-            self._buffer.append(event)
+            self._buffer += events
             notify = self.notify
         if notify is not None:
             notify()
