@@ -135,6 +135,10 @@ def _until_probe(raw_server: _RawServer, request_id: str) -> list[Any]:
         before.append(message)
 
 
+DEEP = object()
+"""The id a line nested too deeply is answered with: depends on how deep this Python reads."""
+
+
 @pytest.mark.parametrize(
     ("line", "expected_id", "code"),
     [
@@ -148,7 +152,7 @@ def _until_probe(raw_server: _RawServer, request_id: str) -> list[Any]:
         pytest.param('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":"x"}', 7, -32600, id="string-params"),
         pytest.param('{"jsonrpc":"2.0","\\u0069d":1.5,"method":"tools/list"}', None, -32600, id="escaped-id-key"),
         pytest.param('{"jsonrpc":"2.0","id":null,"method":"tools/list"}', None, -32600, id="null-id"),
-        pytest.param(_call_line(3, "DEEP").replace('"DEEP"', "[" * 5000 + "]" * 5000), None, -32600, id="5000-deep"),
+        pytest.param(_call_line(3, "DEEP").replace('"DEEP"', "[" * 5000 + "]" * 5000), DEEP, -32600, id="5000-deep"),
     ],
 )
 def test_every_request_line_gets_exactly_one_response(
@@ -173,6 +177,10 @@ def test_every_request_line_gets_exactly_one_response(
     assert len(answers) == 1, f"{len(answers)} responses to one request line: {answers}"
     (answer,) = answers
     assert answer.get("jsonrpc") == "2.0" and "id" in answer, answer
+    if expected_id is DEEP and answer["id"] == 3:  # Python 3.12+ reads it: our reader refuses it, to this id
+        assert answer["result"]["isError"] and "nested too deeply" in str(answer["result"]), answer
+        return
+    expected_id = None if expected_id is DEEP else expected_id  # else the SDK refuses the line as unreadable
     assert answer["id"] == expected_id and type(answer["id"]) is type(expected_id), answer
     assert ("result" in answer) != ("error" in answer), answer
     if code is not None:

@@ -12,6 +12,7 @@ so a call that ran twice shows as two rows.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import sqlite3
 import sys
@@ -29,7 +30,7 @@ KEY = "the signing key"
 
 
 def _act(kind: str, n: int, key: str) -> None:
-    with sqlite3.connect(EFFECTS, timeout=30, isolation_level=None) as db:
+    with contextlib.closing(sqlite3.connect(EFFECTS, timeout=30, isolation_level=None)) as db, db:
         db.execute("INSERT INTO effects VALUES (?, ?, ?)", (kind, n, key))
 
 
@@ -81,7 +82,7 @@ def calls() -> list[ToolCall]:
 
 
 def prepare(effects: Path) -> None:
-    with sqlite3.connect(effects) as db:
+    with contextlib.closing(sqlite3.connect(effects)) as db, db:
         db.execute("CREATE TABLE IF NOT EXISTS effects (kind TEXT, n INTEGER, key TEXT)")
 
 

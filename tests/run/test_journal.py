@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -73,7 +74,7 @@ def _results(output: bytes) -> dict[str, ToolResult]:
 
 
 def _acts(effects: Path) -> Counter[tuple[str, int]]:
-    with sqlite3.connect(effects) as db:
+    with contextlib.closing(sqlite3.connect(effects)) as db, db:
         return Counter((kind, n) for kind, n in db.execute("SELECT kind, n FROM effects"))
 
 
@@ -164,13 +165,13 @@ def test_a_file_that_is_not_a_journal_is_refused(tmp_path: Path) -> None:
     with pytest.raises(JournalError, match="not a usable tinytools journal"):
         SQLiteJournal(noise)
     foreign = tmp_path / "foreign.db"
-    with sqlite3.connect(foreign) as db:
+    with contextlib.closing(sqlite3.connect(foreign)) as db, db:
         db.execute("CREATE TABLE tinytools_journal (id INTEGER PRIMARY KEY, note TEXT)")
     with pytest.raises(JournalError, match="not a usable tinytools journal"):
         SQLiteJournal(foreign)
     newer = tmp_path / "newer.db"
     SQLiteJournal(newer).close()
-    with sqlite3.connect(newer) as db:
+    with contextlib.closing(sqlite3.connect(newer)) as db, db:
         db.execute("UPDATE tinytools_meta SET value = '99' WHERE name = 'format'")
     with pytest.raises(JournalError, match="another format"):
         SQLiteJournal(newer)

@@ -8,6 +8,7 @@ in-memory default; the tools count what they did, so a call made twice shows.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from pathlib import Path
@@ -678,7 +679,7 @@ def test_a_background_call_sent_again_without_a_journal_starts_once(tmp_path: Pa
 def _spoil(path: Path, column: str, run: str | None = None) -> None:
     import sqlite3
 
-    with sqlite3.connect(path) as db:
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
         where = "" if run is None else f" WHERE run_id = '{run}'"
         db.execute(f"UPDATE tinytools_journal SET {column} = x'00ff7b'{where}")
 
@@ -719,7 +720,7 @@ def test_text_another_program_wrote_into_an_entry_is_skipped_by_expire_and_the_i
 
     other = make(tmp_path, run="other-run")
     assert other.dispatch(ToolCall("o1", "pay", {"amount": 1})).pending is not None
-    with sqlite3.connect(tmp_path / "journal.db") as db:
+    with contextlib.closing(sqlite3.connect(tmp_path / "journal.db")) as db, db:
         db.execute("UPDATE tinytools_journal SET pending = 'not json at all' WHERE run_id = 'other-run'")
     mine = make(tmp_path, middleware=[defer(ttl=0.01)])
     assert mine.dispatch(ToolCall("m1", "pay", {"amount": 2})).pending is not None

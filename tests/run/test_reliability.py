@@ -12,6 +12,7 @@ import asyncio
 import dataclasses
 import enum
 import json
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -605,7 +606,7 @@ def test_outputs_that_cannot_be_encoded_fail_cleanly(make: Callable[[], Any]) ->
 def test_deep_outputs_that_cannot_be_scrubbed_are_withheld() -> None:
     @tool
     def produce(*, key: Annotated[str, Injected("api_key", secret=True)]) -> Any:
-        return [deep_list(900), key]
+        return [deep_list(sys.getrecursionlimit()), key]
 
     results = run_everywhere(ToolCall("c", "produce"), [add, produce])
     assert codes(results) <= {"redaction_failed", "invalid_output"}

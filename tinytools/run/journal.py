@@ -19,6 +19,7 @@ import socket
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal, Protocol
@@ -254,12 +255,17 @@ class SQLiteJournal(Journal):
         self._updates: dict[tuple[str, ...], str] = {}
         try:
             self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
+        except sqlite3.DatabaseError as exc:
+            raise JournalError(f"{self.path} cannot be opened as a tinytools journal: {exc}") from None
+        weakref.finalize(self, self._db.close)  # a journal dropped unclosed closes its file when collected
+        try:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
             (found,) = self._db.execute("SELECT value FROM tinytools_meta WHERE name = 'format'").fetchone()
             columns = [row[1] for row in self._db.execute("PRAGMA table_info(tinytools_journal)")]
         except sqlite3.DatabaseError as exc:
+            self._db.close()
             raise JournalError(f"{self.path} is not a usable tinytools journal: {exc}") from None
         if found != _FORMAT or tuple(columns) != _FIELDS:
             self._db.close()

@@ -286,9 +286,14 @@ class _ThreadLoop:
     def close(self) -> None:
         if self.loop.is_closed() or self.loop.is_running() or self.pid != os.getpid():
             return  # not this process's, or a daemon thread still runs it at exit
-        with contextlib.suppress(RuntimeError):  # collected on a thread that is running another loop
-            self.loop.run_until_complete(self.loop.shutdown_asyncgens())
-        self.loop.close()
+        import asyncio
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # this thread runs no loop: the async generators can be closed here
+            with contextlib.suppress(RuntimeError):
+                self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+        self.loop.close()  # collected on a thread that runs another loop: closed as it is
 
     def __del__(self) -> None:  # the thread that owned it has ended
         self.close()
