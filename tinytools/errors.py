@@ -46,6 +46,7 @@ __all__ = [
     "ToolError",
     "ToolNotFound",
     "TransferError",
+    "counted",
     "kept",
     "schema_failure",
     "shorten",
@@ -62,6 +63,15 @@ MAX_LISTED = 10
 def shorten(text: str, limit: int = ECHO_LIMIT) -> str:
     """Cut ``text`` to ``limit`` characters, marking the cut with an ellipsis."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_PLURALS = {"property": "properties"}
+
+
+def counted(number: object, noun: str) -> str:
+    """``number`` and ``noun``, in the plural unless the number is one: "1 character", "2 items"."""
+    plural = noun if number == 1 else _PLURALS.get(noun, noun + "s")
+    return f"{number} {plural}"
 
 
 class TinyToolsError(Exception):

@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tinytools.errors import ECHO_LIMIT, MAX_LISTED, ArgumentsError, schema_failure, shorten
+from tinytools.errors import ECHO_LIMIT, MAX_LISTED, ArgumentsError, counted, schema_failure, shorten
 
 __all__ = ["Check", "Collector", "ErrorMap", "Site", "Token", "echo", "escape", "reporter"]
 
@@ -37,16 +37,20 @@ _ENCODER = json.encoder.JSONEncoder(ensure_ascii=False)  # json.dumps(value, ens
 _quote = json.encoder.encode_basestring  # the same for one string, without building an encoder
 _EXPECTED = {
     "minimum": "at least {}", "maximum": "at most {}", "exclusiveMinimum": "more than {}",
-    "exclusiveMaximum": "less than {}", "minLength": "at least {} characters",
-    "maxLength": "at most {} characters", "minItems": "at least {} items",
-    "maxItems": "at most {} items", "minProperties": "at least {} properties",
-    "maxProperties": "at most {} properties", "multipleOf": "a multiple of {}",
+    "exclusiveMaximum": "less than {}", "minLength": "at least {}", "maxLength": "at most {}",
+    "minItems": "at least {}", "maxItems": "at most {}", "minProperties": "at least {}",
+    "maxProperties": "at most {}", "multipleOf": "a multiple of {}",
     "uniqueItems": "unique items", "type": "{}", "enum": "one of {}", "const": "{}",
     "pattern": "a string matching {}", "contains": "an item matching 'contains'",
     "propertyNames": "property names matching 'propertyNames'", "not": "a value not matching 'not'",
-    "anyOf": "a value matching at least one of {} schemas",
-    "oneOf": "a value matching exactly one of {} schemas",
+    "anyOf": "a value matching at least one of {}",
+    "oneOf": "a value matching exactly one of {}",
 }  # fmt: skip
+_COUNTED = {
+    "minLength": "character", "maxLength": "character", "minItems": "item", "maxItems": "item",
+    "minProperties": "property", "maxProperties": "property", "anyOf": "schema", "oneOf": "schema",
+}  # fmt: skip
+"""Keywords whose expected value is a count of something, and what is counted."""
 _BROKEN = (KeyError, StopIteration, TypeError, AttributeError, IndexError, ValueError, re.error)
 
 
@@ -142,7 +146,7 @@ def _wording(rule: str, definition: dict[str, Any], noun: str) -> Wording:
         return unexpected
     if rule == "items":
         count = len(expected) if isinstance(expected, list) else 0
-        return lambda value: (f"expected at most {count} items; got {len(value)}", count)
+        return lambda value: (f"expected at most {counted(count, 'item')}; got {len(value)}", count)
     if rule == "dependencies":
 
         def dependent(value: Any) -> tuple[str, Token | None]:
@@ -162,6 +166,8 @@ def _wording(rule: str, definition: dict[str, Any], noun: str) -> Wording:
         expected = echo(definition.get("x-pattern", expected) if rule == "pattern" else expected)
     elif rule in ("enum", "anyOf", "oneOf"):
         expected = shorten(", ".join(map(echo, expected))) if rule == "enum" else len(expected)
+    if rule in _COUNTED:
+        expected = counted(expected, _COUNTED[rule])
     return f"expected {_EXPECTED.get(rule, 'no value here').format(expected)}; got "
 
 
