@@ -85,7 +85,7 @@ class Tool(Generic[P, R]):
         output_schema: dict[str, Any] | None = None,
         slots: tuple[Slot, ...] | None = None,
         timeout: float | None = None,
-        parallel_safe: bool = True,
+        parallel_safe: bool | None = None,
         idempotent: bool = False,
         retries: int = 0,
         enabled: Callable[[Any], bool] | None = None,
@@ -135,8 +135,11 @@ class Tool(Generic[P, R]):
         """How many times an idempotent tool is retried after a timeout or `RetryableError`."""
         self.needs_approval = self.policy.access.approval_required
         """Whether every call needs an approver's yes (fail closed without one)."""
-        self.parallel_safe = parallel_safe
+        self.parallel_safe = parallel_safe is not False
         """Whether calls may run concurrently with others in a batch."""
+        self.declared_parallel_safe = parallel_safe
+        """What ``@tool(parallel_safe=...)`` said, or None when it said nothing (`Toolbox.from_object`
+        then makes the methods of one instance serial)."""
         self.enabled = enabled
         """Says, from the application's state, whether the tool is offered this turn."""
         self.validate_output = validate_output
@@ -290,6 +293,14 @@ class Tool(Generic[P, R]):
             self._framings[parameter] = framing
         return framing
 
+    def serial(self) -> Tool[P, R]:
+        """This tool, serial in batches: a call waits for the calls before it and runs alone (itself if it is)."""
+        if not self.parallel_safe:
+            return self
+        copied = copy.copy(self)
+        copied.parallel_safe = False
+        return copied
+
     def deferred(self) -> Tool[P, R]:
         """This tool, deferred: left out of exports until a search reveals it (itself if it is)."""
         if self.defer:
@@ -372,7 +383,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     timeout: float | None = None,
-    parallel_safe: bool = True,
+    parallel_safe: bool | None = None,
     idempotent: bool = False,
     retries: int = 0,
     enabled: Callable[[Any], bool] | None = None,
@@ -395,7 +406,8 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     """Turn a function into a `Tool`, bare (``@tool``) or with options (``@tool(name=...)``).
 
     Options: ``name``, ``description``, ``timeout`` (seconds), ``parallel_safe`` (False makes
-    the tool serial in batches), ``idempotent``, ``retries`` (idempotent tools only), and
+    the tool serial in batches; True lets a method of `Toolbox.from_object`, serial by default,
+    run concurrently), ``idempotent``, ``retries`` (idempotent tools only), and
     ``enabled`` (a function of the application's state saying whether to offer the tool),
     ``validate_output`` (check return values against the output schema), ``policy``
     (a `ToolPolicy`: what the tool may do; its ``runtime`` may carry the timeout and retries
