@@ -23,6 +23,7 @@ from tinytools.errors import ECHO_LIMIT, ArgumentsError, ToolDefinitionError, To
 from tinytools.policy import ToolPolicy
 from tinytools.results import ToolCall, ToolResult
 from tinytools.schema.callables import is_async, stream_kind
+from tinytools.schema.keyword_order import in_keyword_order
 from tinytools.schema.shapes import resolved
 from tinytools.schema.validation import InputSchema, compile_validator
 from tinytools.signature import (
@@ -116,8 +117,8 @@ class Tool(Generic[P, R]):
         """What the model reads about the tool."""
         self.schema = input_schema
         """The enforced `InputSchema`."""
-        self.output_schema = output_schema
-        """JSON Schema of the return value, or None when it cannot be expressed."""
+        self.output_schema = in_keyword_order(output_schema)
+        """JSON Schema of the return value (keywords in one order), or None when it cannot be expressed."""
         self.slots = slots
         """Every parameter of the function, in order; None for a hand-written schema's tool."""
         self.call = keyword_call
@@ -227,7 +228,7 @@ class Tool(Generic[P, R]):
         if self._late_return:
             cls = instance if isinstance(instance, type) else type(instance)
             if cls not in self._self_schemas:
-                self._self_schemas[cls] = output_schema(return_hint(self.fn), self.name, None, cls)
+                self._self_schemas[cls] = in_keyword_order(output_schema(return_hint(self.fn), self.name, None, cls))
             bound.output_schema = self._self_schemas[cls]
             bound._output_check = None
             if bound.validate_output and bound.output_schema is None:

@@ -2,10 +2,12 @@
 
 A model's (or a pydantic dataclass's) own JSON Schema is the source of its shape, descriptions
 and constraints, and pydantic itself converts a validated value into it. Adopting the schema
-means four things: its definitions are renamed into the tool's ``$defs`` (a recursive model's
+means five things: its definitions are renamed into the tool's ``$defs`` (a recursive model's
 schema is a ``$ref`` to itself), every object with ``properties`` is closed
 (``additionalProperties: false``, as every tinytools object is, also for ``extra="allow"``), the
-titles pydantic derives from field names are dropped, and so is OpenAPI's ``discriminator``.
+default of a set field is written in one order (pydantic writes the order it iterates in, which
+the hash seed changes), the titles pydantic derives from field names are dropped, and so is
+OpenAPI's ``discriminator``.
 That one is an annotation: the branches beside it differ by a ``const`` tag, so no value fits
 two of them and their ``oneOf`` is written ``anyOf``, which means the same and which strict mode
 takes; a value without the tag, which a branch giving the tag a default would let through, is
@@ -22,6 +24,7 @@ from typing import Any
 from tinytools.errors import ToolDefinitionError, shorten
 from tinytools.schema.convert import ConversionError, Converter, refused
 from tinytools.schema.records import refuse_shared_keys
+from tinytools.schema.shapes import in_json_order
 
 __all__ = ["adopt", "pydantic_object", "via_model"]
 
@@ -151,6 +154,8 @@ def _rewritten(schema: Any, names: dict[str, str]) -> Any:
         out["anyOf"] = out.pop("oneOf")  # the same here, and strict mode takes it; pydantic checks the tag again
     if isinstance(out.get("properties"), dict):
         out["additionalProperties"] = False
+    if out.get("uniqueItems") is True and isinstance(out.get("default"), list):  # a set: pydantic wrote hash order
+        out["default"] = in_json_order(out["default"])
     return out
 
 

@@ -15,7 +15,7 @@ import msgspec
 
 from tinytools.errors import ToolDefinitionWarning
 
-__all__ = ["enum_schema", "exact_types", "json_type", "resolved", "union_schema", "with_default"]
+__all__ = ["enum_schema", "exact_types", "in_json_order", "json_type", "resolved", "union_schema", "with_default"]
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
@@ -59,14 +59,16 @@ def with_default(schema: dict[str, Any], default: Any, tool: str = "", parameter
     """Add ``default`` to a schema as JSON (a pydantic model's as its JSON data).
 
     A default with no JSON form is left out, with a `ToolDefinitionWarning`: the model only learns
-    that the argument may be omitted.
+    that the argument may be omitted. A set (or frozenset) is written in one order, its items'
+    (`in_json_order`), also inside lists, tuples and dicts: in the order it iterates in, the same
+    default would be other bytes under another hash seed.
     """
     pydantic = sys.modules.get("pydantic")
     try:
         if pydantic is not None and isinstance(default, pydantic.BaseModel):
             value = default.model_dump(mode="json", by_alias=True)
         else:
-            value = msgspec.to_builtins(default)
+            value = msgspec.to_builtins(_sets_in_order(default))
         msgspec.json.encode(value)
     except (TypeError, ValueError) as exc:
         warnings.warn(
@@ -77,6 +79,41 @@ def with_default(schema: dict[str, Any], default: Any, tool: str = "", parameter
         )
         return schema
     return {**schema, "default": value}
+
+
+def in_json_order(items: Any) -> list[Any]:
+    """JSON values (a set's items) in one order, whatever order they came in.
+
+    ``null``, then booleans, numbers (by value), strings (by code point), and arrays and objects
+    by their compact JSON text.
+
+    Raises:
+        TypeError: An item is not JSON data.
+    """
+    return sorted(items, key=_json_rank)
+
+
+def _json_rank(value: Any) -> tuple[int, Any]:
+    if value is None:
+        return (0, 0)
+    if isinstance(value, bool):
+        return (1, value)
+    if isinstance(value, (int, float)):
+        return (2, value)
+    if isinstance(value, str):
+        return (3, value)
+    return (4, msgspec.json.encode(value))
+
+
+def _sets_in_order(value: Any) -> Any:
+    """``value`` with each set in it (at the top, or in lists, tuples and dicts) a list `in_json_order`."""
+    if isinstance(value, (set, frozenset)):
+        return in_json_order(msgspec.to_builtins(_sets_in_order(item)) for item in value)
+    if value.__class__ in (list, tuple):
+        return [_sets_in_order(item) for item in value]
+    if value.__class__ is dict:
+        return {key: _sets_in_order(item) for key, item in value.items()}
+    return value
 
 
 def enum_schema(values: list[Any]) -> dict[str, Any]:
