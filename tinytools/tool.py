@@ -273,9 +273,12 @@ class Tool(Generic[P, R]):
         """
         cached = self._fragments.get(parameter)
         if cached is None and parameter in self.schema.properties:
-            schema = resolved(self.schema.properties[parameter], self.input_schema.get("$defs", {}))
-            cached = self._fragments[parameter] = shorten(_encode(schema).decode(), 400)
+            cached = self._fragments[parameter] = self.quoted(self.schema.properties[parameter])
         return cached
+
+    def quoted(self, schema: Any) -> str:
+        """A fragment of the input schema as an error quotes it: JSON, ``$ref``s resolved, cut to 400 characters."""
+        return shorten(_encode(resolved(schema, self.input_schema.get("$defs", {}))).decode(), 400)
 
     def framing(self, parameter: str) -> tuple[str, str]:
         """The text around an invalid-argument message for ``parameter``.

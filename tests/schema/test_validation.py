@@ -323,9 +323,18 @@ def test_error_fields(arguments: Any, pointer: str, keyword: str, parameter: str
     error = caught.value
     assert (error.pointer, error.keyword, error.parameter) == (pointer, keyword, parameter)
     assert error.reason == reason
-    assert error.schema == (WEATHER["properties"].get(parameter) if parameter else None)
+    assert error.schema == LEAVES.get((pointer, keyword), WEATHER["properties"].get(parameter) if parameter else None)
     assert error.tool is None
     resolve(arguments, pointer)
+
+
+LEAVES = {
+    ("/tags/1", "maxLength"): WEATHER["properties"]["tags"]["items"],
+    ("/tags/1", "type"): WEATHER["properties"]["tags"]["items"],
+    ("/point", "required"): {"type": "number"},  # the missing property's own schema
+    ("/point/y~1z", "additionalProperties"): None,  # a key the schema does not describe
+}
+"""The schema an error inside an argument quotes: the failing value's own, not the argument's."""
 
 
 def test_error_message_names_argument_and_pointer() -> None:
