@@ -15,6 +15,8 @@ decoding a valid JSON text of the same size, which is as linear as parsing gets.
 - ``lone surrogates``: calls each after a lone surrogate (each call is checked for one).
 - ``decimal``: a ``Decimal`` argument of ever more digits.
 - ``long key``: an unexpected argument whose key doubles in length (the error echoes it cut).
+- ``nested failures``: a list of models whose every item is wrong in two places; every failure
+  at any depth is counted (ten are listed), so the work is a walk over the whole argument.
 
 Times are the best of several runs; what matters is the ratio, which noise moves little.
 """
@@ -25,6 +27,7 @@ import argparse
 import itertools
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from decimal import Decimal
 
 import msgspec
@@ -57,7 +60,19 @@ def tally(data: dict[str, int]) -> int:
     return sum(data.values())
 
 
-TOOLS = Toolbox([members, search, price])
+@dataclass
+class Stop:
+    city: str
+    nights: int
+
+
+@tool
+def route(stops: list[Stop]) -> int:
+    """Count the stops."""
+    return len(stops)
+
+
+TOOLS = Toolbox([members, search, price, route])
 PTYPE_TOOLS = Toolbox([tally])
 COLLIDE = 2**61 - 1
 
@@ -103,6 +118,11 @@ def long_key(size: int) -> Callable[[], object]:
     return lambda: dispatch(call, TOOLS)
 
 
+def nested_failures(size: int) -> Callable[[], object]:
+    call = ToolCall("c", "route", msgspec.json.encode({"stops": [{"city": 1, "nights": "x"}] * (size // 28)}))
+    return lambda: dispatch(call, TOOLS)
+
+
 def floor(size: int) -> Callable[[], object]:
     text = msgspec.json.encode({"values": list(range(size // 8))})
     return lambda: msgspec.json.decode(text)
@@ -117,6 +137,7 @@ FAMILIES: dict[str, Callable[[int], Callable[[], object]]] = {
     "lone surrogates": surrogates,
     "decimal": decimal,
     "long key": long_key,
+    "nested failures": nested_failures,
 }
 
 

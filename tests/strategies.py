@@ -186,3 +186,160 @@ def build_tool(signature: Signature, defaults: dict[str, Any]) -> tuple[Tool[...
     prefix = "from __future__ import annotations\n" if signature.future else ""
     exec(compile(prefix + NAMESPACE + source, name, "exec", dont_inherit=True), module.__dict__)
     return tool(module.generated), seen
+
+
+# --- nested arguments with faults planted at any depth ------------------------------------------
+
+_LEAVES: list[tuple[dict[str, Any], st.SearchStrategy[Any], list[tuple[str, Any]]]] = [
+    ({"type": "integer", "minimum": 0, "maximum": 9}, st.integers(0, 9), [("type", "x"), ("maximum", 42)]),
+    ({"type": "string", "maxLength": 3}, st.text("abc", max_size=3), [("type", 7), ("maxLength", "toolong")]),
+    ({"type": "boolean"}, st.booleans(), [("type", "yes")]),
+    ({"enum": ["a", "b"]}, st.sampled_from(["a", "b"]), [("enum", "z")]),
+]
+"""Leaf schemas: the schema, its valid values, and (keyword, value) of each way to break one."""
+
+
+@dataclasses.dataclass
+class Node:
+    """One place in a generated argument schema, as its parent writes it (``schema``)."""
+
+    schema: Any
+    kind: str
+    """``leaf``, ``object`` or ``array``."""
+    valid: st.SearchStrategy[Any] | None = None
+    breaks: list[tuple[str, Any]] = dataclasses.field(default_factory=list)
+    children: dict[str, Node] = dataclasses.field(default_factory=dict)
+    item: Node | None = None
+
+
+@dataclasses.dataclass
+class Fault:
+    """A fault planted in arguments: where the error must point, its keyword, the schema it must quote."""
+
+    pointer: str
+    keyword: str
+    schema: Any
+
+
+@dataclasses.dataclass
+class FaultyCall:
+    schema: dict[str, Any]
+    """A closed root: the tool's input schema (objects below it in ``$defs``, some of them optional)."""
+    arguments: dict[str, Any]
+    faults: list[Fault]
+
+
+def _node(draw: st.DrawFn, depth: int, defs: dict[str, Any]) -> Node:
+    shape = draw(st.sampled_from(["leaf", "leaf", "object", "array"] if depth < 3 else ["leaf"]))
+    if shape == "leaf":
+        schema, valid, breaks = draw(st.sampled_from(_LEAVES))
+        return Node(dict(schema), "leaf", valid, list(breaks))
+    if shape == "array":
+        item = _node(draw, depth + 1, defs)
+        return Node({"type": "array", "items": item.schema}, "array", item=item)
+    names = draw(st.lists(st.sampled_from("abcdef"), min_size=1, max_size=4, unique=True))
+    children = {name: _node(draw, depth + 1, defs) for name in names}
+    body = {
+        "type": "object",
+        "properties": {name: child.schema for name, child in children.items()},
+        "required": names,
+        "additionalProperties": False,
+    }
+    name = f"M{len(defs)}"
+    defs[name] = body
+    reference: dict[str, Any] = {"$ref": f"#/$defs/{name}"}
+    optional = draw(st.booleans())
+    return Node({"anyOf": [reference, {"type": "null"}]} if optional else reference, "object", children=children)
+
+
+def _value(draw: st.DrawFn, node: Node) -> Any:
+    if node.kind == "leaf":
+        assert node.valid is not None
+        return draw(node.valid)
+    if node.kind == "array":
+        assert node.item is not None
+        item = node.item
+        return [_value(draw, item) for _ in range(draw(st.integers(1, 3)))]
+    return {name: _value(draw, child) for name, child in node.children.items()}
+
+
+def _places(node: Node, value: Any, pointer: str) -> list[tuple[str, Node, Any]]:
+    """Every place of the value tree, with its node, preorder."""
+    found = [(pointer, node, value)]
+    if node.kind == "array" and node.item is not None:
+        for index, item in enumerate(value):
+            found += _places(node.item, item, f"{pointer}/{index}")
+    elif node.kind == "object":
+        for name, child in node.children.items():
+            found += _places(child, value[name], f"{pointer}/{name}")
+    return found
+
+
+def _overlaps(region: str, taken: list[str]) -> bool:
+    return any(region == other or region.startswith(other + "/") or other.startswith(region + "/") for other in taken)
+
+
+@st.composite
+def faulty_calls(draw: st.DrawFn) -> FaultyCall:
+    """Arguments of a tool with nested objects and arrays, with faults planted at random places.
+
+    A fault is a leaf's value of the wrong type or out of bounds, an object or array replaced by
+    a number, a required property removed, or an extra key added to a closed object. Faults do
+    not overlap: none is planted inside a value another fault replaced or removed.
+    """
+    defs: dict[str, Any] = {}
+    names = draw(st.lists(st.sampled_from("pqrst"), min_size=1, max_size=4, unique=True))
+    top = {name: _node(draw, 0, defs) for name in names}
+    root = Node({}, "object", children=top)
+    schema = {
+        "type": "object",
+        "properties": {name: node.schema for name, node in top.items()},
+        "required": names,
+        "additionalProperties": False,
+        "$defs": defs,
+    }
+    arguments = _value(draw, root)
+    faults: list[Fault] = []
+    taken: list[str] = []
+    places = _places(root, arguments, "")
+    for index in draw(st.lists(st.integers(0, len(places) - 1), min_size=1, max_size=16)):
+        pointer, node, value = places[index]
+        kinds = ["missing", "extra"] if node.kind == "object" else []
+        kinds += ["break"] if node.kind == "leaf" else ["replace"] if pointer else []
+        kind = draw(st.sampled_from(kinds))
+        if kind == "break" and not _overlaps(pointer, taken):
+            keyword, bad = draw(st.sampled_from(node.breaks))
+            _set(arguments, pointer, bad)
+            faults.append(Fault(pointer, keyword, node.schema))
+        elif kind == "replace" and not _overlaps(pointer, taken):
+            _set(arguments, pointer, 5)
+            faults.append(Fault(pointer, "anyOf" if "anyOf" in node.schema else "type", node.schema))
+        elif kind == "missing":
+            name = draw(st.sampled_from(sorted(node.children)))
+            if name in value and not _overlaps(f"{pointer}/{name}", taken):
+                del value[name]
+                faults.append(Fault(pointer, "required", node.children[name].schema))
+                taken.append(f"{pointer}/{name}")
+                continue
+        elif kind == "extra":
+            key = f"zz{len(faults)}"
+            if not _overlaps(pointer, [t for t in taken if not t.startswith(pointer + "/")]):
+                value[key] = 0
+                faults.append(Fault(f"{pointer}/{key}", "additionalProperties", None))
+                taken.append(f"{pointer}/{key}")
+                continue
+        else:
+            continue
+        if faults and faults[-1].pointer == pointer:
+            taken.append(pointer)
+    return FaultyCall(schema, arguments, faults)
+
+
+def _set(document: Any, pointer: str, value: Any) -> None:
+    *path, last = pointer.split("/")[1:]
+    for token in path:
+        document = document[int(token)] if isinstance(document, list) else document[token]
+    if isinstance(document, list):
+        document[int(last)] = value
+    else:
+        document[last] = value

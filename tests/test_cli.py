@@ -123,3 +123,25 @@ def test_console_script_and_python_dash_m(tools_file: Path) -> None:
             continue
         done = subprocess.run([*command, "schema", str(tools_file)], capture_output=True, text=True, check=True)
         assert [t["name"] for t in json.loads(done.stdout)] == ["add"]  # the file's one toolbox
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["call", "{file}"], "the following arguments are required: call"),
+        (["call", "{file}", "add", '{"a": 1, "b": 2}'], "unrecognized arguments"),
+        (["call", "{file}", '{"a": 1, "b": 2}'], "must be a JSON object"),
+        (["call", "{file}", "add"], "not JSON"),
+    ],
+)
+def test_a_wrong_call_prints_how_call_is_written(
+    tools_file: Path, capsys: pytest.CaptureFixture[str], argv: list[str], needle: str
+) -> None:
+    status, out, err = run(capsys, *[a.replace("{file}", str(tools_file)) for a in argv])
+    assert status == 2 and out == "" and needle in err
+    assert """usage: tinytools call TARGET '{"name": "TOOL", "arguments": {...}}'""" in err
+
+
+def test_call_help_shows_an_example(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "call", "--help")
+    assert status == 0 and '"name": "search_docs", "arguments": {"query": "tools"}' in out

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import threading
+import time
 from typing import Any, ClassVar
 
 import pytest
@@ -14,6 +16,7 @@ from tinytools import (
     Toolbox,
     ToolCall,
     ToolDefinitionError,
+    ToolDefinitionWarning,
     ToolPolicy,
     adispatch,
     adispatch_many,
@@ -224,6 +227,86 @@ def test_a_tool_made_in_the_class_body_is_taken_bound_under_its_name() -> None:
     assert box["s_find"].idempotent is True
     assert box["s_find"].input_schema["properties"] == {"key": {"type": "string"}}
     assert run(box, "s_find", key="k") == "v"
+
+
+class Counter:
+    """A counter: each call reads the count, then writes it back one higher."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def increment(self) -> int:
+        """Add one; returns the new count."""
+        seen = self.count
+        time.sleep(0.005)  # a window for another call to read the same count, as real work would leave
+        self.count = seen + 1
+        return self.count
+
+    @staticmethod
+    def pure(n: int) -> int:
+        """Shares nothing with the instance."""
+        return n
+
+
+def _batch_of_increments(way: str, box: Toolbox) -> list[Any]:
+    calls = [ToolCall(f"c{n}", "increment", {}) for n in range(8)]
+    if way == "Dispatcher.dispatch_many":
+        results = Dispatcher(box).dispatch_many(calls)  # the README's loop
+    elif way == "dispatch_many":
+        results = dispatch_many(calls, box)
+    else:
+        results = asyncio.run(adispatch_many(calls, box))
+    return [result.output for result in results]
+
+
+@pytest.mark.parametrize("way", ["Dispatcher.dispatch_many", "dispatch_many", "adispatch_many"])
+def test_the_methods_of_one_instance_are_serial_in_a_batch(way: str) -> None:
+    counter = Counter()
+    box = Toolbox.from_object(counter)
+    assert _batch_of_increments(way, box) == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert counter.count == 8
+    assert box["increment"].parallel_safe is False and box["pure"].parallel_safe is True  # no shared state
+
+
+class Meeting:
+    """Two parties who must both arrive before either leaves."""
+
+    def __init__(self) -> None:
+        self.both_here = threading.Barrier(2, timeout=30)
+
+    @tool(parallel_safe=True)
+    def arrive(self, who: str) -> str:
+        """Arrive, and wait for the other party."""
+        self.both_here.wait()  # a serial batch would leave the first caller here alone: BrokenBarrierError
+        return who
+
+    @tool(parallel_safe=False, idempotent=True)
+    def leave(self) -> str:
+        """Leave."""
+        return "left"
+
+    @tool(idempotent=True)
+    def note(self) -> str:
+        """Options other than parallel_safe leave a method serial."""
+        return "noted"
+
+
+def test_a_method_whose_tool_says_parallel_safe_runs_concurrently() -> None:
+    box = Toolbox.from_object(Meeting(), prefix="m_")
+    results = Dispatcher(box).dispatch_many(
+        [ToolCall("a", "m_arrive", {"who": "ann"}), ToolCall("b", "m_arrive", {"who": "bo"})]
+    )
+    assert [(result.status, result.output) for result in results] == [("succeeded", "ann"), ("succeeded", "bo")]
+    assert [box[name].parallel_safe for name in ("m_arrive", "m_leave", "m_note")] == [True, False, False]
+
+
+def test_an_object_without_tools_warns() -> None:
+    class Hidden:
+        def _secret(self) -> int:
+            return 1
+
+    with pytest.warns(ToolDefinitionWarning, match="found no tools on .*Hidden"):
+        assert len(Toolbox.from_object(Hidden())) == 0
 
 
 def test_two_methods_claiming_one_name_are_refused_naming_both() -> None:

@@ -36,6 +36,18 @@ class TargetError(Exception):
     """A TARGET that names no tools."""
 
 
+class UsageError(TargetError):
+    """A command written the wrong way: reported with that command's syntax."""
+
+
+CALL_SYNTAX = """tinytools call TARGET '{"name": "TOOL", "arguments": {...}}'"""
+"""How `tinytools call` is written: one JSON object names the tool and holds its arguments."""
+CALL_EXAMPLE = (
+    "example:\n  tinytools call examples/quickstart.py "
+    """'{"name": "search_docs", "arguments": {"query": "tools"}}'"""
+)
+
+
 def load_toolbox(target: str) -> Toolbox:
     """Load the tools a TARGET names: ``file.py`` or ``pkg.module``, with an optional ``:name``.
 
@@ -151,9 +163,9 @@ def _call(args: argparse.Namespace) -> int:
     try:
         request = msgspec.json.decode(args.call)
     except msgspec.DecodeError as exc:
-        raise TargetError(f"the call is not JSON: {exc}") from None
+        raise UsageError(f"the call is not JSON: {exc}") from None
     if not isinstance(request, dict) or not isinstance(request.get("name"), str):
-        raise TargetError('the call must be a JSON object like {"name": "...", "arguments": {...}}')
+        raise UsageError('the call must be a JSON object like {"name": "...", "arguments": {...}}')
     call = ToolCall(str(request.get("id", "cli")), request["name"], request.get("arguments", {}))
     with ProgressDisplay(sys.stderr) as display:
         result = Dispatcher(toolbox, on_event=display.show).dispatch(call)
@@ -220,11 +232,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     schema.add_argument(
         "--strict", action="store_true", help="strict mode (with --provider openai, openai-responses or anthropic)"
     )
-    schema.set_defaults(run=_schema)
-    call = commands.add_parser("call", help="dispatch one call to the tools in TARGET")
+    schema.set_defaults(run=_schema, parser=schema)
+    call = commands.add_parser(
+        "call",
+        help="dispatch one call to the tools in TARGET",
+        usage=CALL_SYNTAX,
+        epilog=CALL_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     call.add_argument("target", help="path/to/file.py or pkg.module, optionally :name")
     call.add_argument("call", help='JSON: {"name": ..., "arguments": ...}')
-    call.set_defaults(run=_call)
+    call.set_defaults(run=_call, parser=call)
     serve = commands.add_parser("serve-mcp", help="serve the tools in TARGET as an MCP server (stdio, or --http)")
     serve.add_argument("target", help="path/to/file.py or pkg.module, optionally :name")
     serve.add_argument("--name", default="tinytools", help="the server name reported to clients")
@@ -232,12 +250,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument(
         "--inject", metavar="MODULE:FACTORY", help="injected values: FACTORY() returns them, called once at start"
     )
-    serve.set_defaults(run=_serve_mcp)
-    args = parser.parse_args(argv)
+    serve.set_defaults(run=_serve_mcp, parser=serve)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # said by the command's own parser, which shows that command's syntax
+        args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if getattr(args, "strict", False) and args.provider not in ("openai", "openai-responses", "anthropic"):
         parser.error("--strict needs --provider openai, openai-responses or anthropic")
     try:
         status: int = args.run(args)
+    except UsageError as exc:
+        args.parser.error(str(exc))  # the command's syntax, then the message; exits 2
     except TargetError as exc:
         parser.exit(2, f"tinytools: error: {exc}\n")
     return status

@@ -46,6 +46,7 @@ __all__ = [
     "ToolError",
     "ToolNotFound",
     "TransferError",
+    "counted",
     "kept",
     "schema_failure",
     "shorten",
@@ -56,12 +57,21 @@ ECHO_LIMIT = 200
 """Longest name or value echoed into a model-facing message, in characters."""
 
 MAX_LISTED = 10
-"""Most failing arguments one invalid call lists (`ArgumentsError.errors`); the rest are counted."""
+"""Most problems one invalid call lists (`ArgumentsError.errors`); the rest are counted."""
 
 
 def shorten(text: str, limit: int = ECHO_LIMIT) -> str:
     """Cut ``text`` to ``limit`` characters, marking the cut with an ellipsis."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_PLURALS = {"property": "properties"}
+
+
+def counted(number: object, noun: str) -> str:
+    """``number`` and ``noun``, in the plural unless the number is one: "1 character", "2 items"."""
+    plural = noun if number == 1 else _PLURALS.get(noun, noun + "s")
+    return f"{number} {plural}"
 
 
 class TinyToolsError(Exception):
@@ -189,11 +199,14 @@ class ArgumentsError(CallError, ValueError):
         keyword: The JSON Schema keyword that failed (``"type"``, ``"required"``, ...),
             or ``"json"`` when the arguments could not be decoded.
         reason: A short statement of what was expected and what came.
-        schema: The schema fragment of the argument at fault, when there is one.
-        unlisted: Failing arguments found beyond those `errors` lists (see `MAX_LISTED`).
+        schema: The schema of the value at fault, as the enforced schema writes it (for a missing
+            property, the property's); None when no one subschema describes it.
+        unlisted: Failures found beyond those `errors` lists (see `MAX_LISTED`).
 
-    The fields describe the first failure the validator met. A call with several bad arguments
-    (missing, unexpected, or failing their schema) keeps one error per argument in `errors`.
+    The fields describe the first failure (the first the validator met, or, for one it explains
+    by what lies below, such as an ``anyOf`` given a model, the first of those). A call with
+    several problems (arguments missing, unexpected, or failing their schema, and each problem
+    inside an argument's objects and arrays, at any depth) keeps one error per problem in `errors`.
     """
 
     tool: str | None
@@ -224,7 +237,7 @@ class ArgumentsError(CallError, ValueError):
 
     @property
     def errors(self) -> tuple[ArgumentsError, ...]:
-        """One error per failing argument, the first failure's first; ``(self,)`` when it is the only one.
+        """One error per problem, the first failure's first; ``(self,)`` when it is the only one.
 
         At most `MAX_LISTED`; `unlisted` counts the rest.
         """
@@ -232,7 +245,7 @@ class ArgumentsError(CallError, ValueError):
         return listed or (self,)
 
     def attach(self, errors: tuple[ArgumentsError, ...], unlisted: int = 0) -> None:
-        """Record every failing argument found beside this first failure (see `errors`)."""
+        """Record every problem found beside this first failure (see `errors`)."""
         self.__dict__["listed"] = errors
         self.unlisted = unlisted
 

@@ -104,7 +104,9 @@ def method_tool(obj: object, owner: type, attribute: str, member: Member, *, pre
     """The tool ``obj``'s method ``attribute`` makes, bound to ``obj`` and named ``prefix + attribute``.
 
     A static method reaches `make_tool` as the ``staticmethod`` itself, so its first parameter is
-    kept; a method is bound through its descriptor, as ``obj.attribute`` would be.
+    kept; a method is bound through its descriptor, as ``obj.attribute`` would be. A method bound
+    to the instance or the class shares its state with the others, so its tool is serial in
+    batches unless its ``@tool`` says ``parallel_safe=True`` (or ``False``, which it already is).
 
     Raises:
         ToolDefinitionError: It cannot be a tool; the message names the method and ``fix``.
@@ -119,8 +121,10 @@ def method_tool(obj: object, owner: type, attribute: str, member: Member, *, pre
     value = raw if isinstance(raw, staticmethod) else raw.__get__(None if obj is owner else obj, owner)
     try:
         if isinstance(value, Tool):
-            return value if not prefix else value.renamed(prefix + value.name)
-        return make_tool(value, name=prefix + attribute)
+            made = value if not prefix else value.renamed(prefix + value.name)
+        else:
+            made = make_tool(value, name=prefix + attribute)
+        return made if made.static or made.declared_parallel_safe is not None else made.serial()
     except ToolDefinitionError as exc:
         where = (member.defined_by or owner).__qualname__
         raise ToolDefinitionError(

@@ -32,7 +32,7 @@ from tinytools.schema.callables import (
     yielded,
 )
 from tinytools.schema.convert import Converter, unchanged
-from tinytools.schema.docstrings import parse_docstring
+from tinytools.schema.docstrings import describe_callable, parse_docstring
 from tinytools.schema.hints import SchemaBuilder
 from tinytools.schema.kinds import SELF_TYPES, UNIONS
 from tinytools.schema.shapes import with_default
@@ -212,7 +212,7 @@ def read_signature(
     """
     target = target_of(fn, name, static=static)
     hints, late = type_hints_of(target.hints, name, localns, method=target.drop_first)
-    docs = parse_docstring(target.docs)
+    docs = parse_docstring(target.docs) if target.called is None else describe_callable(target.called)
     builder = SchemaBuilder(name, localns=localns, self_type=target.self_type)
     slots: list[Slot] = []
     properties: dict[str, Any] = {}

@@ -23,6 +23,7 @@ from tinytools.errors import ECHO_LIMIT, ArgumentsError, ToolDefinitionError, To
 from tinytools.policy import ToolPolicy
 from tinytools.results import ToolCall, ToolResult
 from tinytools.schema.callables import is_async, stream_kind
+from tinytools.schema.keyword_order import in_keyword_order
 from tinytools.schema.shapes import resolved
 from tinytools.schema.validation import InputSchema, compile_validator
 from tinytools.signature import (
@@ -85,7 +86,7 @@ class Tool(Generic[P, R]):
         output_schema: dict[str, Any] | None = None,
         slots: tuple[Slot, ...] | None = None,
         timeout: float | None = None,
-        parallel_safe: bool = True,
+        parallel_safe: bool | None = None,
         idempotent: bool = False,
         retries: int = 0,
         enabled: Callable[[Any], bool] | None = None,
@@ -116,8 +117,8 @@ class Tool(Generic[P, R]):
         """What the model reads about the tool."""
         self.schema = input_schema
         """The enforced `InputSchema`."""
-        self.output_schema = output_schema
-        """JSON Schema of the return value, or None when it cannot be expressed."""
+        self.output_schema = in_keyword_order(output_schema)
+        """JSON Schema of the return value (keywords in one order), or None when it cannot be expressed."""
         self.slots = slots
         """Every parameter of the function, in order; None for a hand-written schema's tool."""
         self.call = keyword_call
@@ -135,8 +136,11 @@ class Tool(Generic[P, R]):
         """How many times an idempotent tool is retried after a timeout or `RetryableError`."""
         self.needs_approval = self.policy.access.approval_required
         """Whether every call needs an approver's yes (fail closed without one)."""
-        self.parallel_safe = parallel_safe
+        self.parallel_safe = parallel_safe is not False
         """Whether calls may run concurrently with others in a batch."""
+        self.declared_parallel_safe = parallel_safe
+        """What ``@tool(parallel_safe=...)`` said, or None when it said nothing (`Toolbox.from_object`
+        then makes the methods of one instance serial)."""
         self.enabled = enabled
         """Says, from the application's state, whether the tool is offered this turn."""
         self.validate_output = validate_output
@@ -224,7 +228,7 @@ class Tool(Generic[P, R]):
         if self._late_return:
             cls = instance if isinstance(instance, type) else type(instance)
             if cls not in self._self_schemas:
-                self._self_schemas[cls] = output_schema(return_hint(self.fn), self.name, None, cls)
+                self._self_schemas[cls] = in_keyword_order(output_schema(return_hint(self.fn), self.name, None, cls))
             bound.output_schema = self._self_schemas[cls]
             bound._output_check = None
             if bound.validate_output and bound.output_schema is None:
@@ -269,9 +273,12 @@ class Tool(Generic[P, R]):
         """
         cached = self._fragments.get(parameter)
         if cached is None and parameter in self.schema.properties:
-            schema = resolved(self.schema.properties[parameter], self.input_schema.get("$defs", {}))
-            cached = self._fragments[parameter] = shorten(_encode(schema).decode(), 400)
+            cached = self._fragments[parameter] = self.quoted(self.schema.properties[parameter])
         return cached
+
+    def quoted(self, schema: Any) -> str:
+        """A fragment of the input schema as an error quotes it: JSON, ``$ref``s resolved, cut to 400 characters."""
+        return shorten(_encode(resolved(schema, self.input_schema.get("$defs", {}))).decode(), 400)
 
     def framing(self, parameter: str) -> tuple[str, str]:
         """The text around an invalid-argument message for ``parameter``.
@@ -289,6 +296,14 @@ class Tool(Generic[P, R]):
         if parameter in self.schema.properties:  # not a key the model made up: their number is unbounded
             self._framings[parameter] = framing
         return framing
+
+    def serial(self) -> Tool[P, R]:
+        """This tool, serial in batches: a call waits for the calls before it and runs alone (itself if it is)."""
+        if not self.parallel_safe:
+            return self
+        copied = copy.copy(self)
+        copied.parallel_safe = False
+        return copied
 
     def deferred(self) -> Tool[P, R]:
         """This tool, deferred: left out of exports until a search reveals it (itself if it is)."""
@@ -372,7 +387,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     timeout: float | None = None,
-    parallel_safe: bool = True,
+    parallel_safe: bool | None = None,
     idempotent: bool = False,
     retries: int = 0,
     enabled: Callable[[Any], bool] | None = None,
@@ -395,7 +410,8 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     """Turn a function into a `Tool`, bare (``@tool``) or with options (``@tool(name=...)``).
 
     Options: ``name``, ``description``, ``timeout`` (seconds), ``parallel_safe`` (False makes
-    the tool serial in batches), ``idempotent``, ``retries`` (idempotent tools only), and
+    the tool serial in batches; True lets a method of `Toolbox.from_object`, serial by default,
+    run concurrently), ``idempotent``, ``retries`` (idempotent tools only), and
     ``enabled`` (a function of the application's state saying whether to offer the tool),
     ``validate_output`` (check return values against the output schema), ``policy``
     (a `ToolPolicy`: what the tool may do; its ``runtime`` may carry the timeout and retries

@@ -8,11 +8,12 @@ starts from, and a name two sources both claim is refused with both sources name
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from tinytools.encoding import Encoders, check_encoders
-from tinytools.errors import ToolDefinitionError
+from tinytools.errors import ToolDefinitionError, ToolDefinitionWarning
 from tinytools.methods import Member, members, method_tool
 from tinytools.policy import ToolPolicy
 from tinytools.search import ToolIndex, document_of, is_search, search_tool
@@ -211,6 +212,11 @@ class Toolbox:
         names them. Given a class instead of an instance, its static and class methods become
         tools; a plain method needs an instance and is refused.
 
+        The methods of one instance share its state, so each tool of a method or class method is
+        serial in batches (a call waits for the calls before it and runs alone) unless its
+        ``@tool`` says ``parallel_safe=True``; static methods keep their own setting. Finding no
+        tool at all is most likely a mistake, and warns.
+
         Args:
             obj: The instance (or class) whose methods become tools.
             prefix: Put before every tool's name (``"fs_"`` gives ``fs_read``).
@@ -221,6 +227,9 @@ class Toolbox:
             ToolDefinitionError: ``include`` or ``exclude`` names no public method of the object,
                 a method cannot be a tool (the message names it and the ``exclude=[...]`` that
                 leaves it out), or two methods give one tool name.
+
+        Warns:
+            ToolDefinitionWarning: No method became a tool.
         """
         owner = obj if isinstance(obj, type) else type(obj)
         box = cls()
@@ -228,6 +237,14 @@ class Toolbox:
             fix = f"leave it out with exclude=[{attribute!r}]" if include is None else "take it out of include="
             made = method_tool(obj, owner, attribute, member, prefix=prefix or "", fix=fix)
             box._put(made, f"from {owner.__qualname__}.{attribute}", fix=_FROM_OBJECT_FIX)
+        if not box._tools:
+            warnings.warn(
+                f"Toolbox.from_object found no tools on {owner.__qualname__}: it takes the public methods its "
+                "own classes define (not names starting with '_', nor what a standard-library or library base "
+                "class defines, which include=[...] can name)",
+                ToolDefinitionWarning,
+                stacklevel=2,
+            )
         return box
 
     def prefixed(self, prefix: str) -> Toolbox:

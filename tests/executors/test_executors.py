@@ -245,6 +245,41 @@ def test_the_interpreter_exits_after_workers_died(tmp_path: Path) -> None:
     assert (out.returncode, out.stdout.strip()) == (0, "done"), out.stderr[-2000:]
 
 
+SHARED_POOL_SCRIPT = """
+import os
+from tinytools import Dispatcher, ToolCall
+from tinytools.executors import shutdown_shared_pool
+from tests.executors import executor_tools as t
+
+if __name__ == "__main__":
+    dispatcher = Dispatcher([t.where_process])
+    outputs = [dispatcher.dispatch(ToolCall(f"c{n}", "where_process", {"n": n})).output for n in range(3)]
+    assert all(pid != os.getpid() for pid in outputs), outputs
+    if os.environ.get("SHUT_DOWN") == "explicitly":
+        shutdown_shared_pool()
+        again = dispatcher.dispatch(ToolCall("after", "where_process", {"n": 9}))  # a new pool
+        assert again.status == "succeeded", again
+        shutdown_shared_pool()
+    print("done")
+"""
+
+
+@pytest.mark.parametrize("shut_down", ["at exit", "explicitly"])
+def test_a_script_that_used_the_shared_pool_exits_with_nothing_on_stderr(tmp_path: Path, shut_down: str) -> None:
+    script = tmp_path / "shared.py"
+    script.write_text(SHARED_POOL_SCRIPT)
+    root = str(Path(__file__).parents[2])
+    out = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": root, "SHUT_DOWN": shut_down},
+    )
+    assert (out.returncode, out.stdout.strip(), out.stderr) == (0, "done", "")
+
+
 def test_an_idempotent_tool_is_retried_after_its_worker_died(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.CRITICAL, "tinytools")
     result = Dispatcher([t.die_once]).dispatch(call("die_once", path=str(tmp_path / "first")))
@@ -324,6 +359,17 @@ def test_named_executors(processes: ProcessPoolExecutor) -> None:
 
     with pytest.raises(TypeError, match="Executor"):
         Dispatcher([t.where], executor={"default": object()})  # type: ignore[dict-item]
+
+
+def test_one_executor_runs_every_sync_tool_not_marked_inline(processes: ProcessPoolExecutor) -> None:
+    dispatcher = Dispatcher([t.where_process, t.heavy, t.where, t.local], executor=processes)
+    assert {name: route.executor for name, route in dispatcher.routes.items()} == dict.fromkeys(
+        ["where_process", "heavy", "where"], processes
+    )  # "process" and "cpu" too: the one executor, not the shared pool nor a refusal
+    pids = [dispatcher.dispatch(call(name, n=1)).output for name in ("where_process", "heavy")]
+    workers = {process.pid for process in processes._processes.values()}  # type: ignore[attr-defined]
+    assert set(pids) <= workers
+    assert dispatcher.dispatch(call("local", n=1)).output == os.getpid()
 
 
 def test_importing_the_executors_loads_no_cluster_library() -> None:

@@ -7,7 +7,7 @@ from typing import Annotated
 import pytest
 
 import tinytools
-from tinytools import Injected, Tool, Toolbox, ToolDefinitionError, dispatch, tool
+from tinytools import Injected, Param, Tool, Toolbox, ToolDefinitionError, dispatch, tool
 from tinytools.formats import ToolFormat, parse_calls, render_tools
 
 
@@ -71,3 +71,16 @@ def test_parameter_names_a_syntax_cannot_write_are_refused_at_definition() -> No
         with pytest.raises(ToolDefinitionError, match="first name"):
             Tool.from_schema("t", "", schema, lambda **kw: kw, format=format)
     assert Tool.from_schema("t", "", schema, lambda **kw: kw).format == ToolFormat.json()
+
+
+def test_described_constraints_count_in_the_singular_for_one() -> None:
+    @tool
+    def label(
+        text: Annotated[str, Param(min_length=1, max_length=40)], tags: Annotated[list[str], Param(max_items=1)]
+    ) -> str:
+        """Label something."""
+        return text
+
+    prompt = render_tools(Toolbox([label]))
+    assert "at least 1 character, at most 40 characters" in prompt and "at most 1 item" in prompt
+    assert "1 characters" not in prompt and "1 items" not in prompt

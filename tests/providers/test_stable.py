@@ -2,8 +2,10 @@
 
 Five subprocesses, each with another ``PYTHONHASHSEED`` and another import order, export the tools
 of ``stable_tools`` for every provider (with ``revealed=`` too) and print the fingerprints and the
-bytes' SHA-256: all five print the same. A changed description changes the fingerprint of every
-provider, and `Toolbox.diff` names the tool and the pointer.
+bytes' SHA-256: all five print the same, set defaults and hand-written schemas whose keywords came
+in hash order included. Equal schemas written in another keyword order export the same bytes. A
+changed description changes the fingerprint of every provider, and `Toolbox.diff` names the tool
+and the pointer.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import sys
 
 import pytest
 
-from tinytools import Toolbox, tool
+from tinytools import Tool, Toolbox, tool
 from tinytools.providers import stable
 
 from .servers import server_env
@@ -59,6 +61,49 @@ def test_exports_are_byte_identical_across_hash_seeds_and_import_orders() -> Non
     seen = [_fingerprints(seed, first) for seed, first in zip((0, 1, 7, 42, 123456), ORDERS, strict=True)]
     assert all(other == seen[0] for other in seen[1:])
     assert len({value[0] for value in seen[0].values()}) == len(seen[0])  # each provider's bytes differ
+
+
+def test_a_set_default_is_written_in_one_order() -> None:
+    from tests.providers import stable_tools
+
+    schema = stable_tools.plan_trip.input_schema
+    assert schema["properties"]["labels"]["default"] == ["cheap", "direct", "fast", "green", "late"]
+    assert schema["properties"]["modes"]["default"] == ["boat", "plane", "train"]
+    assert schema["properties"]["rooms"]["default"] == [[3, 5, 1 << 40], [-2, 8]]  # sets inside a list too
+    defs = schema["$defs"]
+    assert defs["Stop"]["properties"]["tags"]["default"] == ["aisle", "lounge", "quiet", "window"]  # pydantic's
+    assert defs["Budget"]["properties"]["cards"]["default"] == ["amex", "diners", "jcb", "visa"]  # a dataclass field's
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_equal_schemas_written_in_another_keyword_order_export_the_same_bytes(provider: str) -> None:
+    from tests.providers.stable_tools import LOOKUP_INPUT, LOOKUP_OUTPUT
+
+    def reversed_keywords(schema: object) -> object:
+        if not isinstance(schema, dict):
+            return [reversed_keywords(item) for item in schema] if isinstance(schema, list) else schema
+        return {
+            key: {name: reversed_keywords(sub) for name, sub in schema[key].items()}
+            if key in ("properties", "$defs")
+            else reversed_keywords(schema[key])
+            for key in reversed(list(schema))
+        }
+
+    def made(schema: object, output: object) -> Toolbox:
+        return Toolbox([Tool.from_schema("lookup", "Look up.", schema, lambda code: code, output_schema=output)])  # type: ignore[arg-type]
+
+    options = {"output_schema": True} if provider == "openai_responses" else {}
+    first = stable.sent(stable.export(made(LOOKUP_INPUT, LOOKUP_OUTPUT), provider, **options))
+    second = stable.sent(
+        stable.export(made(reversed_keywords(LOOKUP_INPUT), reversed_keywords(LOOKUP_OUTPUT)), provider, **options)
+    )
+    assert first == second
+    kept = made(reversed_keywords(LOOKUP_INPUT), None)["lookup"].input_schema
+    assert list(kept) == ["type", "properties", "required", "additionalProperties", "$defs"]
+    assert list(kept["properties"]) == ["code", "near"]  # the author's order: providers generate in it
+    assert list(kept["properties"]["code"]) == ["type", "minLength", "maxLength", "pattern", "description"]
+    output_key = {"mcp": b'"outputSchema"', "gemini": b'"responseJsonSchema"', "openai_responses": b'"output_schema"'}
+    assert provider not in output_key or output_key[provider] in first  # the output schema is compared too
 
 
 def test_a_changed_description_changes_every_fingerprint() -> None:

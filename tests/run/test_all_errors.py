@@ -7,6 +7,7 @@ with middleware or an event sink), the text formats and the MCP server carry the
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -158,3 +159,52 @@ def test_a_secret_echoed_in_several_entries_is_redacted_in_each() -> None:
     assert len(result.error.details["errors"]) == 3
     text = msgspec.json.encode(result.error).decode()
     assert SECRET[:8] not in text and SECRET[-8:] not in text
+
+
+@dataclasses.dataclass
+class Address:
+    city: str
+    zip: Annotated[str, Param(pattern="^[0-9]{5}$")]
+    floor: int
+
+
+@tool
+def ship(to: Address, via: Address | None = None, weight: float = 1.0) -> str:
+    """Ship a parcel."""
+    return to.city
+
+
+@pytest.mark.parametrize(("entry", "variant"), PATHS)
+def test_every_entry_point_lists_the_problems_inside_a_model_each_with_its_own_schema(entry: str, variant: str) -> None:
+    call = ToolCall("c1", "ship", {"to": {"city": 1, "floor": "x", "x": 1}, "via": None, "weight": "heavy"})
+    result = run_call(entry, [ship], call, **options(variant))
+    assert result.error is not None and result.error.details is not None
+    assert [(e["pointer"], e["keyword"]) for e in result.error.details["errors"]] == [
+        ("/to", "required"),
+        ("/to/city", "type"),
+        ("/to/floor", "type"),
+        ("/to/x", "additionalProperties"),
+        ("/weight", "type"),
+    ]
+    lines = result.error.message.splitlines()
+    assert lines[0] == "Invalid arguments: tool 'ship', 5 problems:"
+    assert lines[1].startswith("- argument 'to' at /to: missing required property 'zip'. Schema: {\"type\":\"string\"")
+    assert lines[2] == '- argument \'to\' at /to/city: expected string; got 1. Schema: {"type":"string"}'
+    assert lines[4] == "- argument 'to' at /to/x: unexpected property 'x' (allowed: city, zip, floor)."
+    assert lines[5].startswith("- argument 'weight' at /weight: expected number")  # strict mode: "or null"
+    assert "Schema of 'weight': " in lines[5]
+    assert '"properties"' not in result.error.message  # no line quotes the whole model
+
+
+def test_one_problem_inside_an_optional_model_quotes_the_failing_value_s_schema() -> None:
+    arguments = {"to": {"city": "Oslo", "zip": "01500", "floor": 1}, "via": {"city": "Rome", "zip": "1", "floor": 2}}
+    result = dispatch(ToolCall("c1", "ship", arguments), [ship])
+    assert result.error is not None and result.error.details == {
+        "pointer": "/via/zip",
+        "keyword": "pattern",
+        "parameter": "via",
+    }
+    assert result.error.message == (
+        "Invalid arguments: tool 'ship', argument 'via' at /via/zip: expected a string matching "
+        '"^[0-9]{5}$"; got "1". Schema: {"type":"string","pattern":"^[0-9]{5}$"}'
+    )

@@ -49,6 +49,41 @@ def test_content_addressed_and_immutable(store: ArtifactStore) -> None:
     assert isinstance(store, ArtifactStore)
 
 
+def test_storing_bytes_again_returns_the_reference_kept(store: ArtifactStore) -> None:
+    first = store.put(b"hello", "text/plain", {"call_id": "c1"})
+    again = store.put(b"hello", "image/png", {"call_id": "c2"})
+    assert again == first  # what is stored, not what the second call asked for
+    assert (again.media_type, again.metadata) == ("text/plain", {"call_id": "c1"})
+    if isinstance(store, FileArtifactStore):
+        assert store.ref(first.key) == again
+
+
+def test_writers_racing_to_store_the_same_bytes_all_get_the_one_reference_kept(tmp_path: Path) -> None:
+    store = FileArtifactStore(tmp_path)
+    start = threading.Barrier(16)
+    refs: list[ArtifactRef] = []
+
+    def write(number: int) -> None:
+        start.wait()
+        refs.append(store.put(b"same bytes", f"text/x-{number}", {"writer": number}))
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(refs) == 16 and all(ref == store.ref(refs[0].key) for ref in refs)
+    assert not list(tmp_path.rglob(".tmp-*"))
+
+
+def test_storing_bytes_whose_kept_metadata_is_corrupt_raises(tmp_path: Path) -> None:
+    store = FileArtifactStore(tmp_path / "store")
+    first = store.put(b"hello", "text/plain")
+    _replace(tmp_path / "store" / first.key[:2] / f"{first.key}.json", "{not json")
+    with pytest.raises(OSError, match="corrupt"):
+        store.put(b"hello", "text/plain")
+
+
 def test_missing_key_raises_key_error(store: ArtifactStore) -> None:
     with pytest.raises(KeyError):
         store.get("0" * 64)

@@ -111,6 +111,31 @@ class Multiplier:
         return x * self.factor
 
 
+class Scaler:
+    """Scale numbers by a fixed factor.
+
+    Args:
+        x: The number to scale.
+    """
+
+    def __init__(self, factor: int):
+        self.factor = factor
+
+    def __call__(self, x: int, *, round_to: int = 0) -> float:
+        """Args:
+        round_to: Decimal places to keep.
+        """
+        return round(x * self.factor, round_to)
+
+
+@dataclasses.dataclass
+class Undocumented:
+    factor: int
+
+    def __call__(self, x: int) -> int:
+        return x * self.factor
+
+
 square = functools.partial(power, exponent=2)
 twice = functools.partial(power, 2)
 

@@ -8,6 +8,7 @@ each), its order (the first failure first), the bound, and that a root checked i
 
 from __future__ import annotations
 
+import json
 import pickle
 from typing import Any
 
@@ -16,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from tests.strategies import Signature, build_tool, signatures
+from tests.strategies import FaultyCall, Signature, build_tool, faulty_calls, signatures
 from tinytools import ArgumentsError, InputSchema, ToolCall, dispatch
 from tinytools.errors import MAX_LISTED
 from tinytools.schema.validation import compile_validator
@@ -180,8 +181,11 @@ def test_exactly_the_bad_arguments_are_named(case: tuple[Signature, dict[str, An
     error = made.schema.check(arguments)
     assert error is not None
     named = [each.parameter for each in error.errors]
-    assert len(named) == len(set(named)) == min(len(bad), MAX_LISTED)
-    assert set(named) <= bad and error.unlisted == len(bad) - len(named)
+    total = len(named) + error.unlisted
+    assert set(named) <= bad and total >= len(bad)  # a bad argument may hold several problems (a tuple's items)
+    assert len(named) == min(total, MAX_LISTED)
+    if total <= MAX_LISTED:
+        assert set(named) == bad
     assert (error.errors[0].pointer, error.errors[0].parameter) == (error.pointer, error.parameter)
     unordered = InputSchema.parse({**made.input_schema, "minProperties": 0}).check(arguments)
     assert unordered is not None and listed(unordered) == listed(error)  # the shortcut of a known order agrees
@@ -190,7 +194,7 @@ def test_exactly_the_bad_arguments_are_named(case: tuple[Signature, dict[str, An
     assert seen == {} and result.error is not None and result.error.code == "invalid_arguments"
     details = result.error.details
     assert details is not None
-    if len(bad) == 1:
+    if total == 1:
         assert "errors" not in details
         return
     assert [entry["parameter"] for entry in details["errors"]] == named
@@ -207,3 +211,118 @@ def test_names_that_need_escaping_or_quoting_are_each_found() -> None:
     }
     error = failure(schema, dict.fromkeys(("a/b~c", "x.y", "{z}", "q'", ""), "1"))
     assert [each.pointer for each in error.errors] == ["/a~1b~0c", "/x.y", "/{z}", "/q'", "/"]
+
+
+# --- failures inside an argument, at any depth ----------------------------------------------
+
+ADDRESS = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string"},
+        "zip": {"type": "string", "pattern": "^[0-9]{5}$"},
+        "floor": {"type": "integer"},
+    },
+    "required": ["city", "zip", "floor"],
+    "additionalProperties": False,
+}
+SHIP = {
+    "type": "object",
+    "properties": {
+        "to": {"$ref": "#/$defs/Address"},
+        "via": {"anyOf": [{"$ref": "#/$defs/Address"}, {"type": "null"}], "default": None},
+        "stops": {"type": "array", "items": {"$ref": "#/$defs/Address"}, "maxItems": 2},
+        "weight": {"type": "number"},
+    },
+    "required": ["to", "weight"],
+    "additionalProperties": False,
+    "$defs": {"Address": ADDRESS},
+}
+CITY, ZIP, FLOOR = (ADDRESS["properties"][name] for name in ("city", "zip", "floor"))
+
+
+def entries(error: ArgumentsError) -> list[tuple[str, str, str | None, Any]]:
+    return [(each.pointer, each.keyword, each.parameter, each.schema) for each in error.errors]
+
+
+def test_every_problem_inside_a_nested_model_is_listed_with_its_own_schema() -> None:
+    error = failure(SHIP, {"to": {"city": 1, "floor": "x", "x": 1}, "weight": 1.0})
+    assert entries(error) == [
+        ("/to", "required", "to", ZIP),  # the missing property's schema, not the model's
+        ("/to/city", "type", "to", CITY),
+        ("/to/floor", "type", "to", FLOOR),
+        ("/to/x", "additionalProperties", "to", None),
+    ]
+    assert [each.reason for each in error.errors] == [
+        "missing required property 'zip'",
+        "expected string; got 1",
+        'expected integer; got "x"',
+        "unexpected property 'x' (allowed: city, zip, floor)",
+    ]
+    assert (error.pointer, error.keyword) == ("/to", "required")  # the first failure leads
+
+
+def test_problems_in_several_arguments_and_items_are_each_listed() -> None:
+    arguments = {
+        "to": {"city": "Oslo", "zip": "0150", "floor": 2},
+        "stops": [{"city": "Rome", "zip": "00100", "floor": 1}, {"city": 3, "zip": "1", "floor": 0}, 7],
+        "weight": "heavy",
+    }
+    error = failure(SHIP, arguments)
+    assert entries(error) == [
+        ("/to/zip", "pattern", "to", ZIP),
+        ("/stops", "maxItems", "stops", SHIP["properties"]["stops"]),
+        ("/stops/1/city", "type", "stops", CITY),
+        ("/stops/1/zip", "pattern", "stops", ZIP),
+        ("/stops/2", "type", "stops", {"$ref": "#/$defs/Address"}),  # the item's schema, as written
+        ("/weight", "type", "weight", {"type": "number"}),
+    ]
+
+
+def test_an_optional_model_is_explained_by_the_problems_inside_it() -> None:
+    error = failure(SHIP, {"to": {"city": "Oslo", "zip": "01500", "floor": 2}, "via": {"city": 1}, "weight": 1})
+    assert entries(error) == [
+        ("/via", "required", "via", ZIP),
+        ("/via", "required", "via", FLOOR),
+        ("/via/city", "type", "via", CITY),
+    ]
+    assert (error.pointer, error.keyword, error.reason) == ("/via", "required", "missing required property 'zip'")
+    alone = failure(
+        SHIP,
+        {
+            "to": {"city": "Oslo", "zip": "01500", "floor": 2},
+            "via": {"city": 1, "zip": "01500", "floor": 1},
+            "weight": 1,
+        },
+    )
+    assert alone.errors == (alone,) and (alone.pointer, alone.keyword, alone.schema) == ("/via/city", "type", CITY)
+    number = failure(SHIP, {"to": {"city": "Oslo", "zip": "01500", "floor": 2}, "via": 5, "weight": 1})
+    assert (number.pointer, number.keyword) == ("/via", "anyOf")  # not an object: no branch to look in
+
+
+def test_nested_problems_are_bounded_and_the_rest_counted() -> None:
+    stops = [{"city": index, "zip": index, "floor": "x"} for index in range(2)]
+    error = failure(
+        {
+            **SHIP,
+            "properties": {**SHIP["properties"], "stops": {"type": "array", "items": {"$ref": "#/$defs/Address"}}},
+        },
+        {"to": {"city": 1, "zip": 2, "floor": "3", "a": 0, "b": 0}, "stops": stops * 5, "weight": 1},
+    )
+    assert len(error.errors) == MAX_LISTED and error.unlisted == 5 + 3 * 10 - MAX_LISTED
+    assert [each.pointer for each in error.errors[:5]] == ["/to/city", "/to/zip", "/to/floor", "/to/a", "/to/b"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(faulty_calls())
+def test_every_fault_at_any_depth_is_listed_once_with_its_own_schema(case: FaultyCall) -> None:
+    assume(case.faults)
+    error = InputSchema.parse(case.schema).check(case.arguments)
+    assert error is not None
+    expected = sorted((f.pointer, f.keyword, json.dumps(f.schema, sort_keys=True)) for f in case.faults)
+    found = sorted((e.pointer, e.keyword, json.dumps(e.schema, sort_keys=True)) for e in error.errors)
+    assert len(found) + error.unlisted == len(expected)
+    if len(expected) <= MAX_LISTED:
+        assert found == expected
+    else:
+        assert len(found) == MAX_LISTED and all(found.count(each) <= expected.count(each) for each in found)
+    assert (error.errors[0].pointer, error.errors[0].keyword) == (error.pointer, error.keyword)

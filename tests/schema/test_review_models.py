@@ -299,6 +299,51 @@ def test_an_alias_that_is_not_one_name_is_a_definition_error() -> None:
         one(Choosy)
 
 
+@dataclasses.dataclass
+class Crossed:
+    a: int = Field(alias="b")
+    b: str = "x"
+
+
+class CrossedDict(TypedDict):
+    a: Annotated[int, Field(alias="b")]
+    b: str
+
+
+@pydantic.dataclasses.dataclass
+class CrossedPydantic:
+    a: int = Field(alias="b")
+    b: str = "x"
+
+
+class CrossedModel(BaseModel):
+    a: int = Field(alias="b")
+    b: str = "x"
+
+
+class TwiceAliased(BaseModel):
+    first: int = Field(validation_alias="same")
+    second: int = Field(alias="same")
+
+
+@pytest.mark.parametrize("kind", [Crossed, CrossedDict, CrossedPydantic, CrossedModel, TwiceAliased])
+def test_an_alias_equal_to_another_fields_key_is_refused_at_definition(kind: type) -> None:
+    with pytest.raises(ToolDefinitionError) as caught:
+        one(kind)
+    first, second = ("first", "second") if kind is TwiceAliased else ("a", "b")
+    assert caught.value.tool == "echo" and f"fields {first!r} and {second!r} are both sent as" in caught.value.reason
+    assert "give one of them another alias" in caught.value.reason
+
+
+def test_a_result_encoded_by_field_name_may_alias_another_fields_name() -> None:
+    @tool
+    def make(size: int) -> CrossedPydantic:  # a pydantic dataclass result is described by field name
+        """Make."""
+        return CrossedPydantic(b=size)
+
+    assert set(make.output_schema["$defs"]["CrossedPydantic"]["properties"]) == {"a", "b"}
+
+
 def test_a_stdlib_dataclass_result_is_described_by_field_name_as_it_is_encoded() -> None:
     @tool
     def make(size: int) -> Plain:

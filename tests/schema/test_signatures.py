@@ -116,8 +116,23 @@ def test_a_callable_object_is_a_tool(defs: types.ModuleType) -> None:
     made = tool(defs.Multiplier(3))
     assert made.name == "Multiplier"
     assert made.input_schema["properties"] == {"x": {"type": "integer", "description": "The number to multiply."}}
-    assert made.description.startswith("Multiply")
+    assert made.description == "Multiply ``x``."  # __call__'s docstring, not the class's
     assert made.invoke({"x": 4}).output == 12
+
+
+def test_a_callable_objects_class_speaks_where_its_call_is_silent(defs: types.ModuleType) -> None:
+    made = tool(defs.Scaler(2))
+    assert made.description == "Scale numbers by a fixed factor."  # __call__ documents no description
+    assert made.input_schema["properties"] == {
+        "x": {"type": "integer", "description": "The number to scale."},
+        "round_to": {"type": "integer", "default": 0, "description": "Decimal places to keep."},
+    }
+
+
+def test_a_dataclass_generated_docstring_is_no_description(defs: types.ModuleType) -> None:
+    with pytest.warns(ToolDefinitionWarning, match="no description"):
+        made = tool(defs.Undocumented(2))
+    assert made.description == ""  # not "Undocumented(factor: int)"
 
 
 def test_a_partial_hides_what_it_sets(defs: types.ModuleType) -> None:

@@ -306,7 +306,7 @@ ERRORS = [
     ({"city": "Paris", "tags": ["ok", 3]}, "/tags/1", "type", "tags", "expected string; got 3"),
     ({"city": "Par1s"}, "/city", "pattern", "city",
      'expected a string matching "^[A-Za-z ]+$"; got "Par1s"'),
-    ({"city": ""}, "/city", "minLength", "city", 'expected at least 1 characters; got ""'),
+    ({"city": ""}, "/city", "minLength", "city", 'expected at least 1 character; got ""'),
     ({"city": "Paris", "point": {}}, "/point", "required", "point",
      "missing required property 'x'"),
     ({"city": "Paris", "point": {"x": 1, "y/z": 2}}, "/point/y~1z", "additionalProperties",
@@ -323,9 +323,18 @@ def test_error_fields(arguments: Any, pointer: str, keyword: str, parameter: str
     error = caught.value
     assert (error.pointer, error.keyword, error.parameter) == (pointer, keyword, parameter)
     assert error.reason == reason
-    assert error.schema == (WEATHER["properties"].get(parameter) if parameter else None)
+    assert error.schema == LEAVES.get((pointer, keyword), WEATHER["properties"].get(parameter) if parameter else None)
     assert error.tool is None
     resolve(arguments, pointer)
+
+
+LEAVES = {
+    ("/tags/1", "maxLength"): WEATHER["properties"]["tags"]["items"],
+    ("/tags/1", "type"): WEATHER["properties"]["tags"]["items"],
+    ("/point", "required"): {"type": "number"},  # the missing property's own schema
+    ("/point/y~1z", "additionalProperties"): None,  # a key the schema does not describe
+}
+"""The schema an error inside an argument quotes: the failing value's own, not the argument's."""
 
 
 def test_error_message_names_argument_and_pointer() -> None:
@@ -355,7 +364,7 @@ def test_echoed_values_are_cut_to_200_characters() -> None:
 
 ERRORS_ELSEWHERE = [
     ({"prefixItems": [{}], "items": False}, [1, 2, 3], "/1", "items",
-     "expected at most 1 items; got 3"),
+     "expected at most 1 item; got 3"),
     ({"dependentRequired": {"a": ["b"]}}, {"a": 1}, "", "dependentRequired",
      "property 'a' requires 'b'"),
     ({"dependentSchemas": {"a": False}}, {"a": 1}, "/a", "dependentSchemas",
@@ -678,3 +687,22 @@ def test_translated_keywords_keep_2020_12_meaning(schema: Any, data: Any, valid:
 def test_true_schema_accepts_everything(schema: Any, value: Any) -> None:
     assert accepts(schema, value)
     assert not accepts(False, value)
+
+
+COUNTS = [
+    ({"minLength": 1}, "", "expected at least 1 character; got \"\""),
+    ({"maxLength": 2}, "abc", 'expected at most 2 characters; got "abc"'),
+    ({"minItems": 1}, [], "expected at least 1 item; got []"),
+    ({"maxItems": 3}, [1, 2, 3, 4], "expected at most 3 items; got [1, 2, 3, 4]"),
+    ({"minProperties": 1}, {}, "expected at least 1 property; got {}"),
+    ({"maxProperties": 1}, {"a": 1, "b": 2}, 'expected at most 1 property; got {"a": 1, "b": 2}'),
+    ({"minProperties": 2}, {"a": 1}, 'expected at least 2 properties; got {"a": 1}'),
+    ({"anyOf": [{"type": "string"}]}, 1, "expected a value matching at least one of 1 schema; got 1"),
+    ({"oneOf": [{}, {}]}, 1, "expected a value matching exactly one of 2 schemas; got 1"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("schema", "data", "reason"), COUNTS)
+def test_counts_are_singular_for_one_and_plural_otherwise(schema: Any, data: Any, reason: str) -> None:
+    found = outcome(compile_validator(schema), data)
+    assert found is not None and found[3] == reason

@@ -2,9 +2,11 @@
 
 The dispatcher does not grow a distributed system of its own; it hands calls to any
 `concurrent.futures.Executor`. ``Dispatcher(tools, executor=pool)`` sends every sync tool to
-``pool`` unless the tool says ``@tool(executor="inline")``; a mapping of names to executors
-lets a tool pick one with ``@tool(executor="name")``, and ``"process"`` is tinytools' shared
-process pool unless the mapping names another.
+``pool`` unless the tool says ``@tool(executor="inline")``, a tool that names an executor
+(``"process"`` included) too; a mapping of names to executors lets a tool pick one with
+``@tool(executor="name")``, and ``"process"`` is tinytools' shared process pool unless the
+mapping names another. The shared pool shuts down when the interpreter exits, or at
+`shutdown_shared_pool`.
 
 Everything before the call (limits, policies, validation, conversion, injection) and after it
 (output checks, budgets, redaction, events) still happens in the dispatcher's process. What
@@ -35,6 +37,7 @@ __all__ = [
     "provide",
     "reference",
     "shared_process_pool",
+    "shutdown_shared_pool",
 ]
 
 _LATER = {
@@ -46,6 +49,7 @@ _LATER = {
     "Route": "routes",
     "ToolRef": "worker",
     "shared_process_pool": "pools",
+    "shutdown_shared_pool": "pools",
 }
 
 

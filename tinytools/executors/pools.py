@@ -1,13 +1,15 @@
 """tinytools' own process pool, shared by every dispatcher in a process.
 
-``@tool(executor="process")`` runs here unless the dispatcher's executor mapping names another
-``"process"`` executor. The pool is made on first use, sized to the CPU count, starts workers by
-``forkserver`` where there is one (never by forking a threaded process), and is replaced when a
-dead worker breaks it.
+``@tool(executor="process")`` runs here unless the dispatcher has an executor of its own for it
+(a single ``executor=``, or a mapping's ``"process"``). The pool is made on first use, sized to
+the CPU count, starts workers by ``forkserver`` where there is one (never by forking a threaded
+process), and is replaced when a dead worker breaks it. It is shut down when the interpreter
+exits, or earlier by `shutdown_shared_pool`.
 """
 
 from __future__ import annotations
 
+import atexit
 import concurrent.futures
 import contextlib
 import os
@@ -15,7 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["SHARED", "SharedPool", "reap", "shared_process_pool"]
+__all__ = ["SHARED", "SharedPool", "reap", "shared_process_pool", "shutdown_shared_pool"]
 
 
 class SharedPool:
@@ -23,13 +25,15 @@ class SharedPool:
 
     One per process, shared by every dispatcher, sized to the CPU count. Workers start by
     ``forkserver`` where there is one (never by forking a threaded process). A pool broken by a
-    dead worker is replaced on the next call.
+    dead worker is replaced on the next call. The first pool made registers `shutdown` to run at
+    interpreter exit.
     """
 
     def __init__(self) -> None:
         self._pool: concurrent.futures.ProcessPoolExecutor | None = None
         self._retired: list[concurrent.futures.ProcessPoolExecutor] = []
         self._lock = threading.Lock()
+        self._exit_registered = False
 
     def get(self) -> concurrent.futures.ProcessPoolExecutor:
         """The pool, made now if there is none."""
@@ -41,6 +45,11 @@ class SharedPool:
                 self._pool = concurrent.futures.ProcessPoolExecutor(
                     os.cpu_count(), mp_context=multiprocessing.get_context(method)
                 )
+                if not self._exit_registered:
+                    # Left to the interpreter's teardown, the pool is collected after the modules
+                    # its finalizer needs are gone: "Exception ignored in ... weakref_cb".
+                    atexit.register(self.shutdown)
+                    self._exit_registered = True
             return self._pool
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
@@ -65,9 +74,15 @@ class SharedPool:
             return [*current, *self._retired]
 
     def shutdown(self) -> None:
-        """Stop the pool's workers (a later call starts a new pool)."""
+        """Stop the pool's workers, cancelling calls not started, and let the pool go.
+
+        Waits for the calls already running. A later call starts a new pool.
+        """
         with self._lock:
             pool, self._pool = self._pool, None
+            retired, self._retired = self._retired, []
+        for old in retired:
+            old.shutdown(wait=False, cancel_futures=True)
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
 
@@ -81,8 +96,18 @@ SHARED = SharedPool()
 
 
 def shared_process_pool() -> concurrent.futures.ProcessPoolExecutor:
-    """The process pool ``@tool(executor="process")`` uses when the dispatcher names none."""
+    """The process pool ``@tool(executor="process")`` uses when the dispatcher has no executor for it."""
     return SHARED.get()
+
+
+def shutdown_shared_pool() -> None:
+    """Shut tinytools' shared process pool down now: its workers stop once their running calls end.
+
+    Calls not started yet are cancelled (they end ``worker_lost``). This happens by itself when the
+    interpreter exits; call it to free the workers sooner. A later ``"process"`` call starts a new
+    pool.
+    """
+    SHARED.shutdown()
 
 
 def reap(pool: object) -> None:

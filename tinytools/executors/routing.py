@@ -29,7 +29,7 @@ __all__ = ["DEFAULT", "INLINE", "PROCESS", "plan_routes", "reference"]
 INLINE = "inline"
 """``@tool(executor="inline")``: always run in the dispatcher's process."""
 PROCESS = "process"
-"""``@tool(executor="process")``: the mapping's ``"process"`` executor, else the shared pool."""
+"""``@tool(executor="process")``: the dispatcher's one executor, or its mapping's ``"process"``, or the shared pool."""
 DEFAULT = "default"
 """The mapping key of the executor for tools that name none."""
 _UNSENDABLE_RUNTIME = {"token": "a CancellationToken", "progress": "a Progress channel"}
@@ -41,18 +41,23 @@ def plan_routes(
 ) -> dict[str, Route]:
     """Decide, once per dispatcher, which tools leave the process and how.
 
+    A single ``executor`` runs every sync tool not marked ``"inline"``, whatever executor the
+    tool names. A mapping serves each tool the executor it names (``"default"`` when it names
+    none; ``"process"`` is the shared pool unless the mapping has one).
+
     Raises:
         ToolDefinitionError: A tool names an executor the dispatcher does not have, cannot be
             sent (not importable by name, async, or takes a value that cannot travel), or marks
             a value remote with no `provide` factory registered.
     """
     executors = _named(executor)
+    single = isinstance(executor, concurrent.futures.Executor)
     routes: dict[str, Route] = {}
     for tool in toolbox:
         name = tool.executor
         if name == INLINE or (name is None and (tool.is_async or DEFAULT not in executors)):
             continue
-        name = name or DEFAULT
+        name = DEFAULT if single or name is None else name
         target: Any = executors.get(name)
         if target is None and name == PROCESS:
             target = SHARED

@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from tinytools.errors import shorten
+from tinytools.errors import counted, shorten
 from tinytools.schema.shapes import json_type
 from tinytools.tool import Tool
 from tinytools.toolformat import ToolFormat
@@ -245,12 +245,14 @@ _CONSTRAINTS = (
     ("exclusiveMinimum", "> {}"),
     ("maximum", "<= {}"),
     ("exclusiveMaximum", "< {}"),
-    ("minLength", "at least {} characters"),
-    ("maxLength", "at most {} characters"),
-    ("minItems", "at least {} items"),
-    ("maxItems", "at most {} items"),
+    ("minLength", "at least {}"),
+    ("maxLength", "at most {}"),
+    ("minItems", "at least {}"),
+    ("maxItems", "at most {}"),
     ("pattern", "matching {}"),
 )
+_COUNTED = {"minLength": "character", "maxLength": "character", "minItems": "item", "maxItems": "item"}
+"""Constraints that count something, and what they count."""
 
 
 def parameter_lines(tool: Tool[..., Any]) -> list[str]:
@@ -268,11 +270,17 @@ def parameter_lines(tool: Tool[..., Any]) -> list[str]:
         else:
             notes.append("optional")
         if isinstance(resolved, dict):
-            notes += [text.format(json_text(resolved[key])) for key, text in _CONSTRAINTS if key in resolved]
+            notes += [text.format(_constraint(key, resolved[key])) for key, text in _CONSTRAINTS if key in resolved]
         line = f"- {name} ({', '.join(notes)})"
         description = resolved.get("description") if isinstance(resolved, dict) else None
         lines.append(f"{line}: {description}" if isinstance(description, str) else line)
     return lines
+
+
+def _constraint(keyword: str, value: Any) -> str:
+    """A constraint's value as the model reads it: "1 character", "3 items", or the JSON."""
+    noun = _COUNTED.get(keyword)
+    return counted(value, noun) if noun is not None else json_text(value)
 
 
 def example_arguments(tool: Tool[..., Any]) -> dict[str, Any]:

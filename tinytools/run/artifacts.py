@@ -1,7 +1,9 @@
 """Artifact stores: where outputs too large to inline, and files a tool produces, are kept.
 
 Stores are content-addressed: the key is the hex SHA-256 of the bytes, so writing the same
-bytes twice yields the same key and a stored artifact never changes. `FileArtifactStore`
+bytes twice yields the same key and a stored artifact never changes. The first ``put`` of some
+bytes decides their media type and metadata; a later ``put`` of the same bytes stores nothing
+and returns the reference kept, so a reference always describes what is stored. `FileArtifactStore`
 writes atomically (a temporary file, then a rename) and only ever touches paths it derives
 from a validated key under its root, so neither a key nor metadata can reach outside it.
 """
@@ -28,7 +30,11 @@ class ArtifactStore(Protocol):
     """Keeps bytes and gives back a reference to them."""
 
     def put(self, data: bytes, media_type: str, metadata: dict[str, Any] | None = None) -> ArtifactRef:
-        """Store ``data`` and return its reference."""
+        """Store ``data`` and return the reference of what is stored.
+
+        Bytes already stored keep the media type and metadata they were first stored with,
+        and the reference returned says so.
+        """
         ...
 
     def get(self, key: str) -> bytes:
@@ -56,12 +62,15 @@ class MemoryArtifactStore:
         self._lock = threading.Lock()
 
     def put(self, data: bytes, media_type: str, metadata: dict[str, Any] | None = None) -> ArtifactRef:
-        """Store ``data`` (again storing the same bytes changes nothing) and return its reference."""
+        """Store ``data`` and return the reference of what is stored.
+
+        Storing the same bytes again changes nothing: the reference returned is the one kept,
+        with the media type and metadata of the first ``put``.
+        """
         ref = _reference(bytes(data), media_type, metadata)
         with self._lock:
             self._data.setdefault(ref.key, bytes(data))
-            self._refs.setdefault(ref.key, ref)
-        return ref
+            return self._refs.setdefault(ref.key, ref)
 
     def get(self, key: str) -> bytes:
         """The bytes stored under ``key``.
@@ -95,20 +104,25 @@ class FileArtifactStore:
         self.root.mkdir(parents=True, exist_ok=True)
 
     def put(self, data: bytes, media_type: str, metadata: dict[str, Any] | None = None) -> ArtifactRef:
-        """Store ``data`` atomically; storing bytes that are already there changes nothing.
+        """Store ``data`` atomically and return the reference of what is stored.
+
+        Storing bytes that are already there changes nothing: the reference returned is the one
+        kept, with the media type and metadata of the first ``put`` (of writers racing to store
+        the same bytes, the first to write its metadata).
 
         Raises:
-            OSError: The store cannot be written (full, read-only, a shard folder that is a link).
+            OSError: The store cannot be written (full, read-only, a shard folder that is a link),
+                or the metadata it keeps for these bytes is corrupt.
         """
         ref = _reference(bytes(data), media_type, metadata)
         shard = self._shard(ref.key, create=True)
         try:
             if not _exists(ref.key, shard):
-                _write(shard, f"{ref.key}.json", msgspec.json.encode(ref))
+                _write(shard, f"{ref.key}.json", msgspec.json.encode(ref), replace=False)
                 _write(shard, ref.key, bytes(data))
+            return _kept(shard, ref)
         finally:
             os.close(shard)
-        return ref
 
     def get(self, key: str) -> bytes:
         """The bytes stored under ``key``, checked against it.
@@ -180,8 +194,29 @@ def _exists(key: str, shard: int) -> bool:
     return True
 
 
-def _write(shard: int, name: str, data: bytes) -> None:
-    """Write ``name`` in the shard folder atomically (a temporary file, then a rename), read-only."""
+def _kept(shard: int, ref: ArtifactRef) -> ArtifactRef:
+    """The reference stored for the bytes ``ref`` describes (read from the shard folder).
+
+    Raises:
+        OSError: The metadata file is missing, is a link, or does not describe these bytes.
+    """
+    handle = os.open(f"{ref.key}.json", os.O_RDONLY | os.O_NOFOLLOW, dir_fd=shard)
+    with os.fdopen(handle, "rb") as file:
+        text = file.read()
+    try:
+        kept = msgspec.json.decode(text, type=ArtifactRef)
+    except msgspec.DecodeError:
+        kept = None
+    if kept is None or (kept.key, kept.sha256, kept.size) != (ref.key, ref.sha256, ref.size):
+        raise OSError(f"the metadata kept for artifact {ref.key} is corrupt")
+    return kept
+
+
+def _write(shard: int, name: str, data: bytes, *, replace: bool = True) -> None:
+    """Write ``name`` in the shard folder atomically (a temporary file, then a rename), read-only.
+
+    With ``replace=False`` a file already there stays as it is: the first writer wins.
+    """
     temporary = f".tmp-{os.urandom(8).hex()}"
     handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o444, dir_fd=shard)
     try:
@@ -189,7 +224,12 @@ def _write(shard: int, name: str, data: bytes) -> None:
             file.write(data)
             file.flush()
             os.fsync(file.fileno())
-        os.replace(temporary, name, src_dir_fd=shard, dst_dir_fd=shard)
+        if replace:
+            os.replace(temporary, name, src_dir_fd=shard, dst_dir_fd=shard)
+        else:
+            with contextlib.suppress(FileExistsError):  # another writer's stands
+                os.link(temporary, name, src_dir_fd=shard, dst_dir_fd=shard, follow_symlinks=False)
+            os.unlink(temporary, dir_fd=shard)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temporary, dir_fd=shard)

@@ -91,7 +91,7 @@ def argument_failure(call: ToolCall, tool: Tool[..., Any], error: ArgumentsError
                 "Send the arguments again as one JSON object."
             )
         return failed(call, tool.name, "malformed_arguments", message, start)
-    if len(error.errors) > 1:  # several arguments failed: name them all
+    if len(error.errors) > 1:  # several failures: name them all
         return failed(call, tool.name, "invalid_arguments", _listing(tool, error), start, _details(error))
     parameter = error.parameter
     if parameter is None:
@@ -101,20 +101,28 @@ def argument_failure(call: ToolCall, tool: Tool[..., Any], error: ArgumentsError
         # the same text as str(error) and the argument's schema, from parts kept per argument:
         # this is the hot path of a bad call
         head, tail = tool.framing(parameter)
-        message = f"{head}{shorten(error.pointer or '/')}: {error.reason}{tail}"
+        message = f"{head}{shorten(error.pointer or '/')}: {error.reason}{_tail(tool, error, tail)}"
         details = {"pointer": error.pointer, "keyword": error.keyword, "parameter": parameter}
     return failed(call, tool.name, "invalid_arguments", message, start, details)
 
 
+def _tail(tool: Tool[..., Any], error: ArgumentsError, argument_tail: str) -> str:
+    """What follows the reason: the argument's schema, or, for a failure inside it, the failing value's own."""
+    parameter, pointer = error.parameter, error.pointer
+    if parameter is None or pointer == "" or (pointer.count("/") == 1 and error.keyword != "required"):
+        return argument_tail  # the argument itself failed (or is missing, or unknown): its schema is the leaf
+    return "." if error.schema is None else f". Schema: {tool.quoted(error.schema)}"
+
+
 def _listing(tool: Tool[..., Any], error: ArgumentsError) -> str:
-    """The message for several failing arguments: one line each, as a single failure's, then the count left out."""
+    """The message for several failures: one line each, as a single failure's, then the count left out."""
     lines = [f"Invalid arguments: tool {tool.name!r}, {len(error.errors) + error.unlisted} problems:"]
     for each in error.errors:
         parameter = each.parameter
         if parameter is None:
             lines.append(f"- {each}.")
         else:
-            tail = tool.framing(parameter)[1]
+            tail = _tail(tool, each, tool.framing(parameter)[1])
             lines.append(f"- argument {shorten(parameter)!r} at {shorten(each.pointer or '/')}: {each.reason}{tail}")
     if error.unlisted:
         lines.append(f"- and {error.unlisted} more, not listed.")

@@ -1,9 +1,10 @@
 """The schema layer: type hints and docstrings become one canonical JSON Schema per tool.
 
 `hints` turns Python types into schemas and converters, `docstrings` reads descriptions,
-`validation` holds the `InputSchema` envelope and compiles its validator (`codegen`, `messages`,
-`patterns`), `arguments` decodes a call's arguments strictly, `reader` is the typed fast way in,
-and `strict` renders what a strict provider is shown.
+`keyword_order` writes every schema's keywords in one order, `validation` holds the
+`InputSchema` envelope and compiles its validator (`codegen`, `messages`, `patterns`),
+`arguments` decodes a call's arguments strictly, `reader` is the typed fast way in, and `strict`
+renders what a strict provider is shown.
 """
 
 __all__: list[str] = []

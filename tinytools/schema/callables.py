@@ -37,7 +37,7 @@ __all__ = [
 class Target:
     """Where to read a callable's hints, docstring and name, and which of its parameters to leave out."""
 
-    __slots__ = ("bound", "docs", "drop_first", "hidden", "hints", "name", "self_type")
+    __slots__ = ("bound", "called", "docs", "drop_first", "hidden", "hints", "name", "self_type")
 
     def __init__(self, hints: Any, docs: Any, name: str, *, bound: dict[str, Any] | None = None):
         self.hints = hints
@@ -51,6 +51,8 @@ class Target:
         """Whether the first parameter is an unbound method's ``self``/``cls``."""
         self.self_type: type | None = None
         """The class ``Self`` stands for, when known (a bound method's)."""
+        self.called: type | None = None
+        """For an object with ``__call__``, its class: the docs are its ``__call__``'s, then its own."""
 
 
 def default_name(fn: Callable[..., Any]) -> str:
@@ -87,8 +89,8 @@ def target_of(fn: Any, tool_name: str, *, static: bool = False) -> Target:
     if not callable(fn):
         raise ToolDefinitionError(f"{fn!r:.80} is not callable: a tool wraps a function", tool=tool_name)
     call = type(fn).__call__
-    target = Target(call, call if call.__doc__ else fn, type(fn).__name__)
-    target.self_type = type(fn)
+    target = Target(call, call, type(fn).__name__)
+    target.self_type = target.called = type(fn)
     return target
 
 

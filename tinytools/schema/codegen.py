@@ -34,7 +34,8 @@ from fastjsonschema.ref_resolver import RefResolver
 
 from tinytools.errors import ArgumentsError, SchemaError
 from tinytools.schema.convert import flooded
-from tinytools.schema.messages import Check, Collector, ErrorMap, Site, Token, reporter
+from tinytools.schema.messages import Check, Collector, ErrorMap, Locate, Site, Token, reporter
+from tinytools.schema.nested_errors import NestedErrors
 
 
 class Failure(JsonSchemaValueException):
@@ -399,24 +400,33 @@ class _Resolver(RefResolver):
         return None
 
 
-def compile_document(document: dict[str, Any], schema: Any, *, collect: bool = True) -> Check:
+def compile_document(
+    document: dict[str, Any],
+    schema: Any,
+    *,
+    collect: bool = True,
+    locate: Locate | None = None,
+    below_root: bool = False,
+) -> Check:
     """Compile a translated document into a check that returns None, or the `ArgumentsError`.
 
     The error is returned rather than raised: a bad call's result is built from it, and the
     raise would be its dearest step.
 
     ``schema`` is the original the document was translated from: an error's ``schema`` field
-    is the fragment of its ``properties`` for the argument at fault. With ``collect``, an
-    object root's error also lists every other failing argument (`ArgumentsError.errors`), found
-    after the first failure by `Collector`: a valid value's check does no more work for it.
+    is its fragment for the value at fault (or what ``locate`` gives; see `ErrorMap`, and
+    ``below_root`` there). With ``collect``, an object root's error also lists every other
+    failure (`ArgumentsError.errors`), found after the first by `Collector` and, inside an
+    argument, `NestedErrors`: a valid value's check does no more work for it.
     """
     try:
         resolver = _Resolver("", document, store={})
         generator = _Generator(document, resolver)
         code = generator.func_code
         state = generator.global_state
-        collector = Collector.of(document, schema, _alone) if collect else None
-        state.update(_error=reporter(ErrorMap(generator.sites, schema), collector), _too_deep=_too_deep)
+        collector = Collector.of(document, schema, _alone, NestedErrors(document, schema, _leaf)) if collect else None
+        errors = ErrorMap(generator.sites, schema, locate=locate, below_root=below_root)
+        state.update(_error=reporter(errors, collector), _too_deep=_too_deep)
         exec(code, state)
     except (JsonSchemaDefinitionException, SyntaxError, RecursionError, ValueError, re.error) as exc:
         raise SchemaError(f"schema could not be compiled: {exc}") from None
@@ -426,6 +436,11 @@ def compile_document(document: dict[str, Any], schema: Any, *, collect: bool = T
 def _alone(document: dict[str, Any], schema: Any) -> Check:
     """A document of some properties alone, compiled for a `Collector` (which collects nothing itself)."""
     return compile_document(document, schema, collect=False)
+
+
+def _leaf(document: dict[str, Any]) -> Check:
+    """A subschema checked alone for `NestedErrors`: its errors' ``schema`` is the path below it."""
+    return compile_document(document, None, collect=False, locate=list, below_root=True)
 
 
 def _too_deep() -> ArgumentsError:

@@ -22,7 +22,7 @@ from typing import Any
 
 import typing_extensions
 
-__all__ = ["Docstring", "describe_class", "parse_docstring"]
+__all__ = ["Docstring", "describe_callable", "describe_class", "parse_docstring"]
 
 _MARKS = {  # broad on purpose: a docstring with the marks of two styles is left to guessing
     "GOOGLE": re.compile(r"^[ \t]*\w[\w \t]*:[ \t]*$", re.MULTILINE),
@@ -108,6 +108,23 @@ def describe_class(cls: type) -> Docstring:
             parameters.update(_attribute_docstrings(klass))
         known = _DESCRIBED[cls] = Docstring(own.description, parameters)
     return known
+
+
+def describe_callable(cls: type) -> Docstring:
+    """What the class of an object with ``__call__`` documents about a call to it.
+
+    The description is ``__call__``'s docstring's when it has one, else the class's own (never
+    one a library generated for it, such as a dataclass's ``Scale(factor: int)``); each
+    parameter is described by ``__call__``'s docstring, else by the class's.
+    """
+    doc = getattr(cls.__call__, "__doc__", None)
+    call = _parse(doc) if isinstance(doc, str) else Docstring()
+    whole = _parse(doc) if (doc := _own_doc(cls)) else Docstring()
+    return Docstring(
+        call.description or whole.description,
+        {**whole.parameters, **call.parameters},
+        call.returns if call.returns is not None else whole.returns,
+    )
 
 
 _DESCRIBED: weakref.WeakKeyDictionary[type, Docstring] = weakref.WeakKeyDictionary()

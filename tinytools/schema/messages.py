@@ -12,7 +12,10 @@ without re-walking the data; the wording of each site is built on its first fail
 
 The generated code stops at its first failure, which keeps a valid call's check as short as it
 can be. When an arguments object fails, `Collector` looks again, on that failure path only, for
-every other failing argument, so that the model can repair them all in one round trip.
+every other failing argument, and `tinytools.schema.nested_errors` for every other problem inside
+an argument's objects and arrays, so that the model can repair them all in one round trip. Each
+error quotes the schema of the value at fault (`tinytools.schema.shapes.schema_at`), not the
+argument's whole schema.
 """
 
 from __future__ import annotations
@@ -23,30 +26,52 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tinytools.errors import ECHO_LIMIT, MAX_LISTED, ArgumentsError, schema_failure, shorten
+from tinytools.errors import ECHO_LIMIT, MAX_LISTED, ArgumentsError, counted, schema_failure, shorten
+from tinytools.schema.shapes import schema_at
 
-__all__ = ["Check", "Collector", "ErrorMap", "Site", "Token", "echo", "escape", "reporter"]
+__all__ = [
+    "Check",
+    "Collector",
+    "ErrorMap",
+    "Expand",
+    "FragmentCache",
+    "Locate",
+    "Site",
+    "Token",
+    "echo",
+    "escape",
+    "locator",
+    "reporter",
+]
 
 Token = str | int
+Locate = Callable[[list[Token]], Any]
+"""What an error's ``schema`` holds for the path (keys and indexes) to the value at fault."""
 Explain = Callable[[Any], tuple[str, Token | None]]
 Wording = str | Explain  # a str is the reason up to the echoed value: most keywords need no more
 Check = Callable[[object], ArgumentsError | None]
 """A compiled check: None for a valid value, else the first failure's `ArgumentsError`."""
+Expand = Callable[[ArgumentsError, Any, int], tuple[list[ArgumentsError], int]]
+"""Lists the failures inside one argument: given its first failure, its value and the room left."""
 
 _ENCODER = json.encoder.JSONEncoder(ensure_ascii=False)  # json.dumps(value, ensure_ascii=False)
 _quote = json.encoder.encode_basestring  # the same for one string, without building an encoder
 _EXPECTED = {
     "minimum": "at least {}", "maximum": "at most {}", "exclusiveMinimum": "more than {}",
-    "exclusiveMaximum": "less than {}", "minLength": "at least {} characters",
-    "maxLength": "at most {} characters", "minItems": "at least {} items",
-    "maxItems": "at most {} items", "minProperties": "at least {} properties",
-    "maxProperties": "at most {} properties", "multipleOf": "a multiple of {}",
+    "exclusiveMaximum": "less than {}", "minLength": "at least {}", "maxLength": "at most {}",
+    "minItems": "at least {}", "maxItems": "at most {}", "minProperties": "at least {}",
+    "maxProperties": "at most {}", "multipleOf": "a multiple of {}",
     "uniqueItems": "unique items", "type": "{}", "enum": "one of {}", "const": "{}",
     "pattern": "a string matching {}", "contains": "an item matching 'contains'",
     "propertyNames": "property names matching 'propertyNames'", "not": "a value not matching 'not'",
-    "anyOf": "a value matching at least one of {} schemas",
-    "oneOf": "a value matching exactly one of {} schemas",
+    "anyOf": "a value matching at least one of {}",
+    "oneOf": "a value matching exactly one of {}",
 }  # fmt: skip
+_COUNTED = {
+    "minLength": "character", "maxLength": "character", "minItems": "item", "maxItems": "item",
+    "minProperties": "property", "maxProperties": "property", "anyOf": "schema", "oneOf": "schema",
+}  # fmt: skip
+"""Keywords whose expected value is a count of something, and what is counted."""
 _BROKEN = (KeyError, StopIteration, TypeError, AttributeError, IndexError, ValueError, re.error)
 
 
@@ -89,17 +114,13 @@ class Site:
         self.worded: dict[bool, Wording] = {}  # by "below the root", built on first use
         self.fixed: tuple[Wording, str, str | None, Any] | None = None  # see `fix`
 
-    def fix(self, properties: dict[str, Any]) -> tuple[Wording, str, str | None, Any]:
+    def fix(self, locate: Locate, below_root: bool) -> tuple[Wording, str, str | None, Any]:
         """For a path without run-time parts, from the root: wording, pointer, parameter, fragment."""
         path = self.template
         first = path[0] if path and isinstance(path[0], str) else None
         pointer = "".join(f"/{escape(t)}" for t in path if t is not None)
-        self.fixed = (
-            self.wording(bool(path)),
-            pointer,
-            first,
-            properties.get(first) if first is not None else None,
-        )
+        tokens = [token for token in path if token is not None]  # a fixed path has none
+        self.fixed = (self.wording(bool(path) or below_root), pointer, first, locate(tokens))
         return self.fixed
 
     def wording(self, nested: bool) -> Wording:
@@ -142,7 +163,7 @@ def _wording(rule: str, definition: dict[str, Any], noun: str) -> Wording:
         return unexpected
     if rule == "items":
         count = len(expected) if isinstance(expected, list) else 0
-        return lambda value: (f"expected at most {count} items; got {len(value)}", count)
+        return lambda value: (f"expected at most {counted(count, 'item')}; got {len(value)}", count)
     if rule == "dependencies":
 
         def dependent(value: Any) -> tuple[str, Token | None]:
@@ -162,16 +183,59 @@ def _wording(rule: str, definition: dict[str, Any], noun: str) -> Wording:
         expected = echo(definition.get("x-pattern", expected) if rule == "pattern" else expected)
     elif rule in ("enum", "anyOf", "oneOf"):
         expected = shorten(", ".join(map(echo, expected))) if rule == "enum" else len(expected)
+    if rule in _COUNTED:
+        expected = counted(expected, _COUNTED[rule])
     return f"expected {_EXPECTED.get(rule, 'no value here').format(expected)}; got "
 
 
-class ErrorMap:
-    """Map the ``args`` of a `Failure` to an `ArgumentsError` for one compiled schema."""
+def locator(schema: Any) -> Locate:
+    """The `Locate` of an original schema: the subschema it gives the value at a path (`schema_at`)."""
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    own: dict[str, Any] = properties if isinstance(properties, dict) else {}
 
-    def __init__(self, sites: list[Site], schema: Any) -> None:
+    deeper = FragmentCache(schema)
+
+    def locate(tokens: list[Token]) -> Any:
+        if len(tokens) == 1 and tokens[0].__class__ is str:  # an argument itself: the common case
+            return own.get(tokens[0])
+        return deeper(tokens) if tokens else None
+
+    return locate
+
+
+class FragmentCache:
+    """`schema_at` of one schema, remembered for the paths met last (a bad call tends to come again)."""
+
+    LIMIT = 512
+
+    def __init__(self, schema: Any):
+        self.schema = schema
+        self.known: dict[tuple[Token, ...], Any] = {}
+
+    def __call__(self, tokens: list[Token]) -> Any:
+        """The subschema describing the value at ``tokens``, or None (see `schema_at`)."""
+        key = tuple(tokens)
+        if key in self.known:
+            return self.known[key]
+        if len(self.known) >= self.LIMIT:
+            self.known.clear()
+        found = self.known[key] = schema_at(self.schema, tokens)
+        return found
+
+
+class ErrorMap:
+    """Map the ``args`` of a `Failure` to an `ArgumentsError` for one compiled schema.
+
+    An error's ``schema`` is what ``locate`` gives for the path to the value at fault (for a
+    missing property, the property's path): by default the original schema's own fragment there.
+    ``below_root`` words every failure as a property's, for a schema checked on a value inside an
+    argument (`tinytools.schema.nested_errors`).
+    """
+
+    def __init__(self, sites: list[Site], schema: Any, *, locate: Locate | None = None, below_root: bool = False):
         self.sites = sites
-        properties = schema.get("properties") if isinstance(schema, dict) else None
-        self.properties: dict[str, Any] = properties if isinstance(properties, dict) else {}
+        self.locate = locate if locate is not None else locator(schema)
+        self.below_root = below_root
 
     def tokens(self, args: tuple[Any, ...]) -> list[Token]:
         """The path from the root to the failing value: each ``$ref`` call's, then the site's."""
@@ -193,13 +257,14 @@ class ErrorMap:
         """The `ArgumentsError` for a failure's ``args``."""
         site: Site = self.sites[args[0]]
         if args[2] is None and len(args) == 3:  # a path without run-time parts, in the root function
-            wording, pointer, parameter, fragment = site.fixed or site.fix(self.properties)
+            wording, pointer, parameter, fragment = site.fixed or site.fix(self.locate, self.below_root)
             if type(wording) is str:  # the common case: all but the echoed value is known
                 reason = wording + echo(args[1])
                 return schema_failure(reason, pointer, site.rule, parameter, fragment)
+            tokens: list[Token] = [token for token in site.template if token is not None]  # a fixed path has none
         else:
             tokens = self.tokens(args)
-            wording = site.wording(bool(tokens))
+            wording = site.wording(bool(tokens) or self.below_root)
             pointer = "/" + "/".join(map(escape, tokens)) if tokens else ""
             parameter = tokens[0] if tokens and isinstance(tokens[0], str) else None
         try:
@@ -212,14 +277,21 @@ class ErrorMap:
                 pointer += f"/{escape(inner)}"  # the extra key or item exists, so point at it
             if parameter is None and isinstance(inner, str):
                 parameter = inner
+            tokens = [*tokens, inner]  # the schema quoted is the extra key's, item's or missing property's
         if keyword == "dependencies":
             keyword = "dependentRequired" if inner is None else "dependentSchemas"
-        fragment = self.properties.get(parameter) if parameter is not None else None
-        return schema_failure(reason, pointer, keyword, parameter, fragment)
+        return schema_failure(reason, pointer, keyword, parameter, self.locate(tokens))
 
 
 _ORDERED_ROOT = frozenset({"type", "properties", "required", "additionalProperties", "definitions"})
 """Root keywords whose compiled checks run in a known order (see `Collector`)."""
+
+
+def _take(error: ArgumentsError, other: ArgumentsError) -> None:
+    """Make ``error`` describe the failure ``other`` describes."""
+    error.pointer, error.keyword, error.reason = other.pointer, other.keyword, other.reason
+    error.parameter, error.schema = other.parameter, other.schema
+    error.args = (other.reason,)
 
 
 def reporter(errors: ErrorMap, collector: Collector | None) -> Callable[[tuple[Any, ...], object], ArgumentsError]:
@@ -253,10 +325,20 @@ class Collector:
     properties in the schema's order, then the names. So after a failure in one argument nothing
     is missing and only the arguments after it need a look; a call with one bad argument costs
     one pass over those.
+
+    An argument whose value is an object or an array may hold more failures than its first:
+    ``expand`` (`tinytools.schema.nested_errors.NestedErrors`) lists them all, at any depth, and
+    the listing counts each as one problem.
     """
 
     def __init__(
-        self, schema: dict[str, Any], *, closed: bool, ordered: bool, compile_after: Callable[[int], Check | None]
+        self,
+        schema: dict[str, Any],
+        *,
+        closed: bool,
+        ordered: bool,
+        compile_after: Callable[[int], Check | None],
+        expand: Expand | None = None,
     ):
         """Collect for the original ``schema``.
 
@@ -266,7 +348,10 @@ class Collector:
             ordered: Whether the root is checked in the order the class describes.
             compile_after: The check of the properties after the one at an index (-1: all), or
                 None when there are none.
+            expand: Lists the failures inside one argument, given its first failure, its value
+                and how many more the listing has room for; None to list one per argument.
         """
+        self.expand = expand
         properties = schema.get("properties")
         self.properties: dict[str, Any] = properties if isinstance(properties, dict) else {}
         required = schema.get("required")
@@ -281,11 +366,16 @@ class Collector:
 
     @classmethod
     def of(
-        cls, document: dict[str, Any], schema: Any, compile_alone: Callable[[dict[str, Any], Any], Check]
+        cls,
+        document: dict[str, Any],
+        schema: Any,
+        compile_alone: Callable[[dict[str, Any], Any], Check],
+        expand: Expand | None = None,
     ) -> Collector | None:
         """The collector of a translated ``document`` whose root is an object naming its properties, else None.
 
-        ``compile_alone`` compiles a document of some of its properties (with its definitions).
+        ``compile_alone`` compiles a document of some of its properties (with its definitions);
+        ``expand`` lists the failures inside one argument (see the class).
         """
         properties = document.get("properties", {})
         if document.get("type") != "object" or not isinstance(properties, dict) or "patternProperties" in document:
@@ -304,7 +394,8 @@ class Collector:
             return compile_alone(alone, schema)
 
         closed = document.get("additionalProperties") is False
-        return cls(schema, closed=closed, ordered=document.keys() <= _ORDERED_ROOT, compile_after=compile_after)
+        ordered = document.keys() <= _ORDERED_ROOT
+        return cls(schema, closed=closed, ordered=ordered, compile_after=compile_after, expand=expand)
 
     def __call__(self, first: ArgumentsError, data: dict[str, Any]) -> None:
         """Attach to ``first`` (the compiled check's error for ``data``) every failing argument."""
@@ -320,15 +411,37 @@ class Collector:
         else:
             absent = [name for name in self.required if name not in data]
             invalid = [each for each in self.invalid(data, -1) if index is None or each.parameter != parameter]
-        if not (absent or invalid or unknown):
+        if not (absent or invalid or unknown or self.holds_more(first, data)):
             return
         lead = self.lead(first, absent, unknown)
-        total = 1 + len(absent) + len(invalid) + len(unknown)
+        listed: list[ArgumentsError] = []
+        total = len(absent[MAX_LISTED:]) + len(unknown)  # past the bound only counted
+        for entry in (lead, *map(self.missing, absent[:MAX_LISTED]), *invalid):
+            found, count = self.inside(entry, data, MAX_LISTED - len(listed))
+            listed += found
+            total += count
+        listed += map(self.unknown, unknown[: max(0, MAX_LISTED - len(listed))])
+        if listed and (listed[0].pointer, listed[0].keyword) != (first.pointer, first.keyword):
+            _take(first, listed[0])  # explained by what lies below it: the first failure is that
         if total > 1:
-            listed = [lead, *map(self.missing, absent[: MAX_LISTED - 1]), *invalid]
-            listed += map(self.unknown, unknown[: max(0, MAX_LISTED - len(listed))])
-            del listed[MAX_LISTED:]
             first.attach(tuple(listed), total - len(listed))
+
+    def holds_more(self, error: ArgumentsError, data: dict[str, Any]) -> bool:
+        """Whether the argument ``error`` is about may hold failures beside it: an object or an array."""
+        parameter = error.parameter
+        return (
+            self.expand is not None
+            and parameter in self.place
+            and error.pointer != ""  # not a missing argument
+            and not (error.keyword == "additionalProperties" and error.pointer == f"/{escape(parameter)}")
+            and data.get(parameter).__class__ in (dict, list)
+        )
+
+    def inside(self, entry: ArgumentsError, data: dict[str, Any], room: int) -> tuple[list[ArgumentsError], int]:
+        """The failures of the argument ``entry`` is the first of (at most ``room``), and how many there are."""
+        if self.expand is None or not self.holds_more(entry, data):
+            return [entry][:room], 1
+        return self.expand(entry, data[str(entry.parameter)], room)
 
     def lead(self, first: ArgumentsError, absent: list[str], unknown: list[str]) -> ArgumentsError:
         """The entry for the first failure: its absent name's or unknown name's (taken from the lists), or a copy."""

@@ -2,10 +2,12 @@
 
 A model's (or a pydantic dataclass's) own JSON Schema is the source of its shape, descriptions
 and constraints, and pydantic itself converts a validated value into it. Adopting the schema
-means four things: its definitions are renamed into the tool's ``$defs`` (a recursive model's
+means five things: its definitions are renamed into the tool's ``$defs`` (a recursive model's
 schema is a ``$ref`` to itself), every object with ``properties`` is closed
 (``additionalProperties: false``, as every tinytools object is, also for ``extra="allow"``), the
-titles pydantic derives from field names are dropped, and so is OpenAPI's ``discriminator``.
+default of a set field is written in one order (pydantic writes the order it iterates in, which
+the hash seed changes), the titles pydantic derives from field names are dropped, and so is
+OpenAPI's ``discriminator``.
 That one is an annotation: the branches beside it differ by a ``const`` tag, so no value fits
 two of them and their ``oneOf`` is written ``anyOf``, which means the same and which strict mode
 takes; a value without the tag, which a branch giving the tag a default would let through, is
@@ -21,6 +23,8 @@ from typing import Any
 
 from tinytools.errors import ToolDefinitionError, shorten
 from tinytools.schema.convert import ConversionError, Converter, refused
+from tinytools.schema.records import refuse_shared_keys
+from tinytools.schema.shapes import in_json_order
 
 __all__ = ["adopt", "pydantic_object", "via_model"]
 
@@ -57,7 +61,7 @@ def pydantic_object(
 
     Raises:
         ToolDefinitionError: pydantic has no JSON Schema for the class (a field of a type JSON
-            cannot carry, such as a callable).
+            cannot carry, such as a callable), or two of its fields have one JSON key.
     """
     pydantic: Any = sys.modules.get("pydantic")
     if pydantic is None:
@@ -66,12 +70,14 @@ def pydantic_object(
     if issubclass(cls, pydantic.BaseModel):
         model: Any = cls
         made, validate = lambda: model.model_json_schema(ref_template=_TEMPLATE, mode=mode), model.model_validate
+        refuse_shared_keys(cls, _keys(model.model_fields, mode, by_alias=True), tool)
     else:
         dataclasses = sys.modules.get("pydantic.dataclasses")
         if dataclasses is None or not dataclasses.is_pydantic_dataclass(cls):
             return None
         adapter = pydantic.TypeAdapter(cls)  # once per tool: its validator serves every call
         by_alias = mode == "validation"  # a result is encoded as a dataclass: by field name
+        refuse_shared_keys(cls, _keys(getattr(cls, "__pydantic_fields__", {}), mode, by_alias=by_alias), tool)
         validate = adapter.validate_python
         made = lambda: adapter.json_schema(ref_template=_TEMPLATE, mode=mode, by_alias=by_alias)  # noqa: E731
     try:
@@ -80,6 +86,16 @@ def pydantic_object(
         reason = shorten(str(exc).split("\n", 1)[0])
         raise ToolDefinitionError(f"pydantic has no JSON Schema for {cls.__name__}: {reason}", tool=tool) from None
     return adopt(schema, own, defs), via_model(validate, cls.__name__, pydantic.ValidationError)
+
+
+def _keys(fields: dict[str, Any], mode: str, *, by_alias: bool) -> list[tuple[str, str]]:
+    """(JSON key, field name) of each pydantic field, as pydantic's schema of ``mode`` names it."""
+    keys = []
+    for name, info in fields.items():
+        chosen = info.validation_alias if mode == "validation" else info.serialization_alias
+        alias = chosen if isinstance(chosen, str) else info.alias  # AliasChoices and AliasPath: pydantic decides
+        keys.append((alias if by_alias and isinstance(alias, str) and alias else name, name))
+    return keys
 
 
 def adopt(schema: dict[str, Any], own: str, defs: dict[str, Any]) -> dict[str, Any]:
@@ -138,6 +154,8 @@ def _rewritten(schema: Any, names: dict[str, str]) -> Any:
         out["anyOf"] = out.pop("oneOf")  # the same here, and strict mode takes it; pydantic checks the tag again
     if isinstance(out.get("properties"), dict):
         out["additionalProperties"] = False
+    if out.get("uniqueItems") is True and isinstance(out.get("default"), list):  # a set: pydantic wrote hash order
+        out["default"] = in_json_order(out["default"])
     return out
 
 

@@ -5,21 +5,23 @@ A pydantic ``Field(...)`` describes such a field the way it describes a paramete
 constraints and description reach the schema through the hint (``Annotated[hint, field]``, read
 by `tinytools.schema.annotations.constraints`), its alias names the JSON key, and the default it
 holds is the field's default. A stdlib dataclass keeps the ``FieldInfo`` itself as the value of a
-field left out, so the converter fills such fields in before it builds the instance.
+field left out, so the converter fills such fields in before it builds the instance. Two fields
+the model would send under one key (an alias equal to another field's name) are refused: one of
+them would vanish from the schema.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Annotated, Any
 
 from tinytools.errors import ToolDefinitionError
 from tinytools.schema.annotations import field_alias, field_default, pydantic_field, split_annotated
 from tinytools.schema.kinds import required_keys
 
-__all__ = ["Row", "dataclass_rows", "filled", "typeddict_rows"]
+__all__ = ["Row", "dataclass_rows", "filled", "refuse_shared_keys", "typeddict_rows"]
 
 Row = tuple[str, str, Any, bool, Any]
 """One field: its JSON key, its Python name, its hint, whether it is required, its default."""
@@ -30,10 +32,12 @@ Fills = dict[str, tuple[Any, Callable[[], Any] | None]]
 def typeddict_rows(cls: type, hints: dict[str, Any], tool: str, *, aliases: bool) -> list[Row]:
     """The rows of a TypedDict (with ``aliases``, a key's ``Field`` alias is its JSON key)."""
     required = required_keys(cls, hints)
-    return [
+    rows = [
         (_key(key, hint, tool) if aliases else key, key, hint, key in required, dataclasses.MISSING)
         for key, hint in hints.items()
     ]
+    refuse_shared_keys(cls, [(row[0], row[1]) for row in rows], tool)
+    return rows
 
 
 def dataclass_rows(cls: Any, hints: dict[str, Any], tool: str, *, aliases: bool) -> tuple[list[Row], Fills]:
@@ -59,7 +63,28 @@ def dataclass_rows(cls: Any, hints: dict[str, Any], tool: str, *, aliases: bool)
                 fills[field.name] = (value, factory)
         key = _key(field.name, hint, tool) if aliases else field.name
         rows.append((key, field.name, hint, required, default))
+    refuse_shared_keys(cls, [(row[0], row[1]) for row in rows], tool)
     return rows, fills
+
+
+def refuse_shared_keys(cls: Any, keys: Iterable[tuple[str, str]], tool: str) -> None:
+    """Refuse two fields of ``cls`` sent under one JSON key: given (key, field name) pairs.
+
+    Raises:
+        ToolDefinitionError: An alias equals another field's name (or alias); the schema would
+            keep one of the two fields and drop the other without a word.
+    """
+    seen: dict[str, str] = {}
+    for key, name in keys:
+        if key in seen:
+            first = seen[key]
+            owner = getattr(cls, "__name__", repr(cls))
+            raise ToolDefinitionError(
+                f"{owner} fields {first!r} and {name!r} are both sent as {key!r} (an alias equal to another "
+                "field's name or alias), so one would vanish from the schema; give one of them another alias",
+                tool=tool,
+            )
+        seen[key] = name
 
 
 def filled(cls: Callable[..., Any], fills: Fills) -> Callable[..., Any]:

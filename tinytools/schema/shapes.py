@@ -8,14 +8,23 @@ from __future__ import annotations
 
 import sys
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgspec
 
 from tinytools.errors import ToolDefinitionWarning
 
-__all__ = ["enum_schema", "exact_types", "json_type", "resolved", "union_schema", "with_default"]
+__all__ = [
+    "enum_schema",
+    "exact_types",
+    "in_json_order",
+    "json_type",
+    "resolved",
+    "schema_at",
+    "union_schema",
+    "with_default",
+]
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
@@ -59,14 +68,16 @@ def with_default(schema: dict[str, Any], default: Any, tool: str = "", parameter
     """Add ``default`` to a schema as JSON (a pydantic model's as its JSON data).
 
     A default with no JSON form is left out, with a `ToolDefinitionWarning`: the model only learns
-    that the argument may be omitted.
+    that the argument may be omitted. A set (or frozenset) is written in one order, its items'
+    (`in_json_order`), also inside lists, tuples and dicts: in the order it iterates in, the same
+    default would be other bytes under another hash seed.
     """
     pydantic = sys.modules.get("pydantic")
     try:
         if pydantic is not None and isinstance(default, pydantic.BaseModel):
             value = default.model_dump(mode="json", by_alias=True)
         else:
-            value = msgspec.to_builtins(default)
+            value = msgspec.to_builtins(_sets_in_order(default))
         msgspec.json.encode(value)
     except (TypeError, ValueError) as exc:
         warnings.warn(
@@ -77,6 +88,41 @@ def with_default(schema: dict[str, Any], default: Any, tool: str = "", parameter
         )
         return schema
     return {**schema, "default": value}
+
+
+def in_json_order(items: Any) -> list[Any]:
+    """JSON values (a set's items) in one order, whatever order they came in.
+
+    ``null``, then booleans, numbers (by value), strings (by code point), and arrays and objects
+    by their compact JSON text.
+
+    Raises:
+        TypeError: An item is not JSON data.
+    """
+    return sorted(items, key=_json_rank)
+
+
+def _json_rank(value: Any) -> tuple[int, Any]:
+    if value is None:
+        return (0, 0)
+    if isinstance(value, bool):
+        return (1, value)
+    if isinstance(value, (int, float)):
+        return (2, value)
+    if isinstance(value, str):
+        return (3, value)
+    return (4, msgspec.json.encode(value))
+
+
+def _sets_in_order(value: Any) -> Any:
+    """``value`` with each set in it (at the top, or in lists, tuples and dicts) a list `in_json_order`."""
+    if isinstance(value, (set, frozenset)):
+        return in_json_order(msgspec.to_builtins(_sets_in_order(item)) for item in value)
+    if value.__class__ in (list, tuple):
+        return [_sets_in_order(item) for item in value]
+    if value.__class__ is dict:
+        return {key: _sets_in_order(item) for key, item in value.items()}
+    return value
 
 
 def enum_schema(values: list[Any]) -> dict[str, Any]:
@@ -131,3 +177,80 @@ def resolved(schema: Any, defs: Mapping[str, Any], seen: tuple[str, ...] = ()) -
         rest = {key: value for key, value in schema.items() if key != "$ref"}
         return {**resolved(defs[ref[8:]], defs, (*seen, ref[8:])), **resolved(rest, defs, seen)}
     return {key: resolved(value, defs, seen) for key, value in schema.items()}
+
+
+_MAX_BRANCHES = 8
+"""How deep `schema_at` follows ``$ref`` and ``allOf``/``anyOf``/``oneOf`` for one step: a loop ends there."""
+_PLAIN = frozenset({"$ref", "allOf", "anyOf", "oneOf"})
+
+
+def schema_at(root: Any, tokens: Sequence[str | int]) -> Any:
+    """The subschema of ``root`` that describes the value at ``tokens`` (keys and indexes into the value).
+
+    Follows ``properties``, ``additionalProperties``, ``prefixItems``, ``items`` and local
+    ``$ref``s, and the one branch of an ``anyOf``, ``oneOf`` or ``allOf`` that describes the place
+    (the model of a ``Model | None``). None where no one subschema does: a key a
+    ``patternProperties`` may match, two branches that both could, a place the schema says
+    nothing about.
+    """
+    node = root
+    for token in tokens:
+        node = _child(root, node, token, 0)
+        if node is None:
+            return None
+    return node
+
+
+def _child(root: Any, node: Any, token: str | int, depth: int) -> Any:
+    if depth > _MAX_BRANCHES or not isinstance(node, dict):
+        return None
+    if _PLAIN.isdisjoint(node):  # no reference, no branches: the node alone says
+        return _own_child(node, token)
+    found = [_own_child(node, token)]
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        found.append(_child(root, _pointed(root, ref), token, depth + 1))
+    for keyword in ("allOf", "anyOf", "oneOf"):
+        branches = node.get(keyword)
+        for branch in branches if isinstance(branches, list) else ():
+            found.append(_child(root, branch, token, depth + 1))
+    distinct = {id(each): each for each in found if each is not None}
+    return next(iter(distinct.values())) if len(distinct) == 1 else None
+
+
+def _own_child(node: dict[str, Any], token: str | int) -> Any:
+    """The subschema ``node`` itself gives the value at ``token`` (not through a reference or branch)."""
+    properties = node.get("properties")
+    if isinstance(token, str) and isinstance(properties, dict) and token in properties:
+        return properties[token]
+    index = token if isinstance(token, int) else int(token) if token.isdigit() and token.isascii() else None
+    if index is not None and ("prefixItems" in node or "items" in node):
+        prefix = node.get("prefixItems")
+        if isinstance(prefix, list) and index < len(prefix):
+            return prefix[index]
+        items = node.get("items")
+        return items if isinstance(items, dict) else None
+    extra = node.get("additionalProperties")
+    if isinstance(token, str) and isinstance(extra, dict) and "patternProperties" not in node:
+        return extra
+    return None
+
+
+def _pointed(root: Any, ref: str) -> Any:
+    """What a local ``$ref`` (``#/$defs/Name``, ``#``) points at in ``root``, or None."""
+    if ref.startswith("#/$defs/") and ref.count("/") == 2 and "~" not in ref and "%" not in ref:
+        defs = root.get("$defs") if isinstance(root, dict) else None
+        return defs.get(ref[8:]) if isinstance(defs, dict) else None  # what @tool writes
+    if not ref.startswith("#"):
+        return None
+    from urllib.parse import unquote  # a reference written by hand
+
+    node = root
+    for part in unquote(ref[1:]).split("/")[1:] if ref != "#" else ():
+        key: Any = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, list) and key.isdigit():
+            key = int(key)
+            node = node[key] if key < len(node) else None
+        else:
+            node = node.get(key) if isinstance(node, dict) else None
+    return node

@@ -25,6 +25,7 @@ from typing import Any
 
 from tinytools.errors import ArgumentsError, SchemaError, shorten, unless_failed
 from tinytools.schema.backtracking import backtracks
+from tinytools.schema.keyword_order import in_keyword_order
 from tinytools.schema.messages import echo as _echo
 from tinytools.schema.messages import escape as _escape
 from tinytools.schema.patterns import translate_pattern
@@ -335,7 +336,8 @@ class InputSchema:
     """One tool's canonical input schema: what the model sees, and what is enforced.
 
     Attributes:
-        schema: The schema as given (a deep, JSON-able copy); providers are shown this.
+        schema: The schema as given (a deep, JSON-able copy, its keywords in one order); providers
+            are shown this.
     """
 
     def __init__(self, schema: dict[str, Any]) -> None:
@@ -345,7 +347,9 @@ class InputSchema:
     def parse(cls, raw: Mapping[str, Any] | str | bytes, *, copy: bool = True) -> InputSchema:
         """Check a closed-object 2020-12 schema, given as a mapping or JSON text.
 
-        The checks and translation run now; compiling waits for the first `validate`.
+        The checks and translation run now; compiling waits for the first `validate`. `schema`
+        holds the keywords of every subschema in one order (`tinytools.schema.keyword_order`),
+        so equal schemas are exported as equal bytes; names in ``properties`` keep theirs.
 
         Args:
             raw: The schema.
@@ -365,7 +369,7 @@ class InputSchema:
                 raw, copy = json.loads(raw, parse_constant=_refuse), False
             except (ValueError, RecursionError) as exc:
                 raise _fail(f"the schema is not JSON: {exc}", "") from None
-        schema = raw if not copy and _plain(raw) else _json_copy(raw, "")
+        schema = in_keyword_order(raw if not copy and _plain(raw) else _json_copy(raw, ""))
         if not isinstance(schema, dict) or schema.get("type") != "object":
             reason = 'the input schema must be an object schema ("type": "object")'
             raise _fail(reason, "/type" if isinstance(schema, dict) else "")
