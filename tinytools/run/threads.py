@@ -257,6 +257,7 @@ class _ThreadLoop:
         made: _ThreadLoop | None = getattr(cls._local, "loop", None)
         if made is None or made.loop.is_closed() or made.pid != os.getpid():
             made = cls._local.loop = cls()
+            cls._local.ending = _Ending(made)  # held by this thread alone: it goes when the thread ends
         return made
 
     def run(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
@@ -297,6 +298,22 @@ class _ThreadLoop:
 
     def __del__(self) -> None:  # the thread that owned it has ended
         self.close()
+
+
+class _Ending:
+    """Closes a thread's loop when the thread ends, even while something else still holds the loop.
+
+    A task the application kept (its exception's traceback holds the frames that ran it) keeps
+    the `_ThreadLoop` alive; this object is held by the thread's local storage alone.
+    """
+
+    __slots__ = ("made",)
+
+    def __init__(self, made: _ThreadLoop):
+        self.made = made
+
+    def __del__(self) -> None:
+        self.made.close()
 
 
 @atexit.register
