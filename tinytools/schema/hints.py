@@ -16,6 +16,8 @@ import dataclasses
 import datetime
 import decimal
 import enum
+import sys
+import types
 import typing
 import uuid
 from collections.abc import Callable, Mapping
@@ -322,7 +324,11 @@ class SchemaBuilder:
 
     def _hints(self, cls: type) -> dict[str, Any]:
         try:
-            return typing_extensions.get_type_hints(cls, localns=self._localns, include_extras=True)
+            hints = typing_extensions.get_type_hints(cls, localns=self._localns, include_extras=True)
+            if sys.version_info < (3, 11):  # 3.10 leaves a name quoted inside ``list["Folder"]`` as it is
+                namespace = {**vars(sys.modules.get(cls.__module__, sys)), **self._localns, cls.__name__: cls}
+                hints = {name: _unquoted(hint, namespace) for name, hint in hints.items()}
+            return hints
         except NameError as exc:
             raise ToolDefinitionError(
                 f"cannot resolve the annotations of {cls.__name__}: {exc}", tool=self.tool
@@ -379,3 +385,21 @@ def _enum(cls: type[enum.Enum]) -> tuple[dict[str, Any], Converter | None]:
     if cls.__doc__ and cls.__doc__ != enum.Enum.__doc__ and not cls.__doc__.startswith("An enumeration"):
         schema["description"] = cls.__doc__.strip()
     return schema, _convert.enum_member(cls)
+
+
+def _unquoted(hint: Any, namespace: dict[str, Any]) -> Any:
+    """``hint`` with every name still quoted inside it resolved in ``namespace`` (for Python 3.10)."""
+    if isinstance(hint, str):
+        return _unquoted(eval(hint, namespace), namespace)  # what get_type_hints does with a quoted hint
+    if isinstance(hint, typing.ForwardRef):
+        return _unquoted(eval(hint.__forward_arg__, namespace), namespace)
+    args = typing.get_args(hint)
+    if not args or typing_extensions.get_origin(hint) is typing_extensions.Annotated:
+        return hint
+    resolved = tuple(_unquoted(arg, namespace) for arg in args)
+    if resolved == args:
+        return hint
+    if isinstance(hint, types.GenericAlias):
+        return types.GenericAlias(hint.__origin__, resolved)  # type: ignore[arg-type]
+    copy_with = getattr(hint, "copy_with", None)
+    return copy_with(resolved) if copy_with is not None else hint
