@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -214,3 +215,19 @@ def test_a_prefixed_toolbox_is_one_responses_namespace_and_its_calls_come_back_w
     assert Dispatcher(box).dispatch(read).output == {"customer": "acme"}
     flat = openai_responses.export_tools(box)
     assert [entry["name"] for entry in flat] == ["crm_lookup", "ping"] and "output_schema" not in flat[0]
+
+
+GOLDEN = Path(__file__).with_name("stable_exports.json")
+"""The fingerprints of `stable_tools` exported for every provider, as this project writes them.
+
+CI runs this file on the oldest and the newest supported Python as well as the main one: the same
+file of fingerprints proves the same bytes on each. A change that is meant to change declarations
+rewrites it: ``TINYTOOLS_WRITE_GOLDEN=1 python -m pytest tests/providers/test_stable.py``.
+"""
+
+
+def test_exports_are_the_same_bytes_on_every_supported_python() -> None:
+    found = _fingerprints(0, ORDERS[0])
+    if os.environ.get("TINYTOOLS_WRITE_GOLDEN"):
+        GOLDEN.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n")
+    assert found == json.loads(GOLDEN.read_text()), f"Python {sys.version.split()[0]} exports other bytes"

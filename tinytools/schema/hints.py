@@ -394,8 +394,9 @@ def _unquoted(hint: Any, namespace: dict[str, Any]) -> Any:
     if isinstance(hint, typing.ForwardRef):
         return _unquoted(eval(hint.__forward_arg__, namespace), namespace)
     args = typing.get_args(hint)
-    if not args or typing_extensions.get_origin(hint) is typing_extensions.Annotated:
-        return hint
+    origin = typing_extensions.get_origin(hint)
+    if not args or origin is typing_extensions.Annotated or origin in (typing.Literal, typing_extensions.Literal):
+        return hint  # a Literal's strings are values, not names
     resolved = tuple(_unquoted(arg, namespace) for arg in args)
     if resolved == args:
         return hint
