@@ -143,6 +143,13 @@ def test_a_single_allof_is_merged() -> None:
     assert declaration["parameters"]["properties"]["x"] == {"type": "STRING", "maxLength": 3}
 
 
+def test_a_vendors_x_keywords_are_left_out() -> None:
+    (declaration,) = gemini.export_tools(
+        [_with({"type": "string", "x-mcp-header": "Region"})], schema_format="openapi"
+    )[0]["functionDeclarations"]
+    assert declaration["parameters"]["properties"]["x"] == {"type": "STRING"}
+
+
 def test_calls_without_ids_get_local_ids_and_responses_go_back_without_them() -> None:
     response = types.GenerateContentResponse.model_validate(
         {

@@ -253,6 +253,11 @@ def test_refuses_what_strict_mode_cannot_express(schema: dict[str, Any], pointer
     assert words in error.reason and "export without strict=True" in error.reason
 
 
+def test_a_vendors_x_keywords_are_not_shown_to_a_strict_provider() -> None:
+    strict = _with({"type": "string", "x-mcp-header": "Region", "x-note": {"any": "thing"}}).strict()
+    assert strict.schema["properties"]["x"] == {"type": "string"}
+
+
 def test_an_open_object_with_properties_is_closed() -> None:
     tool_ = _with({"type": "object", "properties": {"a": {"type": "integer"}}})
     assert tool_.strict().schema["properties"]["x"] == {

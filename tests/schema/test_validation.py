@@ -224,6 +224,27 @@ def test_parse_refuses_loops_that_never_descend() -> None:
     assert "loop" in caught.value.reason
 
 
+def test_a_vendors_x_keywords_are_annotations_shown_as_given_and_not_enforced() -> None:
+    vendor = {"x-fastmcp-wrap-result": True, "x-ref": {"$ref": "#/nowhere", "type": "integer"}, "x-": None}
+    raw = closed({"a": {"type": "integer", "x-unit": "cm", "x-pattern": "^z$"}}, required=["a"], **vendor)
+    schema = InputSchema.parse(raw)
+    assert schema.schema == raw  # kept, as providers are shown it
+    assert schema.check({"a": 3}) is None
+    problem = schema.check({"a": "3"})
+    assert isinstance(problem, ArgumentsError) and (problem.pointer, problem.keyword) == ("/a", "type")
+    output = compile_validator({"type": "object", "properties": {"result": {"type": "string"}}, **vendor})
+    output({"result": "yes"})
+    with pytest.raises(ArgumentsError):
+        output({"result": 1})
+
+
+def test_a_ref_into_an_x_keyword_is_refused_it_holds_no_schema() -> None:
+    raw = closed({"a": {"$ref": "#/x-defs/n"}}, **{"x-defs": {"n": {"type": "integer"}}})
+    with pytest.raises(SchemaError) as caught:
+        InputSchema.parse(raw)
+    assert (caught.value.pointer, "points at no schema" in caught.value.reason) == ("/properties/a/$ref", True)
+
+
 def test_recursion_through_data_is_accepted() -> None:
     tree = {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#"}}}}
     check = compile_validator(tree)

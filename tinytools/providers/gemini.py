@@ -93,8 +93,8 @@ def export_tools(
     (and its output's as ``responseJsonSchema``): what the model sees is what is enforced,
     recursive types, tuples and every keyword included. ``schema_format="openapi"`` sends the
     older OpenAPI-subset ``parameters`` instead, for models that take only that: a translation
-    (`schema`) that refuses what it cannot express, and declares a tool without parameters
-    without them (Gemini refuses an empty object there).
+    (`schema`) that refuses what it cannot express, leaves out a vendor's ``x-`` keywords, and
+    declares a tool without parameters without them (Gemini refuses an empty object there).
 
     Args:
         tools: A `Toolbox` or any iterable of tools.
@@ -154,7 +154,7 @@ class _Translator:
                 out[keyword] = value
             elif keyword == "uniqueItems":
                 notes += ["Items must be unique."] if value else []
-            elif keyword not in _IGNORED | _STRUCTURE | _STATED.keys():
+            elif keyword not in _IGNORED | _STRUCTURE | _STATED.keys() and not keyword.startswith("x-"):
                 raise self.fail(f"{keyword!r} has no equivalent in Gemini's schema", f"{pointer}/{keyword}")
         nullable = self.structure(schema, pointer, seen, out)
         for keyword, template in _STATED.items():

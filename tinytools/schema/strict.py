@@ -7,8 +7,8 @@ turns a tool's canonical input schema into that shape, once per tool:
 - every object gets ``additionalProperties: false`` and all its properties in ``required``;
 - a property that was optional becomes nullable and its description says that ``null`` stands
   for the default; the ``default`` keyword itself is dropped (strict mode refuses it);
-- annotations strict mode does not take (``examples``, ``$comment``, ``deprecated``, ...) are
-  dropped, and a ``format`` it does not know moves into the description;
+- annotations strict mode does not take (``examples``, ``$comment``, ``deprecated``, a vendor's
+  ``x-`` keywords, ...) are dropped, and a ``format`` it does not know moves into the description;
 - anything else it cannot take (``allOf``, ``oneOf``, ``not``, ``if``, tuples, ``uniqueItems``,
   string lengths, free-form mappings, values of any type) is refused with a `SchemaError` that
   names the tool, the parameter and the pointer.
@@ -190,6 +190,8 @@ class _Renderer:
         for keyword, value in schema.items():
             if keyword in _KEPT:
                 out[keyword] = value
+            elif keyword.startswith("x-"):
+                continue  # a vendor's annotation: strict providers are not shown it
             elif keyword not in _DROPPED | _HANDLED or (keyword == "$defs" and pointer):
                 fix = _FIXES.get(keyword, "it is not in the subset strict mode supports")
                 raise self.fail(f"{keyword!r} is not supported ({fix})", f"{pointer}/{keyword}")
