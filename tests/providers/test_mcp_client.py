@@ -7,6 +7,7 @@ writes down every call that reaches it, so the tests see what was sent, not only
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -27,6 +28,7 @@ from tinytools.providers.mcp import connect
 from tinytools.providers.mcp.client import RemoteToolbox
 
 SERVER = Path(__file__).with_name("mcp_remote_server.py")
+HOSTILE = Path(__file__).with_name("mcp_hostile_server.py")
 LISTED = ["add", "weather", "bad_output", "fail", "sleep", "steps", "pid"]
 
 
@@ -63,11 +65,11 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    calls = tmp_path_factory.mktemp("http") / "calls.jsonl"
+@contextlib.contextmanager
+def _serving_http(argv: list[str]) -> Iterator[str]:
+    """Run ``argv`` (a test server script and its arguments) over HTTP; yield its MCP endpoint."""
     port = _free_port()
-    process = subprocess.Popen([sys.executable, str(SERVER), str(calls), "--http", str(port)])
+    process = subprocess.Popen([sys.executable, *argv, "--http", str(port)])
     try:
         deadline = time.monotonic() + 15
         while True:
@@ -78,10 +80,17 @@ def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
                 if process.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError("the HTTP test server did not start") from None
                 time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp", calls
+        yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.kill()
         process.wait(10)
+
+
+@pytest.fixture(scope="module")
+def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    calls = tmp_path_factory.mktemp("http") / "calls.jsonl"
+    with _serving_http([str(SERVER), str(calls)]) as url:
+        yield url, calls
 
 
 @pytest.fixture(params=["stdio", "http"])
@@ -97,6 +106,25 @@ def remote(request: pytest.FixtureRequest, tmp_path: Path) -> Remote:
 def stdio(tmp_path: Path) -> Remote:
     calls = tmp_path / "calls.jsonl"
     return Remote([sys.executable, str(SERVER), str(calls)], calls)
+
+
+@pytest.fixture(params=["stdio", "http"])
+def hostile(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Callable[[str], contextlib.AbstractContextManager[Remote]]:
+    """Start `mcp_hostile_server.py` with one behaviour, over stdio or HTTP."""
+
+    @contextlib.contextmanager
+    def serve(behaviour: str) -> Iterator[Remote]:
+        calls = tmp_path / f"{behaviour}.jsonl"
+        argv = [str(HOSTILE), behaviour, str(calls)]
+        if request.param == "stdio":
+            yield Remote([sys.executable, *argv], calls)
+            return
+        with _serving_http(argv) as url:
+            yield Remote(url, calls)
+
+    return serve
 
 
 def _call(name: str, arguments: Any = None, id: str = "c1") -> ToolCall:
@@ -306,3 +334,35 @@ def test_a_call_from_another_loop_or_after_the_block_fails_unsent(stdio: Remote)
         assert result.status == "failed"
         assert result.error is not None and result.error.code == "executor_unavailable"
     assert stdio.received() == []  # neither reached a server, and no server was started again
+
+
+async def _names(box: RemoteToolbox) -> list[str]:
+    return box.names
+
+
+def test_listing_pages_are_bounded_and_a_cursor_that_comes_back_is_refused(hostile: Any) -> None:
+    with hostile("endless") as endless:
+        with pytest.raises(ToolDefinitionError) as default:
+            endless.run(_names)
+        with pytest.raises(ToolDefinitionError) as chosen:
+            endless.run(_names, max_pages=5)
+    with hostile("loop") as loop, pytest.raises(ToolDefinitionError) as looped:
+        loop.run(_names, max_pages=1000)
+    assert "has more than 100 pages of tools (100 tools so far)" in str(default.value)
+    assert "raise connect(..., max_pages=...)" in str(default.value)
+    assert "has more than 5 pages of tools (5 tools so far)" in str(chosen.value)
+    assert "sent the cursor 'a' again after page 3: its pages go round" in str(looped.value)
+
+
+def test_listed_tools_are_bounded(hostile: Any) -> None:
+    with hostile("crowd") as crowd:
+        everything = crowd.run(_names)
+        with pytest.raises(ToolDefinitionError) as too_many:
+            crowd.run(_names, max_tools=100)
+        with pytest.raises(ToolDefinitionError) as too_long:
+            crowd.run(_names, max_pages=2)
+    assert len(everything) == 120 and everything[:2] == ["t0_0", "t0_1"]
+    assert "listed more than 100 tools; if the server truly has more, raise connect(..., max_tools=...)" in str(
+        too_many.value
+    )
+    assert "has more than 2 pages of tools (80 tools so far)" in str(too_long.value)

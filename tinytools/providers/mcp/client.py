@@ -38,7 +38,7 @@ from collections.abc import AsyncIterator, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tinytools.context import Progress
-from tinytools.errors import SchemaError, ToolError
+from tinytools.errors import SchemaError, ToolDefinitionError, ToolError, shorten
 from tinytools.executors.failures import ExecutorError
 from tinytools.policy import SideEffect, ToolPolicy
 from tinytools.providers._common import require
@@ -50,7 +50,12 @@ from tinytools.toolbox import Toolbox
 if TYPE_CHECKING:  # the SDK loads when a client connects, not when tinytools.providers.mcp is imported
     from mcp import ClientSession, types
 
-__all__ = ["RemoteToolbox", "connect"]
+__all__ = ["MAX_PAGES", "MAX_TOOLS", "RemoteToolbox", "connect"]
+
+MAX_PAGES = 100
+"""Most ``tools/list`` pages `connect` reads from one server (``max_pages=``)."""
+MAX_TOOLS = 1000
+"""Most tools `connect` takes from one server (``max_tools=``)."""
 
 _PROGRESS = "__tinytools_progress"
 """The hidden parameter a remote tool's `Progress` comes in by (no schema property can hide it)."""
@@ -199,6 +204,8 @@ async def connect(
     trust_annotations: bool = False,
     timeout: float | None = None,
     unenforced: Collection[str] = (),
+    max_pages: int = MAX_PAGES,
+    max_tools: int = MAX_TOOLS,
 ) -> AsyncIterator[RemoteToolbox]:
     """Open one session to an MCP server and yield its tools as a `RemoteToolbox`.
 
@@ -212,12 +219,17 @@ async def connect(
         timeout: Seconds each call may run; see the module's notes for what a timeout ends in.
         unenforced: Names (the server's) of tools to keep although their schema cannot be
             enforced here: only the server validates their arguments.
+        max_pages: Most ``tools/list`` pages to read: a server whose pages go on past it is
+            refused.
+        max_tools: Most tools to take: a server that lists more is refused.
 
     Raises:
         ImportError: The ``mcp`` extra is not installed.
         ValueError: ``target`` is neither a command line nor an http(s) URL.
         ToolDefinitionError: Two remote tools have names equal but for case (a name that is
-            not a valid tool name, prefix included, is refused like a schema).
+            not a valid tool name, prefix included, is refused like a schema); or the server
+            lists more than ``max_tools`` tools, over more than ``max_pages`` pages, or sends a
+            cursor it sent before (its pages go round).
         Exception: The server could not be started or reached (the SDK's or the OS's error).
     """
     label = target if isinstance(target, str) else " ".join(target)
@@ -226,7 +238,7 @@ async def connect(
     try:
         session = await link.open()
         box = RemoteToolbox(label)
-        for listed in await _listed(session):
+        for listed in await _listed(session, label, max_pages, max_tools):
             made = _remote_tool(
                 link, listed, prefix=prefix or "", timeout=timeout, trust=trust_annotations, unenforced=unenforced
             )
@@ -263,18 +275,39 @@ def _transport(target: Sequence[str] | str) -> contextlib.AbstractAsyncContextMa
     return stdio_client(StdioServerParameters(command=target[0], args=list(target[1:])))
 
 
-async def _listed(session: ClientSession) -> list[types.Tool]:
-    """Every tool the server lists, all pages, in its order."""
+async def _listed(session: ClientSession, label: str, max_pages: int, max_tools: int) -> list[types.Tool]:
+    """Every tool the server lists, all pages, in its order, within the bounds.
+
+    Raises:
+        ToolDefinitionError: The listing goes past a bound, or a cursor comes back.
+    """
     sdk_types = require("mcp.types", "mcp")
     tools: list[types.Tool] = []
+    cursors: set[str] = set()
     cursor: str | None = None
     while True:
         params = sdk_types.PaginatedRequestParams(cursor=cursor) if cursor else None
         page = await session.list_tools(params=params)
         tools.extend(page.tools)
         cursor = page.next_cursor
+        if len(tools) > max_tools:
+            raise _unbounded(label, f"listed more than {max_tools} tools", "max_tools")
         if not cursor:
             return tools
+        if cursor in cursors:
+            where = f"after page {len(cursors) + 1}: its pages go round"
+            raise _unbounded(label, f"sent the cursor {shorten(cursor, 80)!r} again {where}")
+        cursors.add(cursor)
+        if len(cursors) >= max_pages:
+            raise _unbounded(
+                label, f"has more than {max_pages} pages of tools ({len(tools)} tools so far)", "max_pages"
+            )
+
+
+def _unbounded(label: str, what: str, bound: str | None = None) -> ToolDefinitionError:
+    """The error of a ``tools/list`` that goes past what `connect` reads."""
+    fix = f"; if the server truly has more, raise connect(..., {bound}=...)" if bound else ""
+    return ToolDefinitionError(f"the MCP server {label} {what}{fix}")
 
 
 def _remote_tool(
