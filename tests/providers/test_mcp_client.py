@@ -366,3 +366,65 @@ def test_listed_tools_are_bounded(hostile: Any) -> None:
         too_many.value
     )
     assert "has more than 2 pages of tools (80 tools so far)" in str(too_long.value)
+
+
+def test_vendor_keywords_are_kept_and_not_a_reason_to_refuse(hostile: Any) -> None:
+    async def body(box: RemoteToolbox) -> Any:
+        calls = [_call("wrapped", {"n": 2, "region": "eu"}), _call("wrapped", {"n": "2"})]
+        return box["wrapped"], [await adispatch(call, box) for call in calls]
+
+    with hostile("vendor") as vendor:
+        wrapped, (good, bad) = vendor.run(body)
+        received = vendor.received()
+    assert wrapped.output_schema["x-fastmcp-wrap-result"] is True
+    assert wrapped.input_schema["properties"]["region"] == {"type": "string", "x-mcp-header": "Region"}
+    assert (good.status, good.output) == ("succeeded", {"result": 4})
+    assert bad.error is not None and (bad.error.code, bad.error.details["pointer"]) == ("invalid_arguments", "/n")
+    assert received == [{"tool": "wrapped", "arguments": {"n": 2, "region": "eu"}}]
+
+
+def test_a_refusal_names_the_schema_and_the_keyword_and_how_to_keep_the_tool(hostile: Any) -> None:
+    async def body(box: RemoteToolbox) -> Any:
+        return box.names, dict(box.refused), box.unenforced
+
+    with hostile("vendor") as vendor:
+        names, refused, unenforced = vendor.run(body)
+    assert (names, list(refused), unenforced) == (["wrapped"], ["odd_output", "odd_input"], set())
+    assert refused["odd_output"].startswith("its output schema cannot be enforced here (schema at /properties/items:")
+    assert "minContains above 1" in refused["odd_output"]
+    assert refused["odd_output"].endswith(
+        "connect(..., unenforced={'odd_output'}) keeps it, its output not checked here"
+    )
+    assert refused["odd_input"].startswith("its input schema cannot be enforced here (schema at /properties/items:")
+    assert "maxContains" in refused["odd_input"]
+    assert refused["odd_input"].endswith(
+        "connect(..., unenforced={'odd_input'}) keeps it, its arguments checked by the MCP server only"
+    )
+
+
+def test_unenforced_relaxes_only_the_schema_that_cannot_be_enforced(hostile: Any) -> None:
+    async def body(box: RemoteToolbox) -> Any:
+        calls = [
+            _call("odd_output", {"n": "one"}),  # its input schema works: checked here, never sent
+            _call("odd_output", {"n": 1}),  # its output breaks minContains: not checked here
+            _call("odd_input", {"items": [1, 2], "extra": True}),  # only the server checks its arguments
+        ]
+        described = {name: box[name].description for name in ("odd_output", "odd_input")}
+        return box.unenforced, described, box["odd_output"].output_schema, [await adispatch(c, box) for c in calls]
+
+    with hostile("vendor") as vendor:
+        unenforced, described, output, (refused, unchecked, output_checked) = vendor.run(
+            body, unenforced={"odd_output", "odd_input"}
+        )
+        received = vendor.received()
+    assert unenforced == {"odd_output", "odd_input"}
+    assert "checked by the MCP server only" in described["odd_input"]
+    assert "checked by the MCP server only" not in described["odd_output"]
+    assert output is None  # not shown, as it is not checked
+    assert refused.error is not None and refused.error.code == "invalid_arguments"
+    assert (unchecked.status, unchecked.output) == ("succeeded", {"items": [1]})
+    assert output_checked.error is not None and output_checked.error.code == "invalid_output"  # "many" is no integer
+    assert received == [
+        {"tool": "odd_output", "arguments": {"n": 1}},
+        {"tool": "odd_input", "arguments": {"items": [1, 2], "extra": True}},
+    ]

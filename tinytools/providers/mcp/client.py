@@ -2,16 +2,19 @@
 
 ``async with connect(target) as toolbox:`` starts (``target`` an argv list, over stdio) or
 reaches (an ``http://``/``https://`` URL, over streamable HTTP) one MCP server, opens ONE
-session, lists every page of its tools, and yields a `RemoteToolbox` of them. Each remote tool
-is an ordinary `Tool`, so its calls go through the same pipeline as local tools.
+session, lists every page of its tools (within ``max_pages`` and ``max_tools``; a cursor that
+comes back is refused), and yields a `RemoteToolbox` of them. Each remote tool is an ordinary
+`Tool`, so its calls go through the same pipeline as local tools.
 
 - Input: each ``inputSchema`` passes through `InputSchema.parse`, so arguments are validated
   locally with the same repairable errors, and a bad call never reaches the server. A root
   object that does not say ``additionalProperties`` is closed (the model is shown the closed
-  schema it is held to). A schema that cannot be enforced exactly is refused: the tool is left
-  out and ``toolbox.refused`` says why, unless its name is in ``unenforced=``, which sends it
-  with only the server's validation and says so in its description (and in
-  ``toolbox.unenforced``).
+  schema it is held to).
+- Schemas are judged apart: an input or output schema that cannot be enforced exactly leaves
+  the tool out, and ``toolbox.refused`` says which schema, where, and how to keep the tool:
+  with its name in ``unenforced=``, only that schema goes unchecked (arguments checked by the
+  server alone, said in the description; or output neither checked nor shown). A vendor's
+  ``x-`` keywords are annotations, never a reason to refuse.
 - Output: the one rule is: ``structuredContent`` when the server sent it, else the text of the
   ``content`` blocks joined by newlines; never both. A tool with an ``outputSchema`` is checked
   against it on the way back (``invalid_output``). ``isError`` is a failed result carrying the
@@ -66,10 +69,10 @@ class RemoteToolbox(Toolbox):
 
     Attributes:
         server: The server's label: its command line or URL.
-        refused: Remote tool name -> why it was left out (its schema cannot be enforced here,
-            or its name, prefix included, is not a valid tool name).
+        refused: Remote tool name -> why it was left out (its input or output schema cannot be
+            enforced here, or its name, prefix included, is not a valid tool name).
         unenforced: Names (in this toolbox) of the tools kept by ``connect(unenforced=...)``
-            whose arguments only the server checks.
+            whose arguments only the server checks, or whose output is not checked here.
     """
 
     def __init__(self, server: str):
@@ -217,8 +220,9 @@ async def connect(
         trust_annotations: Read the server's annotations (readOnly, destructive, idempotent,
             openWorld hints) into each tool's `ToolPolicy`; otherwise the tools are unclassified.
         timeout: Seconds each call may run; see the module's notes for what a timeout ends in.
-        unenforced: Names (the server's) of tools to keep although their schema cannot be
-            enforced here: only the server validates their arguments.
+        unenforced: Names (the server's) of tools to keep although a schema of theirs cannot
+            be enforced here: only that schema goes unchecked (an input schema: only the server
+            validates the arguments; an output schema: the output is not checked).
         max_pages: Most ``tools/list`` pages to read: a server whose pages go on past it is
             refused.
         max_tools: Most tools to take: a server that lists more is refused.
@@ -319,39 +323,63 @@ def _remote_tool(
     trust: bool,
     unenforced: Collection[str],
 ) -> tuple[Tool[..., Any], bool] | str:
-    """The local tool that calls ``listed`` on the server and whether it is unenforced, or why it is refused."""
+    """The local tool that calls ``listed`` on the server and whether a part is unenforced, or why it is refused.
+
+    The input and the output schema are judged apart: with the tool's name in ``unenforced``,
+    only the one that cannot be enforced goes unchecked here.
+    """
     name, description = listed.name, listed.description or ""
     if NAME_PATTERN.fullmatch(prefix + name) is None:
         return f"{prefix + name!r} is not a tool name here (1 to 64 ASCII letters, digits, '_' or '-')"
-    raw = copy.deepcopy(listed.input_schema)
-    if isinstance(raw, dict) and raw.get("type") == "object" and "additionalProperties" not in raw:
-        raw["additionalProperties"] = False  # the model is shown the closed schema it is held to
-    output = listed.output_schema
-    try:
-        schema = InputSchema.parse(raw, copy=False)
-        if output is not None:
-            compile_validator(output)
-        loose = False
-    except SchemaError as exc:
-        if name not in unenforced:
-            return f"its schema cannot be enforced: {exc}"
-        schema, loose = _Unenforced(listed.input_schema), True
+    schema, output = _input_schema(listed.input_schema), _output_schema(listed.output_schema)
+    problems = {part: exc for part, exc in (("input", schema), ("output", output)) if isinstance(exc, SchemaError)}
+    if problems and name not in unenforced:
+        return _refusal(name, problems)
+    if isinstance(schema, SchemaError):
+        schema = _Unenforced(listed.input_schema)
         description += " (Its arguments are checked by the MCP server only.)"
-        output = None
-    fn = _caller(link, name, listed.output_schema is not None)
-    options: dict[str, Any] = {"timeout": timeout, "policy": _policy(listed.annotations) if trust else None}
-    slots = None if loose else _slots(schema)
+    checked_output = None if isinstance(output, SchemaError) else output
     made = Tool(
-        fn,
+        _caller(link, name, listed.output_schema is not None),
         name=name,
         description=description,
         input_schema=schema,
-        output_schema=output,
-        validate_output=output is not None,
-        slots=slots,
-        **options,
+        output_schema=checked_output,
+        validate_output=checked_output is not None,
+        slots=None if isinstance(schema, _Unenforced) else _slots(schema),
+        timeout=timeout,
+        policy=_policy(listed.annotations) if trust else None,
     )
-    return made, loose
+    return made, bool(problems)
+
+
+def _input_schema(given: dict[str, Any]) -> InputSchema | SchemaError:
+    """A remote input schema as enforced here (closed when it does not say), or why it cannot be."""
+    raw = copy.deepcopy(given)
+    if isinstance(raw, dict) and raw.get("type") == "object" and "additionalProperties" not in raw:
+        raw["additionalProperties"] = False  # the model is shown the closed schema it is held to
+    try:
+        return InputSchema.parse(raw, copy=False)
+    except SchemaError as exc:
+        return exc
+
+
+def _output_schema(given: dict[str, Any] | None) -> dict[str, Any] | SchemaError | None:
+    """A remote output schema if it can be enforced here, or why it cannot be."""
+    if given is not None:
+        try:
+            compile_validator(given)
+        except SchemaError as exc:
+            return exc
+    return given
+
+
+def _refusal(name: str, problems: dict[str, SchemaError]) -> str:
+    """Why a remote tool is left out: which schema, where and what, and how to keep it anyway."""
+    found = "; ".join(f"its {part} schema cannot be enforced here ({exc})" for part, exc in problems.items())
+    kept = {"input": "its arguments checked by the MCP server only", "output": "its output not checked here"}
+    how = " and ".join(kept[part] for part in problems)
+    return f"{found}; connect(..., unenforced={{{name!r}}}) keeps it, {how}"
 
 
 class _Unenforced(InputSchema):
