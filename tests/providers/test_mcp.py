@@ -12,6 +12,7 @@ import pytest
 from tinytools import Dispatcher, Toolbox, ToolCall, tool
 from tinytools.providers import mcp
 from tinytools.providers._common import require
+from tinytools.providers.mcp.wire import check_output
 
 from .conftest import add, get_weather
 
@@ -96,6 +97,19 @@ def test_writes_structured_content_and_text() -> None:
             "isError": False,
         },
     ]
+
+
+def test_a_pending_result_is_sent_as_pending_not_as_output_against_the_schema() -> None:
+    @tool(external=True)
+    def deploy(service: str) -> dict[str, str]:
+        """Deploy (elsewhere)."""
+        raise AssertionError("never run")
+
+    waiting = Dispatcher([deploy]).dispatch(ToolCall("d1", "deploy", {"service": "api"}))
+    assert waiting.status == "pending"
+    assert check_output(waiting, deploy) is waiting  # no output yet: nothing to hold to the schema
+    (written,) = mcp.write_results([waiting])
+    assert written["isError"] is False and written["_meta"]["tinytools/pending"]["kind"] == "external"
 
 
 def test_a_missing_extra_names_the_install_command() -> None:

@@ -29,6 +29,7 @@ from tinytools.providers.mcp.client import RemoteToolbox
 
 SERVER = Path(__file__).with_name("mcp_remote_server.py")
 HOSTILE = Path(__file__).with_name("mcp_hostile_server.py")
+PENDING = Path(__file__).with_name("mcp_pending_server.py")
 LISTED = ["add", "weather", "bad_output", "fail", "sleep", "steps", "pid"]
 
 
@@ -428,3 +429,35 @@ def test_unenforced_relaxes_only_the_schema_that_cannot_be_enforced(hostile: Any
         {"tool": "odd_output", "arguments": {"n": 1}},
         {"tool": "odd_input", "arguments": {"items": [1, 2], "extra": True}},
     ]
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_tinytools_servers_pending_result_reads_as_pending_and_the_application_finishes_it(
+    transport: str,
+) -> None:
+    async def body(box: RemoteToolbox) -> Any:
+        run = Dispatcher(box)
+        deploy = await run.adispatch(_call("deploy", {"service": "api"}, id="d1"))
+        pay = await run.adispatch(_call("pay", {"invoice": "A-7", "amount": 120}, id="p1"))
+        assert deploy.pending is not None and pay.pending is not None
+        deployed = await run.aresume(deploy.pending.handle, {"url": "https://api.example"})
+        refused = await run.aresume(pay.pending.handle, error="finance said no on the server")
+        ping = await run.adispatch(_call("ping", id="n1"))
+        return box["deploy"].output_schema, deploy, pay, deployed, refused, ping
+
+    argv = [str(PENDING)]
+    with contextlib.ExitStack() as stack:
+        target = [sys.executable, *argv] if transport == "stdio" else stack.enter_context(_serving_http(argv))
+        schema, deploy, pay, deployed, refused, ping = Remote(target, Path(os.devnull)).run(body)
+    assert schema is not None  # deploy declares its output: a pending result is not an invalid output
+    for result, message in [
+        (deploy, "Run tool 'deploy' with the call's arguments, then resume it with the output."),
+        (pay, "Finance approves payments."),
+    ]:
+        assert (result.status, result.is_error, result.error, result.output) == ("pending", False, None, None)
+        assert result.pending.kind == "external" and result.pending.request.message == message
+        assert result.text() == f"Pending: {message}"
+    assert 0 < pay.pending.expires_at - time.time() <= 600  # the server's expiry
+    assert (deployed.call_id, deployed.status, deployed.output) == ("d1", "succeeded", {"url": "https://api.example"})
+    assert (refused.call_id, refused.status) == ("p1", "failed")
+    assert (ping.status, ping.output) == ("succeeded", {"result": "pong"})

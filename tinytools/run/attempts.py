@@ -24,7 +24,7 @@ from tinytools.context import (
     RunContext,
     Stores,
 )
-from tinytools.errors import ArgumentsError, NeedsInput, RetryableError, TransferError, kept
+from tinytools.errors import ArgumentsError, NeedsInput, RetryableError, TransferError, WaitsElsewhere, kept
 from tinytools.events import ToolStarted
 from tinytools.executors.failures import ExecutorError
 from tinytools.results import ToolResult
@@ -271,6 +271,8 @@ class Attempts:
             return self.failure(flight, executor_failure(exc, call, plan.tool, start), exc), not last
         if isinstance(exc, NeedsInput):  # the tool waits for the user: the journal stage parks the call
             return waiting(call, plan.name, "input", exc.message, exc.schema, exc.ttl), False
+        if isinstance(exc, WaitsElsewhere):  # the call goes on outside: the application resumes it with the output
+            return waiting(call, plan.name, "external", exc.message, plan.tool.output_schema or {}, exc.ttl), False
         result = tool_failure(call, plan.name, exc, start, plan.exposed)
         if isinstance(exc, RetryableError) and not last:
             return result, True

@@ -18,7 +18,9 @@ comes back is refused), and yields a `RemoteToolbox` of them. Each remote tool i
 - Output: the one rule is: ``structuredContent`` when the server sent it, else the text of the
   ``content`` blocks joined by newlines; never both. A tool with an ``outputSchema`` is checked
   against it on the way back (``invalid_output``). ``isError`` is a failed result carrying the
-  server's text (code ``remote_error``).
+  server's text (code ``remote_error``). A tinytools server's pending result (its
+  ``_meta["tinytools/pending"]`` record) is a pending call here (kind ``external``, raised as
+  `WaitsElsewhere`): the application finishes it with the output once the server's side ends.
 - ``timeout=`` is each tool's timeout, so a timed-out (or cancelled) call ends
   ``outcome_unknown`` unless the tool is idempotent; the SDK then tells the server
   ``notifications/cancelled``. Progress notifications become `ToolProgress` events.
@@ -37,14 +39,19 @@ import asyncio
 import contextlib
 import copy
 import inspect
+import time
 from collections.abc import AsyncIterator, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from tinytools.context import Progress
-from tinytools.errors import SchemaError, ToolDefinitionError, ToolError, shorten
+from tinytools.errors import SchemaError, ToolDefinitionError, ToolError, WaitsElsewhere, shorten
 from tinytools.executors.failures import ExecutorError
 from tinytools.policy import SideEffect, ToolPolicy
 from tinytools.providers._common import require
+from tinytools.providers.mcp.wire import PENDING_META
+from tinytools.results import Pending
 from tinytools.schema.validation import InputSchema, compile_validator
 from tinytools.signature import EMPTY, Injection, Slot
 from tinytools.tool import NAME_PATTERN, Tool
@@ -409,10 +416,17 @@ def _caller(link: _Link, name: str, structured: bool) -> Any:
 
 
 def _read(result: types.CallToolResult, structured: bool) -> Any:
-    """What the model reads of a result: structured content when sent, else the text blocks."""
+    """What the model reads of a result: structured content when sent, else the text blocks.
+
+    Raises:
+        ToolError: The result is an error, or lacks the structured content its schema promises.
+        WaitsElsewhere: The result is a tinytools server's pending one: the call waits there.
+    """
     text = "\n".join(block.text for block in result.content if block.type == "text")
     if result.is_error:
         raise ToolError(text or "The remote tool failed and said nothing.", code="remote_error")
+    if result.meta and PENDING_META in result.meta:
+        raise _waits(result.meta[PENDING_META], text)
     if result.structured_content is not None:
         return result.structured_content
     if structured:
@@ -420,6 +434,16 @@ def _read(result: types.CallToolResult, structured: bool) -> Any:
             "The remote tool declares an output schema but sent no structured content.", code="invalid_output"
         )
     return text
+
+
+def _waits(record: object, text: str) -> WaitsElsewhere:
+    """The pending call a tinytools server's ``_meta`` record (or, unreadable, its text) describes."""
+    try:
+        pending = msgspec.convert(record, Pending)
+    except msgspec.ValidationError:
+        return WaitsElsewhere(text.removeprefix("Pending: ") or "The MCP server holds the call.")
+    left = pending.expires_at - time.time()
+    return WaitsElsewhere(pending.request.message, ttl=left if left > 0 else None)
 
 
 def _policy(annotations: types.ToolAnnotations | None) -> ToolPolicy | None:

@@ -25,7 +25,10 @@ from tinytools.results import StructuredError, ToolCall, ToolResult
 from tinytools.schema.validation import compile_validator
 from tinytools.tool import Tool
 
-__all__ = ["check_output", "export_tools", "read_calls", "tool_annotations", "write_results"]
+__all__ = ["PENDING_META", "check_output", "export_tools", "read_calls", "tool_annotations", "write_results"]
+
+PENDING_META = "tinytools/pending"
+"""The ``_meta`` key of a pending result's `Pending` record."""
 
 
 class _Output:
@@ -167,7 +170,7 @@ def write_results(results: Iterable[ToolResult], *, artifacts: Any = None) -> li
             payload["isError"] = True
         elif result.pending is not None:  # not done: the text says what it waits for
             payload["isError"] = False
-            payload["_meta"] = {"tinytools/pending": msgspec.to_builtins(result.pending)}
+            payload["_meta"] = {PENDING_META: msgspec.to_builtins(result.pending)}
         else:
             if result.content is None:
                 output = result.structured()
@@ -183,7 +186,7 @@ def check_output(result: ToolResult, tool: Tool[..., Any] | None) -> ToolResult:
     An output that holds values JSON writes differently (a datetime or a set inside a dict, its
     text already right) is checked, and sent, as the JSON data the client receives.
     """
-    if tool is None or result.is_error:
+    if tool is None or result.status != "succeeded":  # a pending call has no output yet
         return result
     check = _output(tool).check
     output = result.output
