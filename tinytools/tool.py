@@ -16,14 +16,13 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, overload
 
-import msgspec
 from typing_extensions import ParamSpec
 
 from tinytools.errors import ECHO_LIMIT, ArgumentsError, ToolDefinitionError, ToolDefinitionWarning, shorten
 from tinytools.policy import ToolPolicy
 from tinytools.results import ToolCall, ToolResult
 from tinytools.schema.callables import is_async, stream_kind
-from tinytools.schema.shapes import resolved
+from tinytools.schema.shapes import resolved_text
 from tinytools.schema.validation import InputSchema, compile_validator
 from tinytools.signature import (
     INJECTABLE_TYPES,
@@ -55,7 +54,6 @@ R = TypeVar("R")
 
 
 _RUNTIME_SOURCES = frozenset({"token", "invocation", "progress", "stores", "key", "ask", "discovery"})
-_encode = msgspec.json.encode
 _INVOCATIONS = itertools.count(1)
 """Numbers the calls `Tool.invoke` makes: each is a call of its own (a call is its id)."""
 
@@ -269,8 +267,8 @@ class Tool(Generic[P, R]):
         """
         cached = self._fragments.get(parameter)
         if cached is None and parameter in self.schema.properties:
-            schema = resolved(self.schema.properties[parameter], self.input_schema.get("$defs", {}))
-            cached = self._fragments[parameter] = shorten(_encode(schema).decode(), 400)
+            schema = self.schema.properties[parameter]
+            cached = self._fragments[parameter] = resolved_text(schema, self.input_schema.get("$defs", {}), 400)
         return cached
 
     def framing(self, parameter: str) -> tuple[str, str]:

@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -461,3 +462,37 @@ def test_a_tinytools_servers_pending_result_reads_as_pending_and_the_application
     assert (deployed.call_id, deployed.status, deployed.output) == ("d1", "succeeded", {"url": "https://api.example"})
     assert (refused.call_id, refused.status) == ("p1", "failed")
     assert (ping.status, ping.output) == ("succeeded", {"result": "pong"})
+
+
+def _validation_runs(counted: Counter[tuple[Any, int]]) -> Any:
+    """A profile function counting each generated validation function's runs on each value."""
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        code = frame.f_code
+        if event == "call" and code.co_filename == "<string>" and code.co_name.startswith("validate"):
+            counted[(code, id(frame.f_locals.get("data")))] += 1
+
+    return profile
+
+
+def test_a_schema_whose_naive_check_explodes_is_checked_in_time_linear_in_the_arguments(hostile: Any) -> None:
+    async def body(box: RemoteToolbox) -> Any:
+        counted: Counter[tuple[Any, int]] = Counter()
+        sys.setprofile(_validation_runs(counted))
+        try:
+            bad = await adispatch(_call("deep", {"x": "bad"}), box)  # fails all 10**6 paths to an integer
+        finally:
+            sys.setprofile(None)
+        return box.refused, counted, bad, await adispatch(_call("deep", {"x": 7}, id="c2"), box)
+
+    with hostile("exploding") as exploding:
+        refused, counted, bad, good = exploding.run(body)
+        received = exploding.received()
+    assert refused == {}
+    assert max(counted.values()) == 1  # each definition once per value (the root and L6 down to L0)
+    assert bad.error is not None and bad.error.code == "invalid_arguments"
+    assert bad.error.details == {"pointer": "/x", "keyword": "anyOf", "parameter": "x"}
+    quoted = bad.error.message.split("Schema of 'x': ", 1)[1]
+    assert len(quoted) <= 400 and quoted.startswith('{"anyOf":[{"anyOf":[{"anyOf":[{"$ref":"#/$defs/L3"},')
+    assert (good.status, good.output) == ("succeeded", {"result": 7})  # its output checked against the same shape
+    assert received == [{"tool": "deep", "arguments": {"x": 7}}]

@@ -43,6 +43,8 @@ __all__ = ["LOCAL_ID_PREFIX", "export_tools", "read_calls", "schema", "write_res
 
 LOCAL_ID_PREFIX = "gemini:"
 """Prefix of the ids given to calls that Gemini sent without one."""
+MAX_INLINED = 10_000
+"""Most schemas one translation writes: definitions that share definitions grow tenfold a level once inlined."""
 
 _TYPES = {
     "string": "STRING",
@@ -135,6 +137,7 @@ class _Translator:
     def __init__(self, tool: str, defs: dict[str, Any]):
         self.tool = tool
         self.defs = defs
+        self.left = MAX_INLINED
 
     def fail(self, reason: str, pointer: str) -> SchemaError:
         parameter = pointer.split("/")[2] if pointer.startswith("/properties/") else None
@@ -147,6 +150,10 @@ class _Translator:
             raise self.fail("a schema that accepts nothing cannot be expressed", pointer)
         if "$ref" in schema:
             return self.node(self.inline(schema, pointer, seen), pointer, (*seen, schema["$ref"]))
+        self.left -= 1
+        if self.left < 0:
+            reason = f"more than {MAX_INLINED} schemas once its $refs are inlined (Gemini's schema has no references)"
+            raise self.fail(reason + "; export with schema_format='json_schema'", pointer)
         out: dict[str, Any] = {}
         notes: list[str] = []
         for keyword, value in schema.items():

@@ -1,8 +1,8 @@
 """The schema layer: type hints and docstrings become one canonical JSON Schema per tool.
 
 `hints` turns Python types into schemas and converters, `docstrings` reads descriptions,
-`validation` holds the `InputSchema` envelope and compiles its validator (`codegen`, `messages`,
-`patterns`), `arguments` decodes a call's arguments strictly, `reader` is the typed fast way in,
+`validation` holds the `InputSchema` envelope and compiles its validator (`codegen`, `references`,
+`messages`, `patterns`), `arguments` decodes a call's arguments strictly, `reader` is the typed fast way in,
 and `strict` renders what a strict provider is shown.
 """
 

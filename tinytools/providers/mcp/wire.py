@@ -110,14 +110,18 @@ def _output_schema(schema: dict[str, Any] | None) -> dict[str, Any] | None:
             body = target
     if body.get("type") == "object":
         return {**body, "$defs": defs} if defs else body
-    if _is_object(body, defs, set()) is not False:
+    if _is_object(body, defs, {}) is not False:
         return None  # may or may not be an object: the wrapping would depend on the value
     wrapped: dict[str, Any] = {"type": "object", "properties": {"result": body}, "required": ["result"]}
     return {**wrapped, "$defs": defs} if defs else wrapped
 
 
-def _is_object(schema: Any, defs: Mapping[str, Any], seen: set[str]) -> bool | None:
-    """True if every value ``schema`` accepts is an object, False if none is, None if unsure."""
+def _is_object(schema: Any, defs: Mapping[str, Any], known: dict[str, bool | None]) -> bool | None:
+    """True if every value ``schema`` accepts is an object, False if none is, None if unsure.
+
+    ``known`` holds each definition's answer once found (None while it is being found, so a
+    loop is unsure): definitions shared by many branches are looked at once.
+    """
     if not isinstance(schema, dict):
         return None
     kinds = schema.get("type")
@@ -128,10 +132,13 @@ def _is_object(schema: Any, defs: Mapping[str, Any], seen: set[str]) -> bool | N
         values = schema.get("enum", [schema.get("const")])
         return False if not any(isinstance(value, dict) for value in values) else None
     ref = schema.get("$ref", "")
-    if ref.startswith("#/$defs/") and ref not in seen:
-        return _is_object(defs.get(ref[8:]), defs, seen | {ref})
+    if ref.startswith("#/$defs/"):
+        if ref not in known:
+            known[ref] = None
+            known[ref] = _is_object(defs.get(ref[8:]), defs, known)
+        return known[ref]
     if "anyOf" in schema:
-        answers = {_is_object(branch, defs, seen) for branch in schema["anyOf"]}
+        answers = {_is_object(branch, defs, known) for branch in schema["anyOf"]}
         return answers.pop() if len(answers) == 1 else None
     return None
 
