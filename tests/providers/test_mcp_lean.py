@@ -42,7 +42,17 @@ def steps(n: int, progress: Progress) -> str:
     return "done"
 
 
-TOOLS = [add, steps]
+PAID: list[int] = []
+
+
+@tool
+def pay(amount: int) -> str:
+    """Pay an amount (written down in PAID)."""
+    PAID.append(amount)
+    return f"paid {amount}"
+
+
+TOOLS = [add, steps, pay]
 
 
 def _port() -> int:
@@ -275,6 +285,35 @@ def test_a_declared_body_over_the_limit_is_refused_at_once(servers: dict[str, in
             connection.sendall(head.encode() + b"{")
             statuses[label] = int(connection.recv(65536).split(b" ", 2)[1])
     assert statuses == {"lean": 413, "sdk": 413}
+
+
+REPEATED = (
+    b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"pay","arguments":{"amount":1,"amount":1000}}}'
+)
+MODERN = "2026-07-28"
+ENVELOPE = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+@pytest.mark.parametrize("protocol", [VERSION, MODERN])
+def test_a_key_sent_twice_in_the_arguments_is_refused_on_the_lean_and_the_sdk_path(
+    servers: dict[str, int], protocol: str
+) -> None:
+    body, changes = REPEATED, {}
+    if protocol == MODERN:  # the sessionless protocol: the SDK answers it on both apps
+        body = REPEATED.replace(b'"amount":1000}', b'"amount":1000},"_meta":' + json.dumps(ENVELOPE).encode())
+        changes = {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "pay"}
+    PAID.clear()
+    responses = _both(servers, body, **changes)
+    for label, response in responses.items():
+        assert response.status_code == 200, (label, response.text)
+        (message,) = _messages(response)
+        result = CallToolResult.model_validate(JSONRPCResponse.model_validate(message).result)
+        assert result.is_error is True, label
+        assert "could not be read as JSON" in result.content[0].text, (label, result.content[0].text)
+        assert "the key 'amount' appears more than once in one object" in result.content[0].text
+    assert PAID == []  # paid neither 1 nor 1000
+    if protocol == VERSION:
+        assert responses["lean"].headers["content-type"] == "application/json"  # the lean path answered
 
 
 class _Refuses:

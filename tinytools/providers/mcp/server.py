@@ -32,7 +32,7 @@ from tinytools.errors import InjectionError
 from tinytools.events import ToolEvent, ToolOutputChunk, ToolProgress
 from tinytools.providers._common import require
 from tinytools.providers.mcp.stdio import stdio_streams
-from tinytools.providers.mcp.wire import check_output, export_tools, write_results
+from tinytools.providers.mcp.wire import check_output, export_tools, sent_arguments, write_results
 from tinytools.results import StructuredError, ToolCall, ToolResult
 from tinytools.run.dispatcher import Dispatcher
 from tinytools.tool import Tool
@@ -169,7 +169,8 @@ class Service:
                 session = routes.session(context)
             except Exception:  # the application's inject or dispatcher factory failed
                 return types.CallToolResult.model_validate(self.fault(params.name, "-", "opening a session"))
-            call = ToolCall(routes.call_id(session, context), params.name, params.arguments or {})
+            arguments = await _sent_arguments(context) or params.arguments or {}
+            call = ToolCall(routes.call_id(session, context), params.name, arguments)
             token = _progress_token(context, params)
             notify = (
                 None
@@ -301,6 +302,23 @@ async def _notify(session: Any, token: Any, request_id: Any, event: ToolProgress
     await session.send_progress_notification(
         token, event.done, event.total, event.message, related_request_id=request_id
     )
+
+
+async def _sent_arguments(context: Any) -> bytes | None:
+    """A call's arguments as the client sent them (JSON text), when the transport kept the request.
+
+    Over HTTP the SDK keeps the Starlette request, whose body it read; over stdio,
+    `tinytools.providers.mcp.stdio` keeps the line. Text is decoded by the pipeline as strictly
+    as any call's, so a repeated key is refused here as in every other way in.
+    """
+    read = getattr(getattr(context, "request", None), "body", None)
+    if read is None:
+        return None
+    try:
+        body = await read()
+    except Exception:  # a body that can no longer be read: the SDK's parsed arguments
+        return None
+    return sent_arguments(body, getattr(context, "request_id", None)) if isinstance(body, bytes) else None
 
 
 def _connection(context: Any) -> Any:

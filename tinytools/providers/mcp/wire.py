@@ -25,7 +25,16 @@ from tinytools.results import StructuredError, ToolCall, ToolResult
 from tinytools.schema.validation import compile_validator
 from tinytools.tool import Tool
 
-__all__ = ["PENDING_META", "check_output", "export_tools", "read_calls", "tool_annotations", "write_results"]
+__all__ = [
+    "PENDING_META",
+    "check_output",
+    "export_tools",
+    "object_text",
+    "read_calls",
+    "sent_arguments",
+    "tool_annotations",
+    "write_results",
+]
 
 PENDING_META = "tinytools/pending"
 """The ``_meta`` key of a pending result's `Pending` record."""
@@ -156,6 +165,40 @@ def read_calls(request: Any) -> list[ToolCall]:
         sent = field(params, "arguments")
         calls.append(ToolCall(call_id, str(field(params, "name") or ""), arguments({} if sent is None else sent)))
     return calls
+
+
+class _Sent(msgspec.Struct):
+    """A request body as sent, its params kept as their own JSON text."""
+
+    id: int | str | None = None
+    method: str = ""
+    params: dict[str, msgspec.Raw] = msgspec.field(default_factory=dict)
+
+
+_READ_SENT = msgspec.json.Decoder(_Sent).decode
+
+
+def sent_arguments(body: bytes, request_id: object) -> bytes | None:
+    """The JSON text of the ``arguments`` object of ``body``, if it is ``request_id``'s ``tools/call`` request.
+
+    A call made from this text is decoded as strictly as any call's text: a key sent twice is
+    refused (``malformed_arguments``), where the dict the SDK parsed kept one of its values.
+    """
+    try:
+        sent = _READ_SENT(body)
+    except (msgspec.DecodeError, msgspec.ValidationError):  # not one request (a batch, say): the SDK's dict
+        return None
+    if sent.method != "tools/call" or sent.id != request_id or isinstance(sent.id, bool):
+        return None
+    return object_text(sent.params.get("arguments"))
+
+
+def object_text(raw: msgspec.Raw | None) -> bytes | None:
+    """``raw`` JSON as bytes if it is an object, else None."""
+    if raw is None:
+        return None
+    text = bytes(raw)
+    return text if text[:1] == b"{" else None
 
 
 def write_results(results: Iterable[ToolResult], *, artifacts: Any = None) -> list[dict[str, Any]]:
