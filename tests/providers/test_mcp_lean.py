@@ -15,13 +15,13 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 import uvicorn
 from mcp.types import CallToolResult, JSONRPCResponse, ListToolsResult
 
-from tinytools import Progress, tool
+from tinytools import Injected, Progress, tool
 from tinytools.providers.mcp import http_app
 from tinytools.providers.mcp.server import Service
 
@@ -52,7 +52,13 @@ def pay(amount: int) -> str:
     return f"paid {amount}"
 
 
-TOOLS = [add, steps, pay]
+@tool
+def balance(*, ledger: Annotated[dict[str, int], Injected]) -> int:
+    """The balance in the server's injected ledger."""
+    return ledger["balance"]
+
+
+TOOLS = [add, steps, pay, balance]
 
 
 def _port() -> int:
@@ -323,7 +329,7 @@ class _Refuses:
 
 @pytest.mark.parametrize("version", [VERSION, None])
 def test_a_failing_inject_factory_is_an_is_error_result_without_its_text(version: str | None) -> None:
-    """On the lean path (a 2025 version header) and on the SDK's (none) alike."""
+    """On the lean path (a 2025 version header) and on the SDK's (none) alike; a tool without injected values runs."""
     port = _port()
     app = http_app(TOOLS, inject=_Refuses())
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical"))
@@ -334,7 +340,9 @@ def test_a_failing_inject_factory_is_an_is_error_result_without_its_text(version
         while not server.started:
             assert time.monotonic() < ends
             time.sleep(0.02)
-        response = _post(port, GOOD["call"], _headers(port, **{"mcp-protocol-version": version}))
+        headers = _headers(port, **{"mcp-protocol-version": version})
+        response = _post(port, _request("tools/call", {"name": "balance", "arguments": {}}), headers)
+        untouched = _post(port, GOOD["call"], headers)
     finally:
         server.should_exit = True
         thread.join(10)
@@ -343,4 +351,8 @@ def test_a_failing_inject_factory_is_an_is_error_result_without_its_text(version
     (message,) = _messages(response)
     result = CallToolResult.model_validate(JSONRPCResponse.model_validate(message).result)
     assert result.is_error is True
-    assert "The server failed while opening a session for tool 'add'" in result.content[0].text
+    assert "The server failed while opening a session for tool 'balance'" in result.content[0].text
+    (message,) = _messages(untouched)  # add takes no injected value: the factory is not called
+    assert CallToolResult.model_validate(JSONRPCResponse.model_validate(message).result).structured_content == {
+        "result": 5
+    }

@@ -26,7 +26,8 @@ import msgspec
 
 from tinytools.events import ToolProgress
 from tinytools.providers._common import require
-from tinytools.providers.mcp.server import Service
+from tinytools.providers.mcp.server import Service, principal
+from tinytools.providers.mcp.sessions import SessionContext
 from tinytools.providers.mcp.wire import object_text
 from tinytools.results import ToolCall
 from tinytools.tool import Tool
@@ -200,7 +201,7 @@ class _LeanPath:
         if call is None:
             await self.app(scope, _replay(chunks, receive), send)
             return
-        await self._answer(call, request.id, receive, send)
+        await self._answer(call, request.id, scope, receive, send)
 
     def _qualifies(self, headers: dict[bytes, bytes]) -> bool:
         if headers.get(b"mcp-protocol-version") not in _HANDSHAKE_VERSIONS:
@@ -249,35 +250,55 @@ class _LeanPath:
         self,
         call: tuple[str, bytes | dict[str, Any], str | int | None],
         request_id: int | str,
+        scope: Scope,
         receive: Receive,
         send: Send,
     ) -> None:
+        """Run the call as a session of its own, whose injected values end with it, and answer."""
         name, arguments, token = call
         stream = None if token is None else _Stream(send, token)
+        try:
+            session = self.service.routes.new_session()
+        except Exception:  # the application's dispatcher factory failed
+            await _respond(send, _result(request_id, self.service.fault(name, str(request_id), "opening a session")))
+            return
         answer: dict[str, Any] | None = None
         gone = False
-        async with self.anyio.create_task_group() as group:
+        try:
+            async with self.anyio.create_task_group() as group:
 
-            async def watch() -> None:
-                nonlocal gone
-                while (await receive())["type"] != "http.disconnect":
-                    pass
-                gone = True
-                group.cancel_scope.cancel()
+                async def watch() -> None:
+                    nonlocal gone
+                    while (await receive())["type"] != "http.disconnect":
+                        pass
+                    gone = True
+                    group.cancel_scope.cancel()
 
-            group.start_soon(watch)
-            try:
-                session = self.service.routes.new_session()
-            except Exception:  # the application's inject or dispatcher factory failed
-                answer = self.service.fault(name, str(request_id), "opening a session")
-            else:
+                group.start_soon(watch)
                 tool_call = ToolCall(f"{session.number}/{request_id}", name, arguments)
-                answer = await self.service.call(session, tool_call, None if stream is None else stream.progress)
-            group.cancel_scope.cancel()
+                context = _session_context(session.number, scope)
+                answer = await self.service.call(
+                    session, tool_call, context, None if stream is None else stream.progress
+                )
+                group.cancel_scope.cancel()
+        finally:
+            with self.anyio.CancelScope(shield=True):
+                await session.values.close()  # the request was the session
         if gone or answer is None:
             return
-        body = b'{"jsonrpc":"2.0","id":%b,"result":%b}' % (_ENCODE(request_id), _ENCODE(answer))
+        body = _result(request_id, answer)
         await (_respond(send, body) if stream is None else stream.end(body))
+
+
+def _result(request_id: int | str, answer: dict[str, Any]) -> bytes:
+    return b'{"jsonrpc":"2.0","id":%b,"result":%b}' % (_ENCODE(request_id), _ENCODE(answer))
+
+
+def _session_context(number: int, scope: Scope) -> SessionContext:
+    """What an ASGI request says of its session (the request itself), for the inject factory."""
+    headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope["headers"]}
+    version = headers.get("mcp-protocol-version")
+    return SessionContext(number, "http", None, version, headers, principal(scope))
 
 
 class _Stream:
