@@ -11,6 +11,8 @@ the command line. The package holds:
   when a tool first needs them and torn down when the session ends;
 - `tinytools.providers.mcp.server`: `build_server`, `aserve`, `serve`;
 - `tinytools.providers.mcp.http`: `http_app`, `serve_http`, streamable HTTP with a lean path;
+- `tinytools.providers.mcp.remote`: one remote tool as a local `Tool` (schemas judged apart,
+  results read);
 - `tinytools.providers.mcp.client`: `connect`, a remote server's tools as a toolbox.
 """
 

@@ -26,8 +26,8 @@ import msgspec
 
 from tinytools.events import ToolProgress
 from tinytools.providers._common import require
-from tinytools.providers.mcp.server import Service, principal
-from tinytools.providers.mcp.sessions import SessionContext
+from tinytools.providers.mcp.server import Service
+from tinytools.providers.mcp.sessions import request_context
 from tinytools.providers.mcp.wire import object_text
 from tinytools.results import ToolCall
 from tinytools.tool import Tool
@@ -276,7 +276,7 @@ class _LeanPath:
 
                 group.start_soon(watch)
                 tool_call = ToolCall(f"{session.number}/{request_id}", name, arguments)
-                context = _session_context(session.number, scope)
+                context = request_context(session.number, scope)
                 answer = await self.service.call(
                     session, tool_call, context, None if stream is None else stream.progress
                 )
@@ -292,13 +292,6 @@ class _LeanPath:
 
 def _result(request_id: int | str, answer: dict[str, Any]) -> bytes:
     return b'{"jsonrpc":"2.0","id":%b,"result":%b}' % (_ENCODE(request_id), _ENCODE(answer))
-
-
-def _session_context(number: int, scope: Scope) -> SessionContext:
-    """What an ASGI request says of its session (the request itself), for the inject factory."""
-    headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope["headers"]}
-    version = headers.get("mcp-protocol-version")
-    return SessionContext(number, "http", None, version, headers, principal(scope))
 
 
 class _Stream:

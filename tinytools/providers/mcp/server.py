@@ -32,7 +32,7 @@ from tinytools.context import RunContext
 from tinytools.errors import InjectionError
 from tinytools.events import ToolEvent, ToolOutputChunk, ToolProgress
 from tinytools.providers._common import require
-from tinytools.providers.mcp.sessions import Inject, SessionContext, SessionValues
+from tinytools.providers.mcp.sessions import Inject, SessionContext, SessionValues, request_context
 from tinytools.providers.mcp.stdio import stdio_streams
 from tinytools.providers.mcp.wire import check_output, export_tools, sent_arguments, write_results
 from tinytools.results import StructuredError, ToolCall, ToolResult
@@ -43,7 +43,7 @@ from tinytools.toolbox import Toolbox
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
-__all__ = ["AsyncDispatcher", "DispatcherFactory", "Inject", "Service", "aserve", "build_server", "principal", "serve"]
+__all__ = ["AsyncDispatcher", "DispatcherFactory", "Inject", "Service", "aserve", "build_server", "serve"]
 
 
 class AsyncDispatcher(Protocol):
@@ -351,20 +351,13 @@ async def _sent_arguments(context: Any) -> bytes | None:
 
 def _session_context(session: _Session, context: Any) -> SessionContext:
     """What the SDK's request context says of the session, for the inject factory."""
-    request = getattr(context, "request", None)
-    scope = getattr(request, "scope", None)
-    session_id = getattr(_connection(context), "session_id", None)
-    version = getattr(context, "protocol_version", None)
-    if not isinstance(scope, Mapping):  # stdio: a line, no headers
-        return SessionContext(session.number, "stdio", session_id, version)
-    headers = dict(getattr(request, "headers", None) or {})
-    return SessionContext(session.number, "http", session_id, version, headers, principal(scope))
-
-
-def principal(scope: Mapping[str, Any]) -> Any:
-    """Who an ASGI request authenticated as: the scope's ``user``, unless it is anonymous."""
-    user = scope.get("user")
-    return user if user is not None and getattr(user, "is_authenticated", True) else None
+    scope = getattr(getattr(context, "request", None), "scope", None)
+    return request_context(
+        session.number,
+        scope if isinstance(scope, Mapping) else None,  # over stdio, the request is a line
+        session_id=getattr(_connection(context), "session_id", None),
+        protocol_version=getattr(context, "protocol_version", None),
+    )
 
 
 def _connection(context: Any) -> Any:

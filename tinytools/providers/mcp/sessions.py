@@ -30,7 +30,7 @@ from typing import Any
 
 from tinytools.providers._common import require
 
-__all__ = ["Inject", "SessionContext", "SessionValues"]
+__all__ = ["Inject", "SessionContext", "SessionValues", "request_context"]
 
 Inject = Mapping[str, Any] | Callable[..., Any]
 """Injected values: one mapping for every session, or a factory called per session (see the module)."""
@@ -55,6 +55,23 @@ class SessionContext:
     """Who that request authenticated as: the ASGI scope's ``user`` when authentication middleware
     set one (the SDK's bearer auth sets an ``AuthenticatedUser`` holding the access token); None
     for an anonymous request, and over stdio."""
+
+
+def request_context(
+    number: int, scope: Mapping[str, Any] | None, *, session_id: str | None = None, protocol_version: str | None = None
+) -> SessionContext:
+    """What a request says of session ``number``: its ASGI ``scope`` over HTTP, None over stdio.
+
+    Headers are read as the SDK reads them (the first of a repeated name); the principal is the
+    scope's ``user`` unless it is anonymous.
+    """
+    if scope is None:
+        return SessionContext(number, "stdio", session_id, protocol_version)
+    headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in reversed(scope["headers"])}
+    user = scope.get("user")
+    principal = user if user is not None and getattr(user, "is_authenticated", True) else None
+    version = protocol_version or headers.get("mcp-protocol-version")
+    return SessionContext(number, "http", session_id, version, headers, principal)
 
 
 class SessionValues:
