@@ -75,15 +75,20 @@ def request_context(
 
 
 class SessionValues:
-    """One session's injected values: opened once, on first need, and closed once."""
+    """One session's injected values: opened once, on first need, and closed once.
 
-    __slots__ = ("_close", "_inject", "_lock", "_values")
+    Opening is shielded from cancellation: a call cancelled while the factory runs still leaves
+    what it made registered, for `close` to tear down.
+    """
+
+    __slots__ = ("_anyio", "_close", "_inject", "_lock", "_values")
 
     def __init__(self, inject: Inject | None) -> None:
         self._inject = inject
         self._values: Mapping[str, Any] | None = None if callable(inject) else inject
         self._close: Callable[[], Awaitable[None]] | None = None
         self._lock: Any = None
+        self._anyio: Any = None
 
     async def get(self, context: SessionContext) -> Mapping[str, Any] | None:
         """The session's values, made by the factory the first time (with ``context``).
@@ -94,12 +99,11 @@ class SessionValues:
         """
         if self._values is not None or not callable(self._inject):
             return self._values
-        if self._lock is None:
-            self._lock = require("anyio", "mcp").Lock()
-        async with self._lock:
+        async with self._locked():
             if self._values is None:
                 try:
-                    self._values, self._close = await _open(self._inject, context)
+                    with self._anyio.CancelScope(shield=True):
+                        self._values, self._close = await _open(self._inject, context)
                 except Exception:
                     _logger().exception("MCP session %s: the inject factory failed", context.number)
                     raise
@@ -107,14 +111,24 @@ class SessionValues:
 
     async def close(self) -> None:
         """Tear the values down, if the factory made them with a teardown; later calls open them again."""
-        close, self._close = self._close, None
-        self._values = None if callable(self._inject) else self._inject
+        if self._lock is None:  # never opened
+            return
+        async with self._locked():
+            close, self._close = self._close, None
+            self._values = None
         if close is None:
             return
         try:
             await close()
         except Exception:  # the session has ended: nobody to tell but the log
             _logger().exception("an MCP session's injected values failed to close")
+
+    def _locked(self) -> Any:
+        """The lock of opening and closing, made on first use (on the event loop)."""
+        if self._lock is None:
+            self._anyio = require("anyio", "mcp")
+            self._lock = self._anyio.Lock()
+        return self._lock
 
 
 async def _open(
