@@ -1,7 +1,11 @@
-"""The MCP client against a server tinytools did not write (`mcp_remote_server.py`, the SDK's own).
+"""The MCP client against servers tinytools did not write (the SDK's own), and against a tinytools server.
 
-The server runs as a real subprocess, over stdio and over streamable HTTP on 127.0.0.1, and
-writes down every call that reaches it, so the tests see what was sent, not only what came back.
+`mcp_remote_server.py` is an ordinary server; `mcp_hostile_server.py` tests the client's limits
+(endless or looping pages, too many tools, a schema whose naive check explodes, FastMCP's
+vendor keywords, schemas only half enforceable); `mcp_pending_server.py` is a tinytools server
+whose calls end pending. Each runs as a real subprocess, over stdio and over streamable HTTP on
+127.0.0.1, and the SDK servers write down every call that reaches them, so the tests see what
+was sent, not only what came back.
 """
 
 from __future__ import annotations
