@@ -4,6 +4,8 @@ import dataclasses
 import datetime
 import decimal
 import inspect
+import json
+import sys
 import types
 import uuid
 from typing import Annotated, Any
@@ -270,3 +272,67 @@ def test_a_renamed_tool_names_itself_in_every_message() -> None:
     assert (copy.policy, copy.idempotent, copy.timeout, copy.schema) == (fetch.policy, True, 2.0, fetch.schema)
     with pytest.raises(ToolDefinitionError):
         fetch.renamed("not a name")
+
+
+def _resolved(schema: Any, defs: dict[str, Any], seen: tuple[str, ...] = ()) -> Any:
+    """The quoted fragment's meaning, written plainly: each $ref shown as its definition, three levels deep."""
+    if isinstance(schema, list):
+        return [_resolved(item, defs, seen) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    ref = schema.get("$ref")
+    name = ref[8:] if isinstance(ref, str) and ref.startswith("#/$defs/") else None
+    if name in defs and name not in seen and len(seen) < 3 and isinstance(defs[name], dict):
+        rest = {key: value for key, value in schema.items() if key != "$ref"}
+        return {**_resolved(defs[name], defs, (*seen, name)), **_resolved(rest, defs, seen)}
+    return {key: _resolved(value, defs, seen) for key, value in schema.items()}
+
+
+def _fragment(properties: dict[str, Any], defs: dict[str, Any]) -> Tool[..., Any]:
+    schema = {"type": "object", "properties": properties, "additionalProperties": False, "$defs": defs}
+    return Tool.from_schema("quoted", "", schema, lambda **arguments: arguments)
+
+
+CHAIN = {"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/C"}, "C": {"$ref": "#/$defs/D"}, "D": {"type": "null"}}
+LEVELS: dict[str, Any] = {f"L{n}": {"anyOf": [{"$ref": f"#/$defs/L{n - 1}"}] * 3} for n in range(1, 4)}
+QUOTED = [
+    ({"a": {"$ref": "#/$defs/P", "description": "beside it"}}, {"P": {"type": "integer", "description": "P"}}),
+    ({"a": {"$ref": "#/$defs/N"}}, {"N": {"type": "object", "properties": {"next": {"$ref": "#/$defs/N"}}}}),
+    ({"a": {"$ref": "#/$defs/A"}}, CHAIN),
+    (
+        {"a": {"anyOf": [{"$ref": "#/$defs/S"}, {"type": "string", "enum": ["ü", "\n", "\u2028"]}]}},
+        {"S": {"type": "number", "minimum": 1.5}},
+    ),
+    ({"a": {"type": "array", "items": {"$ref": "#/$defs/L3"}}}, {**LEVELS, "L0": {"type": "integer"}}),
+]
+
+
+@pytest.mark.parametrize(("properties", "defs"), QUOTED)
+def test_the_quoted_schema_shows_each_ref_as_its_definition(properties: dict[str, Any], defs: dict[str, Any]) -> None:
+    made = _fragment(properties, defs)
+    plain = json.dumps(_resolved(properties["a"], defs), ensure_ascii=False, separators=(",", ":"))
+    assert made.fragment("a") == (plain if len(plain) <= 400 else plain[:399] + "…")
+
+
+def test_the_quoted_schema_costs_no_more_than_the_characters_it_shows() -> None:
+    defs: dict[str, Any] = {"L0": {"type": "integer"}}
+    for level in range(1, 4):  # three levels resolved in full: 27,000 references to L0
+        defs[f"L{level}"] = {"anyOf": [{"$ref": f"#/$defs/L{level - 1}"} for _ in range(30)]}
+    made = _fragment({"a": {"$ref": "#/$defs/L3"}}, defs)
+    calls = 0
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        nonlocal calls
+        calls += event == "call" and frame.f_code.co_filename.endswith("shapes.py")
+
+    sys.setprofile(profile)
+    try:
+        quoted = made.fragment("a")
+    finally:
+        sys.setprofile(None)
+    assert (
+        quoted is not None
+        and len(quoted) == 400
+        and quoted.startswith('{"anyOf":[{"anyOf":[{"anyOf":[{"$ref":"#/$defs/L0"},')
+    )
+    assert calls < 3 * 400

@@ -15,7 +15,7 @@ import contextlib
 import importlib
 import importlib.util
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -145,17 +145,14 @@ def _serve_mcp(args: argparse.Namespace) -> int:
 
 
 def _load_inject(location: str) -> Any:
-    """The mapping ``module:factory()`` returns, made once, for every session of the server."""
+    """The factory ``module:factory`` names: the server calls it per session, as ``inject=`` of the Python API."""
     module_name, _, attribute = location.partition(":")
     if not attribute:
         raise TargetError(f"--inject takes module:factory, not {location!r}")
     factory = getattr(_load_module(module_name), attribute, None)
     if not callable(factory):
         raise TargetError(f"--inject: {location!r} is not a function")
-    values = factory()
-    if not isinstance(values, Mapping):
-        raise TargetError(f"--inject: {location}() returned {type(values).__name__}, not a mapping of names to values")
-    return values
+    return factory
 
 
 def _call(args: argparse.Namespace) -> int:
@@ -248,7 +245,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument("--name", default="tinytools", help="the server name reported to clients")
     serve.add_argument("--http", metavar="HOST:PORT", help="serve over streamable HTTP (stateless) instead of stdio")
     serve.add_argument(
-        "--inject", metavar="MODULE:FACTORY", help="injected values: FACTORY() returns them, called once at start"
+        "--inject",
+        metavar="MODULE:FACTORY",
+        help="injected values: FACTORY(context) (or FACTORY()) returns them, called per session when a tool needs them",
     )
     serve.set_defaults(run=_serve_mcp, parser=serve)
     args, extra = parser.parse_known_args(argv)

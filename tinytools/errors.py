@@ -15,6 +15,7 @@ model something.
     ├── JournalError (RuntimeError)           the journal cannot be used: unreachable, foreign, corrupt
     ├── PendingError                          a pending call cannot be resumed as asked
     ├── NeedsInput                            raised by a tool that waits for the user's answer
+    ├── WaitsElsewhere                        raised by a tool whose call goes on outside (a remote pending call)
     ├── CancelledCall                         raised by a cooperative tool that stops when cancelled
     ├── CallError                             a tool call the model got wrong
     │   ├── ArgumentsError (ValueError)       arguments failed to decode or validate
@@ -46,6 +47,7 @@ __all__ = [
     "ToolError",
     "ToolNotFound",
     "TransferError",
+    "WaitsElsewhere",
     "counted",
     "kept",
     "schema_failure",
@@ -373,6 +375,24 @@ class NeedsInput(TinyToolsError):
     def __init__(self, message: str, schema: dict[str, Any] | None = None, *, ttl: float | None = None):
         self.message = message
         self.schema = schema
+        self.ttl = ttl
+        super().__init__(message)
+
+
+class WaitsElsewhere(TinyToolsError):
+    """Raised by a tool whose call went on outside this dispatcher, such as a remote server's pending call.
+
+    The call ends its turn ``pending`` (kind ``external``) with ``message``: the application
+    learns the outcome where the call went on and finishes it with `Dispatcher.resume` and the
+    output (checked against the tool's output schema), or with ``error=``.
+
+    Attributes:
+        message: What the call waits for, as the other side said it.
+        ttl: Seconds it may wait (by default the dispatcher's ``pending_ttl``).
+    """
+
+    def __init__(self, message: str, *, ttl: float | None = None):
+        self.message = message
         self.ttl = ttl
         super().__init__(message)
 

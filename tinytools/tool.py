@@ -16,7 +16,6 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, overload
 
-import msgspec
 from typing_extensions import ParamSpec
 
 from tinytools.errors import ECHO_LIMIT, ArgumentsError, ToolDefinitionError, ToolDefinitionWarning, shorten
@@ -24,7 +23,7 @@ from tinytools.policy import ToolPolicy
 from tinytools.results import ToolCall, ToolResult
 from tinytools.schema.callables import is_async, stream_kind
 from tinytools.schema.keyword_order import in_keyword_order
-from tinytools.schema.shapes import resolved
+from tinytools.schema.shapes import resolved_text
 from tinytools.schema.validation import InputSchema, compile_validator
 from tinytools.signature import (
     INJECTABLE_TYPES,
@@ -56,7 +55,6 @@ R = TypeVar("R")
 
 
 _RUNTIME_SOURCES = frozenset({"token", "invocation", "progress", "stores", "key", "ask", "discovery"})
-_encode = msgspec.json.encode
 _INVOCATIONS = itertools.count(1)
 """Numbers the calls `Tool.invoke` makes: each is a call of its own (a call is its id)."""
 
@@ -278,7 +276,7 @@ class Tool(Generic[P, R]):
 
     def quoted(self, schema: Any) -> str:
         """A fragment of the input schema as an error quotes it: JSON, ``$ref``s resolved, cut to 400 characters."""
-        return shorten(_encode(resolved(schema, self.input_schema.get("$defs", {}))).decode(), 400)
+        return resolved_text(schema, self.input_schema.get("$defs", {}), 400)
 
     def framing(self, parameter: str) -> tuple[str, str]:
         """The text around an invalid-argument message for ``parameter``.

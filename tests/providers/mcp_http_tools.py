@@ -1,6 +1,7 @@
 """Tools served over streamable HTTP by tests/providers/test_mcp_http.py (``tinytools serve-mcp``).
 
-``make_inject`` is the ``--inject`` factory: the server process calls it once at start.
+``make_inject`` is the ``--inject`` factory: the server calls it, with nothing, for each session
+whose call needs its values.
 """
 
 from __future__ import annotations

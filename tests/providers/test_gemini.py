@@ -143,6 +143,25 @@ def test_a_single_allof_is_merged() -> None:
     assert declaration["parameters"]["properties"]["x"] == {"type": "STRING", "maxLength": 3}
 
 
+def test_a_vendors_x_keywords_are_left_out() -> None:
+    (declaration,) = gemini.export_tools(
+        [_with({"type": "string", "x-mcp-header": "Region"})], schema_format="openapi"
+    )[0]["functionDeclarations"]
+    assert declaration["parameters"]["properties"]["x"] == {"type": "STRING"}
+
+
+def test_shared_definitions_that_grow_past_the_bound_once_inlined_are_refused() -> None:
+    defs: dict[str, Any] = {"L0": {"type": "integer"}}
+    for level in range(1, 7):  # 10**6 copies of L0 once inlined
+        defs[f"L{level}"] = {"anyOf": [{"$ref": f"#/$defs/L{level - 1}"} for _ in range(10)]}
+    root = {"type": "object", "properties": {"x": {"$ref": "#/$defs/L6"}}, "additionalProperties": False}
+    deep = Tool.from_schema("deep", "", {**root, "$defs": defs}, lambda **kw: kw)
+    with pytest.raises(SchemaError) as caught:
+        gemini.export_tools([deep], schema_format="openapi")
+    assert caught.value.parameter == "x" and "more than 10000 schemas once its $refs are inlined" in str(caught.value)
+    assert gemini.export_tools([deep])[0]["functionDeclarations"][0]["parametersJsonSchema"] == deep.input_schema
+
+
 def test_calls_without_ids_get_local_ids_and_responses_go_back_without_them() -> None:
     response = types.GenerateContentResponse.model_validate(
         {

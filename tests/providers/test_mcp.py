@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from tinytools import Dispatcher, Toolbox, ToolCall, tool
+from tinytools import Dispatcher, Tool, Toolbox, ToolCall, tool
 from tinytools.providers import mcp
 from tinytools.providers._common import require
+from tinytools.providers.mcp.wire import check_output
 
 from .conftest import add, get_weather
 
@@ -96,6 +97,42 @@ def test_writes_structured_content_and_text() -> None:
             "isError": False,
         },
     ]
+
+
+def test_a_pending_result_is_sent_as_pending_not_as_output_against_the_schema() -> None:
+    @tool(external=True)
+    def deploy(service: str) -> dict[str, str]:
+        """Deploy (elsewhere)."""
+        raise AssertionError("never run")
+
+    waiting = Dispatcher([deploy]).dispatch(ToolCall("d1", "deploy", {"service": "api"}))
+    assert waiting.status == "pending"
+    assert check_output(waiting, deploy) is waiting  # no output yet: nothing to hold to the schema
+    (written,) = mcp.write_results([waiting])
+    assert written["isError"] is False and written["_meta"]["tinytools/pending"]["kind"] == "external"
+
+
+def test_an_output_schema_of_shared_definitions_is_read_once_per_definition() -> None:
+    defs: dict[str, Any] = {"L0": {"type": "integer"}}
+    for level in range(1, 7):  # 10**6 paths down to L0
+        defs[f"L{level}"] = {"anyOf": [{"$ref": f"#/$defs/L{level - 1}"} for _ in range(10)]}
+    output = {"$ref": "#/$defs/L6", "$defs": defs}
+    made = Tool.from_schema(
+        "deep", "", {"type": "object", "additionalProperties": False}, lambda: 1, output_schema=output
+    )
+    calls = 0
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        nonlocal calls
+        calls += event == "call" and frame.f_code.co_name == "_is_object"
+
+    sys.setprofile(profile)
+    try:
+        (listed,) = mcp.export_tools([made])
+    finally:
+        sys.setprofile(None)
+    assert listed["outputSchema"]["properties"] == {"result": {"$ref": "#/$defs/L6"}}  # no object: wrapped
+    assert calls <= 1 + 7 * 11
 
 
 def test_a_missing_extra_names_the_install_command() -> None:

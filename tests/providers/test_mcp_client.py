@@ -1,12 +1,17 @@
-"""The MCP client against a server tinytools did not write (`mcp_remote_server.py`, the SDK's own).
+"""The MCP client against servers tinytools did not write (the SDK's own), and against a tinytools server.
 
-The server runs as a real subprocess, over stdio and over streamable HTTP on 127.0.0.1, and
-writes down every call that reaches it, so the tests see what was sent, not only what came back.
+`mcp_remote_server.py` is an ordinary server; `mcp_hostile_server.py` tests the client's limits
+(endless or looping pages, too many tools, a schema whose naive check explodes, FastMCP's
+vendor keywords, schemas only half enforceable); `mcp_pending_server.py` is a tinytools server
+whose calls end pending. Each runs as a real subprocess, over stdio and over streamable HTTP on
+127.0.0.1, and the SDK servers write down every call that reaches them, so the tests see what
+was sent, not only what came back.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -14,6 +19,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +33,8 @@ from tinytools.providers.mcp import connect
 from tinytools.providers.mcp.client import RemoteToolbox
 
 SERVER = Path(__file__).with_name("mcp_remote_server.py")
+HOSTILE = Path(__file__).with_name("mcp_hostile_server.py")
+PENDING = Path(__file__).with_name("mcp_pending_server.py")
 LISTED = ["add", "weather", "bad_output", "fail", "sleep", "steps", "pid"]
 
 
@@ -63,11 +71,11 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    calls = tmp_path_factory.mktemp("http") / "calls.jsonl"
+@contextlib.contextmanager
+def _serving_http(argv: list[str]) -> Iterator[str]:
+    """Run ``argv`` (a test server script and its arguments) over HTTP; yield its MCP endpoint."""
     port = _free_port()
-    process = subprocess.Popen([sys.executable, str(SERVER), str(calls), "--http", str(port)])
+    process = subprocess.Popen([sys.executable, *argv, "--http", str(port)])
     try:
         deadline = time.monotonic() + 15
         while True:
@@ -78,10 +86,17 @@ def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
                 if process.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError("the HTTP test server did not start") from None
                 time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp", calls
+        yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.kill()
         process.wait(10)
+
+
+@pytest.fixture(scope="module")
+def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    calls = tmp_path_factory.mktemp("http") / "calls.jsonl"
+    with _serving_http([str(SERVER), str(calls)]) as url:
+        yield url, calls
 
 
 @pytest.fixture(params=["stdio", "http"])
@@ -97,6 +112,25 @@ def remote(request: pytest.FixtureRequest, tmp_path: Path) -> Remote:
 def stdio(tmp_path: Path) -> Remote:
     calls = tmp_path / "calls.jsonl"
     return Remote([sys.executable, str(SERVER), str(calls)], calls)
+
+
+@pytest.fixture(params=["stdio", "http"])
+def hostile(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Callable[[str], contextlib.AbstractContextManager[Remote]]:
+    """Start `mcp_hostile_server.py` with one behaviour, over stdio or HTTP."""
+
+    @contextlib.contextmanager
+    def serve(behaviour: str) -> Iterator[Remote]:
+        calls = tmp_path / f"{behaviour}.jsonl"
+        argv = [str(HOSTILE), behaviour, str(calls)]
+        if request.param == "stdio":
+            yield Remote([sys.executable, *argv], calls)
+            return
+        with _serving_http(argv) as url:
+            yield Remote(url, calls)
+
+    return serve
 
 
 def _call(name: str, arguments: Any = None, id: str = "c1") -> ToolCall:
@@ -306,3 +340,163 @@ def test_a_call_from_another_loop_or_after_the_block_fails_unsent(stdio: Remote)
         assert result.status == "failed"
         assert result.error is not None and result.error.code == "executor_unavailable"
     assert stdio.received() == []  # neither reached a server, and no server was started again
+
+
+async def _names(box: RemoteToolbox) -> list[str]:
+    return box.names
+
+
+def test_listing_pages_are_bounded_and_a_cursor_that_comes_back_is_refused(hostile: Any) -> None:
+    with hostile("endless") as endless:
+        with pytest.raises(ToolDefinitionError) as default:
+            endless.run(_names)
+        with pytest.raises(ToolDefinitionError) as chosen:
+            endless.run(_names, max_pages=5)
+    with hostile("loop") as loop, pytest.raises(ToolDefinitionError) as looped:
+        loop.run(_names, max_pages=1000)
+    assert "has more than 100 pages of tools (100 tools so far)" in str(default.value)
+    assert "raise connect(..., max_pages=...)" in str(default.value)
+    assert "has more than 5 pages of tools (5 tools so far)" in str(chosen.value)
+    assert "sent the cursor 'a' again after page 3: its pages go round" in str(looped.value)
+
+
+def test_listed_tools_are_bounded(hostile: Any) -> None:
+    with hostile("crowd") as crowd:
+        everything = crowd.run(_names)
+        with pytest.raises(ToolDefinitionError) as too_many:
+            crowd.run(_names, max_tools=100)
+        with pytest.raises(ToolDefinitionError) as too_long:
+            crowd.run(_names, max_pages=2)
+    assert len(everything) == 120 and everything[:2] == ["t0_0", "t0_1"]
+    assert "listed more than 100 tools; if the server truly has more, raise connect(..., max_tools=...)" in str(
+        too_many.value
+    )
+    assert "has more than 2 pages of tools (80 tools so far)" in str(too_long.value)
+
+
+def test_vendor_keywords_are_kept_and_not_a_reason_to_refuse(hostile: Any) -> None:
+    async def body(box: RemoteToolbox) -> Any:
+        calls = [_call("wrapped", {"n": 2, "region": "eu"}), _call("wrapped", {"n": "2"})]
+        return box["wrapped"], [await adispatch(call, box) for call in calls]
+
+    with hostile("vendor") as vendor:
+        wrapped, (good, bad) = vendor.run(body)
+        received = vendor.received()
+    assert wrapped.output_schema["x-fastmcp-wrap-result"] is True
+    assert wrapped.input_schema["properties"]["region"] == {"type": "string", "x-mcp-header": "Region"}
+    assert (good.status, good.output) == ("succeeded", {"result": 4})
+    assert bad.error is not None and (bad.error.code, bad.error.details["pointer"]) == ("invalid_arguments", "/n")
+    assert received == [{"tool": "wrapped", "arguments": {"n": 2, "region": "eu"}}]
+
+
+def test_a_refusal_names_the_schema_and_the_keyword_and_how_to_keep_the_tool(hostile: Any) -> None:
+    async def body(box: RemoteToolbox) -> Any:
+        return box.names, dict(box.refused), box.unenforced
+
+    with hostile("vendor") as vendor:
+        names, refused, unenforced = vendor.run(body)
+    assert (names, list(refused), unenforced) == (["wrapped"], ["odd_output", "odd_input"], set())
+    assert refused["odd_output"].startswith("its output schema cannot be enforced here (schema at /properties/items:")
+    assert "minContains above 1" in refused["odd_output"]
+    assert refused["odd_output"].endswith(
+        "connect(..., unenforced={'odd_output'}) keeps it, its output not checked here"
+    )
+    assert refused["odd_input"].startswith("its input schema cannot be enforced here (schema at /properties/items:")
+    assert "maxContains" in refused["odd_input"]
+    assert refused["odd_input"].endswith(
+        "connect(..., unenforced={'odd_input'}) keeps it, its arguments checked by the MCP server only"
+    )
+
+
+def test_unenforced_relaxes_only_the_schema_that_cannot_be_enforced(hostile: Any) -> None:
+    async def body(box: RemoteToolbox) -> Any:
+        calls = [
+            _call("odd_output", {"n": "one"}),  # its input schema works: checked here, never sent
+            _call("odd_output", {"n": 1}),  # its output breaks minContains: not checked here
+            _call("odd_input", {"items": [1, 2], "extra": True}),  # only the server checks its arguments
+        ]
+        described = {name: box[name].description for name in ("odd_output", "odd_input")}
+        return box.unenforced, described, box["odd_output"].output_schema, [await adispatch(c, box) for c in calls]
+
+    with hostile("vendor") as vendor:
+        unenforced, described, output, (refused, unchecked, output_checked) = vendor.run(
+            body, unenforced={"odd_output", "odd_input"}
+        )
+        received = vendor.received()
+    assert unenforced == {"odd_output", "odd_input"}
+    assert "checked by the MCP server only" in described["odd_input"]
+    assert "checked by the MCP server only" not in described["odd_output"]
+    assert output is None  # not shown, as it is not checked
+    assert refused.error is not None and refused.error.code == "invalid_arguments"
+    assert (unchecked.status, unchecked.output) == ("succeeded", {"items": [1]})
+    assert output_checked.error is not None and output_checked.error.code == "invalid_output"  # "many" is no integer
+    assert received == [
+        {"tool": "odd_output", "arguments": {"n": 1}},
+        {"tool": "odd_input", "arguments": {"items": [1, 2], "extra": True}},
+    ]
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_tinytools_servers_pending_result_reads_as_pending_and_the_application_finishes_it(
+    transport: str,
+) -> None:
+    async def body(box: RemoteToolbox) -> Any:
+        run = Dispatcher(box)
+        deploy = await run.adispatch(_call("deploy", {"service": "api"}, id="d1"))
+        pay = await run.adispatch(_call("pay", {"invoice": "A-7", "amount": 120}, id="p1"))
+        assert deploy.pending is not None and pay.pending is not None
+        deployed = await run.aresume(deploy.pending.handle, {"url": "https://api.example"})
+        refused = await run.aresume(pay.pending.handle, error="finance said no on the server")
+        ping = await run.adispatch(_call("ping", id="n1"))
+        return box["deploy"].output_schema, deploy, pay, deployed, refused, ping
+
+    argv = [str(PENDING)]
+    with contextlib.ExitStack() as stack:
+        target = [sys.executable, *argv] if transport == "stdio" else stack.enter_context(_serving_http(argv))
+        schema, deploy, pay, deployed, refused, ping = Remote(target, Path(os.devnull)).run(body)
+    assert schema is not None  # deploy declares its output: a pending result is not an invalid output
+    for result, message in [
+        (deploy, "Run tool 'deploy' with the call's arguments, then resume it with the output."),
+        (pay, "Finance approves payments."),
+    ]:
+        assert (result.status, result.is_error, result.error, result.output) == ("pending", False, None, None)
+        assert result.pending.kind == "external" and result.pending.request.message == message
+        assert result.text() == f"Pending: {message}"
+    assert 0 < pay.pending.expires_at - time.time() <= 600  # the server's expiry
+    assert (deployed.call_id, deployed.status, deployed.output) == ("d1", "succeeded", {"url": "https://api.example"})
+    assert (refused.call_id, refused.status) == ("p1", "failed")
+    assert (ping.status, ping.output) == ("succeeded", {"result": "pong"})
+
+
+def _validation_runs(counted: Counter[tuple[Any, int]]) -> Any:
+    """A profile function counting each generated validation function's runs on each value."""
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        code = frame.f_code
+        if event == "call" and code.co_filename == "<string>" and code.co_name.startswith("validate"):
+            counted[(code, id(frame.f_locals.get("data")))] += 1
+
+    return profile
+
+
+def test_a_schema_whose_naive_check_explodes_is_checked_in_time_linear_in_the_arguments(hostile: Any) -> None:
+    async def body(box: RemoteToolbox) -> Any:
+        counted: Counter[tuple[Any, int]] = Counter()
+        sys.setprofile(_validation_runs(counted))
+        try:
+            bad = await adispatch(_call("deep", {"x": "bad"}), box)  # fails all 10**6 paths to an integer
+        finally:
+            sys.setprofile(None)
+        return box.refused, counted, bad, await adispatch(_call("deep", {"x": 7}, id="c2"), box)
+
+    with hostile("exploding") as exploding:
+        refused, counted, bad, good = exploding.run(body)
+        received = exploding.received()
+    assert refused == {}
+    assert max(counted.values()) == 1  # each definition once per value (the root and L6 down to L0)
+    assert bad.error is not None and bad.error.code == "invalid_arguments"
+    assert bad.error.details == {"pointer": "/x", "keyword": "anyOf", "parameter": "x"}
+    quoted = bad.error.message.split("Schema of 'x': ", 1)[1]
+    assert len(quoted) <= 400 and quoted.startswith('{"anyOf":[{"anyOf":[{"anyOf":[{"$ref":"#/$defs/L3"},')
+    assert (good.status, good.output) == ("succeeded", {"result": 7})  # its output checked against the same shape
+    assert received == [{"tool": "deep", "arguments": {"x": 7}}]

@@ -15,13 +15,13 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 import uvicorn
 from mcp.types import CallToolResult, JSONRPCResponse, ListToolsResult
 
-from tinytools import Progress, tool
+from tinytools import Injected, Progress, tool
 from tinytools.providers.mcp import http_app
 from tinytools.providers.mcp.server import Service
 
@@ -42,7 +42,23 @@ def steps(n: int, progress: Progress) -> str:
     return "done"
 
 
-TOOLS = [add, steps]
+PAID: list[int] = []
+
+
+@tool
+def pay(amount: int) -> str:
+    """Pay an amount (written down in PAID)."""
+    PAID.append(amount)
+    return f"paid {amount}"
+
+
+@tool
+def balance(*, ledger: Annotated[dict[str, int], Injected]) -> int:
+    """The balance in the server's injected ledger."""
+    return ledger["balance"]
+
+
+TOOLS = [add, steps, pay, balance]
 
 
 def _port() -> int:
@@ -277,6 +293,35 @@ def test_a_declared_body_over_the_limit_is_refused_at_once(servers: dict[str, in
     assert statuses == {"lean": 413, "sdk": 413}
 
 
+REPEATED = (
+    b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"pay","arguments":{"amount":1,"amount":1000}}}'
+)
+MODERN = "2026-07-28"
+ENVELOPE = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+@pytest.mark.parametrize("protocol", [VERSION, MODERN])
+def test_a_key_sent_twice_in_the_arguments_is_refused_on_the_lean_and_the_sdk_path(
+    servers: dict[str, int], protocol: str
+) -> None:
+    body, changes = REPEATED, {}
+    if protocol == MODERN:  # the sessionless protocol: the SDK answers it on both apps
+        body = REPEATED.replace(b'"amount":1000}', b'"amount":1000},"_meta":' + json.dumps(ENVELOPE).encode())
+        changes = {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "pay"}
+    PAID.clear()
+    responses = _both(servers, body, **changes)
+    for label, response in responses.items():
+        assert response.status_code == 200, (label, response.text)
+        (message,) = _messages(response)
+        result = CallToolResult.model_validate(JSONRPCResponse.model_validate(message).result)
+        assert result.is_error is True, label
+        assert "could not be read as JSON" in result.content[0].text, (label, result.content[0].text)
+        assert "the key 'amount' appears more than once in one object" in result.content[0].text
+    assert PAID == []  # paid neither 1 nor 1000
+    if protocol == VERSION:
+        assert responses["lean"].headers["content-type"] == "application/json"  # the lean path answered
+
+
 class _Refuses:
     def __call__(self) -> dict[str, Any]:
         raise RuntimeError("SECRET-inject-password")
@@ -284,7 +329,7 @@ class _Refuses:
 
 @pytest.mark.parametrize("version", [VERSION, None])
 def test_a_failing_inject_factory_is_an_is_error_result_without_its_text(version: str | None) -> None:
-    """On the lean path (a 2025 version header) and on the SDK's (none) alike."""
+    """On the lean path (a 2025 version header) and on the SDK's (none) alike; a tool without injected values runs."""
     port = _port()
     app = http_app(TOOLS, inject=_Refuses())
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical"))
@@ -295,7 +340,9 @@ def test_a_failing_inject_factory_is_an_is_error_result_without_its_text(version
         while not server.started:
             assert time.monotonic() < ends
             time.sleep(0.02)
-        response = _post(port, GOOD["call"], _headers(port, **{"mcp-protocol-version": version}))
+        headers = _headers(port, **{"mcp-protocol-version": version})
+        response = _post(port, _request("tools/call", {"name": "balance", "arguments": {}}), headers)
+        untouched = _post(port, GOOD["call"], headers)
     finally:
         server.should_exit = True
         thread.join(10)
@@ -304,4 +351,8 @@ def test_a_failing_inject_factory_is_an_is_error_result_without_its_text(version
     (message,) = _messages(response)
     result = CallToolResult.model_validate(JSONRPCResponse.model_validate(message).result)
     assert result.is_error is True
-    assert "The server failed while opening a session for tool 'add'" in result.content[0].text
+    assert "The server failed while opening a session for tool 'balance'" in result.content[0].text
+    (message,) = _messages(untouched)  # add takes no injected value: the factory is not called
+    assert CallToolResult.model_validate(JSONRPCResponse.model_validate(message).result).structured_content == {
+        "result": 5
+    }

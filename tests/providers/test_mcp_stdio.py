@@ -215,3 +215,12 @@ def test_a_raw_tools_call_whose_conversion_raises_leaks_nothing(raw_server: _Raw
         assert answer is not None and answer.get("id") == index, answer
         assert SECRET not in json.dumps(answer), answer
         assert answer.get("result", {}).get("isError") is True, answer
+
+
+def test_a_key_sent_twice_in_the_arguments_is_refused(raw_server: _RawServer) -> None:
+    raw_server.send('{"jsonrpc":"2.0","id":"twice","method":"tools/call","params":'
+                    '{"name":"nested","arguments":{"value":1,"value":2}}}')  # fmt: skip
+    answer = raw_server.receive(WATCHDOG)
+    assert answer is not None and answer.get("id") == "twice", answer
+    assert answer["result"]["isError"] is True
+    assert "the key 'value' appears more than once in one object" in answer["result"]["content"][0]["text"]

@@ -175,10 +175,15 @@ def test_email_str() -> None:  # email-validator is in the test extra
     assert made.invoke({"v": {"email": "not an address"}}).error.code == "invalid_arguments"  # type: ignore[union-attr]
 
 
-def test_a_keyword_of_the_applications_own_is_refused_at_definition_by_name() -> None:
+def test_a_vendor_keyword_is_an_annotation_and_any_other_keyword_is_refused_by_name() -> None:
     model = pydantic.create_model("Extra", v=(Annotated[int, Field(json_schema_extra={"x-unit": "cm"})], ...))
-    with pytest.raises(ToolDefinitionError, match="x-unit"):
-        one(model)
+    made = one(model)
+    assert "x-unit" in walk(made.input_schema)  # shown as written, not enforced
+    assert made.invoke({"v": {"v": 3}}).status == "succeeded"
+    assert made.invoke({"v": {"v": "3"}}).error.code == "invalid_arguments"  # type: ignore[union-attr]
+    typo = pydantic.create_model("Typo", v=(Annotated[int, Field(json_schema_extra={"unit": "cm"})], ...))
+    with pytest.raises(ToolDefinitionError, match="'unit'"):
+        one(typo)
 
 
 def test_a_model_pydantic_has_no_schema_for_is_a_definition_error() -> None:

@@ -7,6 +7,7 @@ import dataclasses
 import datetime
 import decimal
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -251,6 +252,32 @@ def test_refuses_what_strict_mode_cannot_express(schema: dict[str, Any], pointer
     error = caught.value
     assert (error.tool, error.parameter, error.pointer) == ("t", "x", pointer)
     assert words in error.reason and "export without strict=True" in error.reason
+
+
+def test_a_vendors_x_keywords_are_not_shown_to_a_strict_provider() -> None:
+    strict = _with({"type": "string", "x-mcp-header": "Region", "x-note": {"any": "thing"}}).strict()
+    assert strict.schema["properties"]["x"] == {"type": "string"}
+
+
+def test_an_optional_argument_of_shared_definitions_is_read_once_per_definition() -> None:
+    defs: dict[str, Any] = {"L0": {"type": "integer"}}
+    for level in range(1, 7):  # 10**6 paths down to L0
+        defs[f"L{level}"] = {"anyOf": [{"$ref": f"#/$defs/L{level - 1}"} for _ in range(10)]}
+    root = {"type": "object", "properties": {"x": {"$ref": "#/$defs/L6"}}, "additionalProperties": False}
+    made = Tool.from_schema("deep", "", {**root, "$defs": defs}, lambda **kw: kw)
+    calls = 0
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        nonlocal calls
+        calls += event == "call" and frame.f_code.co_name == "accepts_null"
+
+    sys.setprofile(profile)
+    try:
+        strict = made.strict()
+    finally:
+        sys.setprofile(None)
+    assert strict.schema["properties"]["x"]["anyOf"] == [{"$ref": "#/$defs/L6"}, {"type": "null"}]
+    assert calls <= 1 + 7 * 11
 
 
 def test_an_open_object_with_properties_is_closed() -> None:

@@ -8,7 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from decimal import Decimal
 from typing import Any
 
@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from tinytools.errors import ArgumentsError, SchemaError
 from tinytools.schema.patterns import translate_pattern
+from tinytools.schema.references import Call, repeated_targets
 from tinytools.schema.validation import MAX_SCHEMA_DEPTH, InputSchema, compile_validator
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -224,6 +225,27 @@ def test_parse_refuses_loops_that_never_descend() -> None:
     assert "loop" in caught.value.reason
 
 
+def test_a_vendors_x_keywords_are_annotations_shown_as_given_and_not_enforced() -> None:
+    vendor = {"x-fastmcp-wrap-result": True, "x-ref": {"$ref": "#/nowhere", "type": "integer"}, "x-": None}
+    raw = closed({"a": {"type": "integer", "x-unit": "cm", "x-pattern": "^z$"}}, required=["a"], **vendor)
+    schema = InputSchema.parse(raw)
+    assert schema.schema == raw  # kept, as providers are shown it
+    assert schema.check({"a": 3}) is None
+    problem = schema.check({"a": "3"})
+    assert isinstance(problem, ArgumentsError) and (problem.pointer, problem.keyword) == ("/a", "type")
+    output = compile_validator({"type": "object", "properties": {"result": {"type": "string"}}, **vendor})
+    output({"result": "yes"})
+    with pytest.raises(ArgumentsError):
+        output({"result": 1})
+
+
+def test_a_ref_into_an_x_keyword_is_refused_it_holds_no_schema() -> None:
+    raw = closed({"a": {"$ref": "#/x-defs/n"}}, **{"x-defs": {"n": {"type": "integer"}}})
+    with pytest.raises(SchemaError) as caught:
+        InputSchema.parse(raw)
+    assert (caught.value.pointer, "points at no schema" in caught.value.reason) == ("/properties/a/$ref", True)
+
+
 def test_recursion_through_data_is_accepted() -> None:
     tree = {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#"}}}}
     check = compile_validator(tree)
@@ -231,6 +253,134 @@ def test_recursion_through_data_is_accepted() -> None:
     with pytest.raises(ArgumentsError) as caught:
         check({"kids": [{"kids": [{"kids": 3}]}]})
     assert caught.value.pointer == "/kids/0/kids/0/kids"
+
+
+def layered(levels: int, fan: int = 10) -> dict[str, Any]:
+    """``x`` of ``levels`` levels of ``anyOf`` over ``fan`` references each to the level below."""
+    defs: dict[str, Any] = {"L0": {"type": "integer"}}
+    for level in range(1, levels + 1):
+        defs[f"L{level}"] = {"anyOf": [{"$ref": f"#/$defs/L{level - 1}"} for _ in range(fan)]}
+    return closed({"x": {"$ref": f"#/$defs/L{levels}"}}, required=["x"], **{"$defs": defs})
+
+
+def runs(check: Any, data: Any) -> Counter[tuple[Any, int]]:
+    """How often each generated function ran on each value while ``check(data)`` ran."""
+    counted: Counter[tuple[Any, int]] = Counter()
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code.co_filename == "<string>" and "data" in frame.f_locals:
+            counted[(frame.f_code, id(frame.f_locals["data"]))] += 1
+
+    sys.setprofile(profile)
+    try:
+        check(data)
+    finally:
+        sys.setprofile(None)
+    return counted
+
+
+def inlined(schema: Any, defs: dict[str, Any]) -> Any:
+    """``schema`` with every ``$ref`` replaced by a copy of its definition (no loops)."""
+    if isinstance(schema, list):
+        return [inlined(item, defs) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    if "$ref" in schema:
+        return {
+            **inlined(defs[schema["$ref"][8:]], defs),
+            **inlined({k: v for k, v in schema.items() if k != "$ref"}, defs),
+        }
+    return {key: inlined(value, defs) for key, value in schema.items() if key != "$defs"}
+
+
+SHARED_DEFS: dict[str, Any] = {
+    "Leaf": {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string", "maxLength": 3}, {"const": None}]},
+    "Pair": closed({"a": {"$ref": "#/$defs/Leaf"}, "b": {"$ref": "#/$defs/Leaf"}}, required=["a"]),
+    "Either": {"anyOf": [{"$ref": "#/$defs/Pair"}, {"type": "array", "items": {"$ref": "#/$defs/Leaf"}}]},
+}
+SHARED = closed(
+    {
+        "p": {"$ref": "#/$defs/Pair"},
+        "q": {"type": "array", "items": {"$ref": "#/$defs/Either"}},
+        "r": {"$ref": "#/$defs/Either"},
+        "s": {"allOf": [{"$ref": "#/$defs/Leaf"}, {"not": {"const": 5}}]},
+    },
+    required=["p"],
+    **{"$defs": SHARED_DEFS},
+)
+JSON_VALUES = st.recursive(
+    st.none() | st.integers(-3, 6) | st.sampled_from(["", "ab", "long"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["a", "b", "c"]), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def test_a_definition_shared_by_many_paths_runs_once_per_value() -> None:
+    check = InputSchema.parse(layered(4)).check
+    assert isinstance(check({"x": "bad"}), ArgumentsError)  # the first failure compiles what lists its errors
+    counted = runs(check, {"x": "bad"})  # fails every one of the 10**4 paths to the integer
+    assert max(counted.values()) == 1 and len(counted) == 1 + 5  # the root once, each of L4 to L0 once
+    tree = closed({"t": {"$ref": "#/$defs/T"}}, **{"$defs": {"T": {"anyOf": [
+        {"type": "array", "items": {"$ref": "#/$defs/T"}},
+        {"type": "array", "items": {"$ref": "#/$defs/T"}, "maxItems": 1},
+        {"type": "integer"},
+    ]}}})  # fmt: skip
+    deep: Any = "leaf"
+    for _ in range(12):  # each level tried by two branches: 2**12 runs without sharing
+        deep = [deep]
+    checked = InputSchema.parse(tree).check
+    checked({"t": deep})  # the first failure compiles what lists its errors
+    counted = runs(checked, {"t": deep})
+    assert max(counted.values()) == 1 and len(counted) <= 2 * (1 + 13)  # the check, then the listing of its errors
+
+
+def _nodes(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + sum(map(_nodes, value.values()))
+    if isinstance(value, list):
+        return 1 + sum(map(_nodes, value))
+    return 1
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(st.fixed_dictionaries({}, optional={name: JSON_VALUES for name in "pqrsz"}))
+def test_shared_definitions_report_as_their_inlined_copies_do(arguments: dict[str, Any]) -> None:
+    schema = InputSchema.parse(SHARED)
+    shared = schema.check(arguments)
+    counted = runs(schema.check, arguments).values()
+    if shared is None:
+        assert max(counted) == 1  # no definition runs twice on one value
+    else:  # listing a failure's errors checks each place once more (one None object may sit in many places)
+        assert max(counted) <= 2 * _nodes(arguments)
+    copies = InputSchema.parse(inlined(SHARED, SHARED_DEFS)).check(arguments)
+    assert (shared is None) == (copies is None)
+    if shared is not None and copies is not None:
+        seen = [(e.pointer, e.keyword, e.reason, e.parameter) for e in shared.errors]
+        assert seen == [(e.pointer, e.keyword, e.reason, e.parameter) for e in copies.errors]
+
+
+@pytest.mark.parametrize(
+    ("calls", "repeated"),
+    [
+        ([("root", "A", ("src",)), ("root", "A", ("dst",))], set()),  # one type, two arguments
+        ([("root", "P", ("p",)), ("root", "C", ("c",)), ("P", "A", ("a",)), ("C", "A", ("a",))], set()),
+        ([("root", "L2", ("x",)), ("L2", "L1", ()), ("L2", "L1", ()), ("L1", "L0", ()), ("L1", "L0", ())],
+         {"L1", "L0"}),
+        ([("root", "N", ("t",)), ("N", "N", ("left",)), ("N", "N", ("right",))], set()),  # a binary tree
+        ([("root", "T", ("t",)), ("T", "T", (None,)), ("T", "T", (None,))], {"T"}),  # two branches, same items
+        ([("root", "A", ("a",)), ("root", "A", (None,))], {"A"}),  # a property and a pattern of names
+        ([("root", "F", ()), ("root", "G", ()), ("F", "A", ("a",)), ("G", "A", ("a",))], {"A"}),  # anyOf[F, G]
+        ([("root", "A", ("a", 0)), ("root", "A", ("a", "0"))], set()),  # an index is not a key
+        ([("root", "R", ("r",)), ("R", "R", ("n",)), ("R", "A", ("a",)), ("root", "A", ("r", "a"))], {"A"}),
+        # unsure, so remembered: the paths of a loop are taken as any path
+        ([("root", "R", ("r",)), ("R", "R", ("n",)), ("R", "A", ("a",)), ("root", "A", ("a",))], {"A"}),
+        ([("root", "R", ("r",)), ("R", "R", ("n",)), ("R", "A", ("a",)), ("root", "A", ("b",))], set()),
+    ],
+)  # fmt: skip
+def test_the_targets_one_value_could_reach_twice(
+    calls: list[tuple[str, str, tuple[Any, ...]]], repeated: set[str]
+) -> None:
+    assert repeated_targets([Call(*call) for call in calls], "root") == repeated
 
 
 def test_parse_refuses_schemas_nested_too_deeply() -> None:

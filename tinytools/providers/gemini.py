@@ -46,6 +46,8 @@ __all__ = ["LOCAL_ID_PREFIX", "export_tools", "read_calls", "schema", "write_res
 
 LOCAL_ID_PREFIX = "gemini:"
 """Prefix of the ids given to calls that Gemini sent without one."""
+MAX_INLINED = 10_000
+"""Most schemas one translation writes: definitions that share definitions grow tenfold a level once inlined."""
 
 _TYPES = {
     "string": "STRING",
@@ -96,8 +98,8 @@ def export_tools(
     (and its output's as ``responseJsonSchema``): what the model sees is what is enforced,
     recursive types, tuples and every keyword included. ``schema_format="openapi"`` sends the
     older OpenAPI-subset ``parameters`` instead, for models that take only that: a translation
-    (`schema`) that refuses what it cannot express, and declares a tool without parameters
-    without them (Gemini refuses an empty object there).
+    (`schema`) that refuses what it cannot express, leaves out a vendor's ``x-`` keywords, and
+    declares a tool without parameters without them (Gemini refuses an empty object there).
 
     Args:
         tools: A `Toolbox` or any iterable of tools.
@@ -138,6 +140,7 @@ class _Translator:
     def __init__(self, tool: str, defs: dict[str, Any]):
         self.tool = tool
         self.defs = defs
+        self.left = MAX_INLINED
 
     def fail(self, reason: str, pointer: str) -> SchemaError:
         parameter = pointer.split("/")[2] if pointer.startswith("/properties/") else None
@@ -150,6 +153,10 @@ class _Translator:
             raise self.fail("a schema that accepts nothing cannot be expressed", pointer)
         if "$ref" in schema:
             return self.node(self.inline(schema, pointer, seen), pointer, (*seen, schema["$ref"]))
+        self.left -= 1
+        if self.left < 0:
+            reason = f"more than {MAX_INLINED} schemas once its $refs are inlined (Gemini's schema has no references)"
+            raise self.fail(reason + "; export with schema_format='json_schema'", pointer)
         out: dict[str, Any] = {}
         notes: list[str] = []
         for keyword, value in schema.items():
@@ -157,7 +164,7 @@ class _Translator:
                 out[keyword] = value
             elif keyword == "uniqueItems":
                 notes += ["Items must be unique."] if value else []
-            elif keyword not in _IGNORED | _STRUCTURE | _STATED.keys():
+            elif keyword not in _IGNORED | _STRUCTURE | _STATED.keys() and not keyword.startswith("x-"):
                 raise self.fail(f"{keyword!r} has no equivalent in Gemini's schema", f"{pointer}/{keyword}")
         nullable = self.structure(schema, pointer, seen, out)
         for keyword, template in _STATED.items():

@@ -24,7 +24,7 @@ from tinytools.context import (
     RunContext,
     Stores,
 )
-from tinytools.errors import ArgumentsError, NeedsInput, RetryableError, TransferError, kept
+from tinytools.errors import ArgumentsError, NeedsInput, RetryableError, TransferError, WaitsElsewhere, kept
 from tinytools.events import ToolEvent, ToolOutputChunk, ToolStarted
 from tinytools.executors.failures import ExecutorError
 from tinytools.results import ToolResult
@@ -304,6 +304,8 @@ class Attempts:
             return waiting(call, plan.name, "input", exc.message, exc.schema, exc.ttl), False
         if isinstance(exc, TooLarge):  # a text stream past the budget, with no store to take it
             return self.failure(flight, self.boundary.too_large(call, plan.name, exc.size, start), None), False
+        if isinstance(exc, WaitsElsewhere):  # the call goes on outside: the application resumes it with the output
+            return waiting(call, plan.name, "external", exc.message, plan.tool.output_schema or {}, exc.ttl), False
         result = tool_failure(call, plan.name, exc, start, plan.exposed)
         if isinstance(exc, RetryableError) and not last:
             return result, True

@@ -17,6 +17,16 @@ the index of a failing item only when it fails; an ``anyOf`` skips its trials fo
 exactly the class of a branch that only names types (``Model | None`` given None); and the
 root function maps its own failures to `ArgumentsError`, so no wrapper call is paid. Only once
 it has failed does it look for the other failing arguments (`tinytools.schema.messages.Collector`).
+
+Validation takes time linear in the arguments, whatever the schema. Without a ``$ref`` the
+checks form a tree, so each check meets each value at most once. A ``$ref`` target that two
+call sites could call on the same value (levels of ``anyOf`` over the same definitions; see
+`tinytools.schema.references`) could be tried on one value once per path, ten to the power of
+the levels for a value that fails them all; so a call of such a target goes through `_shared`,
+which remembers, for the one validation, the verdict of each target on each value (by
+identity: the arguments hold every value while they are checked) and reuses it, a failure
+rebased onto the caller's path. Each target then runs at most once per value, and targets
+referenced only from places holding different values keep their direct, cheaper calls.
 """
 
 from __future__ import annotations
@@ -36,6 +46,7 @@ from tinytools.errors import ArgumentsError, SchemaError
 from tinytools.schema.convert import flooded
 from tinytools.schema.messages import Check, Collector, ErrorMap, Locate, Site, Token, reporter
 from tinytools.schema.nested_errors import NestedErrors
+from tinytools.schema.references import Call, repeated_targets
 
 
 class Failure(JsonSchemaValueException):
@@ -82,6 +93,48 @@ def _key(value: Any) -> Any:
     if kind is bool:
         return (bool, value)
     return value
+
+
+class _Here:
+    """The path prefix a shared target is first run with, replaced by each caller's own (`_rebased`)."""
+
+    __slots__ = ()
+
+
+_HERE = _Here()
+_UNSEEN = object()
+
+
+def _shared(check: Callable[..., None], value: object, memo: dict[tuple[Any, int], Any], prefix: Any) -> None:
+    """Call a ``$ref`` target's function once per value and validation; after that, repeat its verdict.
+
+    ``memo`` lives for one validation (the root function makes it), keyed by the function and the
+    value's identity: the arguments hold every value they are made of while they are checked.
+    """
+    key = (check, id(value))
+    known = memo.get(key, _UNSEEN)
+    if known is _UNSEEN:
+        try:
+            check(value, memo, _HERE)
+        except Failure as failure:
+            known = memo[key] = failure.args
+        else:
+            memo[key] = None
+            return
+    elif known is None:
+        return
+    raise Failure(known[0], known[1], _rebased(known[2], prefix), *known[3:])
+
+
+def _rebased(chain: Any, prefix: Any) -> Any:
+    """A failure's chain of ``$ref`` calls (``(site, prefix, *dynamic)``) ending at ``prefix`` instead of `_HERE`."""
+    links = []
+    while chain is not _HERE:
+        links.append(chain)
+        chain = chain[1]
+    for link in reversed(links):
+        prefix = (link[0], prefix, *link[2:])
+    return prefix
 
 
 def _index(items: Sequence[Any], item: object) -> int:
@@ -134,9 +187,13 @@ class _Generator(CodeGeneratorDraft07):
         # or None and the generated variable that holds it at run time.
         self._path: list[tuple[Token | None, str]] = []
         self._entry: str = resolver.get_scope_name()
+        self._calls: list[tuple[int, Call]] = []  # each $ref call, and its line
+        self._function = self._entry  # the function being generated
+        self._memo_line = -1  # the root function's line that makes the memo of `_shared`
 
     def generate_validation_function(self, uri: str, name: str) -> None:
         self._path = []  # each function starts at its own input; callers pass their path
+        self._function = name
         if name != self._entry:
             return super().generate_validation_function(uri, name)  # type: ignore[no-any-return, no-untyped-call]
         # The root schema's function is the checker itself: it maps its failures to errors.
@@ -144,6 +201,8 @@ class _Generator(CodeGeneratorDraft07):
         self._validation_functions_done.add(uri)
         header = "def {}(data, custom_formats={{}}, name_prefix=None):"
         with self._resolver.resolving(uri) as definition, self.l(header, name):
+            self.l("pass")  # becomes the memo of `_shared` if a $ref target has two callers or more
+            self._memo_line = len(self._code) - 1
             with self.l("try:", optimize=False):
                 self.generate_func_code_block(definition, "data", "data", clear_variables=True)
                 self.l("pass")
@@ -214,6 +273,23 @@ class _Generator(CodeGeneratorDraft07):
                 site, dynamic = self._site("$ref")
                 prefix = f"({site}, name_prefix{dynamic})"
             self.l(f"{name}({{variable}}, custom_formats, {prefix})")
+            steps = tuple(token for token, _ in self._path)
+            self._calls.append((len(self._code) - 1, Call(self._function, name, steps)))
+
+    def generate_func_code(self) -> None:
+        """Generate every function, then route the calls of targets one value could reach twice through `_shared`.
+
+        fastjsonschema passes ``custom_formats`` to every function and reads it only for formats,
+        which are not asserted here; the root function rebinds it to a new dict, the memo.
+        """
+        super().generate_func_code()  # type: ignore[no-untyped-call]
+        shared = repeated_targets((call for _, call in self._calls), self._entry)
+        if not shared:
+            return
+        for line, call in self._calls:
+            if call.target in shared:
+                self._code[line] = self._code[line].replace(f"{call.target}(", f"_shared({call.target}, ", 1)
+        self._code[self._memo_line] = self._code[self._memo_line].replace("pass", "custom_formats = {}", 1)
 
     def generate_required(self) -> None:
         """``"a" not in data or ...``: a third of the cost of fastjsonschema's set difference."""
@@ -383,6 +459,7 @@ class _Generator(CodeGeneratorDraft07):
             "_is_multiple": _is_multiple,
             "_Failure": Failure,
             "_index": _index,
+            "_shared": _shared,
             "_unique": _unique,
         }
 

@@ -6,6 +6,7 @@ text formats, which name a value's JSON type in their messages.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import warnings
 from collections.abc import Mapping, Sequence
@@ -20,7 +21,7 @@ __all__ = [
     "exact_types",
     "in_json_order",
     "json_type",
-    "resolved",
+    "resolved_text",
     "schema_at",
     "union_schema",
     "with_default",
@@ -156,27 +157,69 @@ def exact_types(schema: dict[str, Any]) -> tuple[type, ...]:
     return tuple(cls for kind in kinds for cls in _JSON_TYPES[kind] if kind not in ("array", "object"))
 
 
-def resolved(schema: Any, defs: Mapping[str, Any], seen: tuple[str, ...] = ()) -> Any:
-    """``schema`` with each ``$ref`` to ``defs`` replaced by its definition; a loop stays a ``$ref``.
+def resolved_text(schema: Any, defs: Mapping[str, Any], limit: int) -> str:
+    """The JSON text of ``schema`` with each ``$ref`` to ``defs`` shown as its definition, cut to ``limit`` characters.
 
-    Three levels of definitions at most: the fragment is cut to 400 characters anyway, and
-    definitions that share definitions would otherwise grow it exponentially.
+    A recursive definition is shown once (its reference inside stays a ``$ref``), and three
+    levels of definitions at most. The text is written only up to the cut (an ellipsis marks
+    it), so definitions that share definitions, whose resolved text grows ten times a level,
+    cost no more than the characters shown.
     """
-    if isinstance(schema, list):
-        return [resolved(item, defs, seen) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    ref = schema.get("$ref")
-    if (
-        isinstance(ref, str)
-        and ref.startswith("#/$defs/")
-        and ref[8:] in defs
-        and ref[8:] not in seen
-        and len(seen) < 3
-    ):
-        rest = {key: value for key, value in schema.items() if key != "$ref"}
-        return {**resolved(defs[ref[8:]], defs, (*seen, ref[8:])), **resolved(rest, defs, seen)}
-    return {key: resolved(value, defs, seen) for key, value in schema.items()}
+    writer = _Writer(defs, limit)
+    with contextlib.suppress(_Full):
+        writer.write(schema, ())
+    text = "".join(writer.pieces)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class _Full(Exception):
+    """The text reached its limit: nothing more is written."""
+
+
+class _Writer:
+    """Writes resolved JSON text as msgspec would encode it, until past a limit."""
+
+    __slots__ = ("defs", "limit", "pieces", "size")
+
+    def __init__(self, defs: Mapping[str, Any], limit: int):
+        self.defs = defs
+        self.limit = limit
+        self.pieces: list[str] = []
+        self.size = 0
+
+    def put(self, text: str) -> None:
+        self.pieces.append(text)
+        self.size += len(text)
+        if self.size > self.limit:
+            raise _Full
+
+    def write(self, value: Any, seen: tuple[str, ...]) -> None:
+        if isinstance(value, dict):
+            self.put("{")
+            for index, (key, item, where) in enumerate(self.entries(value, seen)):
+                self.put(("," if index else "") + msgspec.json.encode(key).decode() + ":")
+                self.write(item, where)
+            self.put("}")
+        elif isinstance(value, list):
+            self.put("[")
+            for index, item in enumerate(value):
+                if index:
+                    self.put(",")
+                self.write(item, seen)
+            self.put("]")
+        else:
+            self.put(msgspec.json.encode(value).decode())
+
+    def entries(self, node: dict[str, Any], seen: tuple[str, ...]) -> list[tuple[str, Any, tuple[str, ...]]]:
+        """A node's keys and values, a ``$ref`` replaced by its definition's (the keys beside it win)."""
+        ref = node.get("$ref")
+        name = ref[8:] if isinstance(ref, str) and ref.startswith("#/$defs/") else None
+        target = self.defs.get(name) if name is not None and name not in seen and len(seen) < 3 else None
+        if name is None or not isinstance(target, dict):
+            return [(key, value, seen) for key, value in node.items()]
+        merged = {key: (value, where) for key, value, where in self.entries(target, (*seen, name))}
+        merged.update((key, (value, seen)) for key, value in node.items() if key != "$ref")
+        return [(key, value, where) for key, (value, where) in merged.items()]
 
 
 _MAX_BRANCHES = 8

@@ -7,8 +7,8 @@ turns a tool's canonical input schema into that shape, once per tool:
 - every object gets ``additionalProperties: false`` and all its properties in ``required``;
 - a property that was optional becomes nullable and its description says that ``null`` stands
   for the default; the ``default`` keyword itself is dropped (strict mode refuses it);
-- annotations strict mode does not take (``examples``, ``$comment``, ``deprecated``, ...) are
-  dropped, and a ``format`` it does not know moves into the description;
+- annotations strict mode does not take (``examples``, ``$comment``, ``deprecated``, a vendor's
+  ``x-`` keywords, ...) are dropped, and a ``format`` it does not know moves into the description;
 - anything else it cannot take (``allOf``, ``oneOf``, ``not``, ``if``, tuples, ``uniqueItems``,
   string lengths, free-form mappings, values of any type) is refused with a `SchemaError` that
   names the tool, the parameter and the pointer.
@@ -171,6 +171,7 @@ class _Renderer:
         self.defs: dict[str, Any] = {}
         self.def_plans: dict[str, _Plan | None] = {}
         self.parameter: str | None = None
+        self.null_refs: dict[str, bool] = {}  # whether each definition accepts null, once found
 
     def fail(self, reason: str, pointer: str) -> SchemaError:
         fix = "; or export without strict=True"
@@ -190,6 +191,8 @@ class _Renderer:
         for keyword, value in schema.items():
             if keyword in _KEPT:
                 out[keyword] = value
+            elif keyword.startswith("x-"):
+                continue  # a vendor's annotation: strict providers are not shown it
             elif keyword not in _DROPPED | _HANDLED or (keyword == "$defs" and pointer):
                 fix = _FIXES.get(keyword, "it is not in the subset strict mode supports")
                 raise self.fail(f"{keyword!r} is not supported ({fix})", f"{pointer}/{keyword}")
@@ -256,7 +259,7 @@ class _Renderer:
             if not pointer:
                 self.parameter = name
             child, child_plan = self.node(child_schema, f"{pointer}/properties/{name}")
-            if name not in required and not self.accepts_null(child_schema, set()):
+            if name not in required and not self.accepts_null(child_schema):
                 child = _nullable(child, child_schema)
                 drop.append(name)
             rendered[name] = child
@@ -267,8 +270,12 @@ class _Renderer:
         out.update(properties=rendered, required=list(rendered), additionalProperties=False)
         plan.drop = frozenset(drop)
 
-    def accepts_null(self, schema: Any, seen: set[str]) -> bool:
-        """Whether a canonical schema accepts ``null`` (for the keywords strict mode keeps)."""
+    def accepts_null(self, schema: Any) -> bool:
+        """Whether a canonical schema accepts ``null`` (for the keywords strict mode keeps).
+
+        Each definition is looked at once (`null_refs`); one met again while it is being looked
+        at adds no condition.
+        """
         if not isinstance(schema, dict):
             return schema is True
         checks: list[bool] = []
@@ -280,10 +287,13 @@ class _Renderer:
         if "const" in schema:
             checks.append(schema["const"] is None)
         if "anyOf" in schema:
-            checks.append(any(self.accepts_null(branch, seen) for branch in schema["anyOf"]))
+            checks.append(any(self.accepts_null(branch) for branch in schema["anyOf"]))
         ref = schema.get("$ref", "")
-        if ref.startswith(_DEF_PREFIX) and ref not in seen:
-            checks.append(self.accepts_null(self.source_defs.get(ref[len(_DEF_PREFIX) :]), seen | {ref}))
+        if ref.startswith(_DEF_PREFIX):
+            if ref not in self.null_refs:
+                self.null_refs[ref] = True
+                self.null_refs[ref] = self.accepts_null(self.source_defs.get(ref[len(_DEF_PREFIX) :]))
+            checks.append(self.null_refs[ref])
         return all(checks)
 
 

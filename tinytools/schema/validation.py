@@ -8,7 +8,9 @@ over a translated copy (``prefixItems``, ``dependent*``, ``$ref`` beside other k
 ECMA-262 patterns and an exact ``multipleOf`` are rewritten); `InputSchema.schema` keeps the
 original text, which is what providers are shown.
 
-``format`` and ``content*`` are annotations in 2020-12 and are not asserted. ``$id``, anchors,
+``format`` and ``content*`` are annotations in 2020-12 and are not asserted, and so are a
+vendor's own keywords, named with an ``x-`` prefix (``x-unit``, ``x-fastmcp-wrap-result``): they
+stay in the schema providers are shown and are left out of the validator. ``$id``, anchors,
 dynamic and remote references, ``min/maxContains`` beyond 0/1 and ``unevaluated*`` next to
 in-place applicators are refused. Patterns follow ECMA-262 with the ``u`` flag (see
 `tinytools.schema.patterns`); constructs whose meaning differs are refused. Code generation lives in
@@ -231,6 +233,8 @@ class _Translation:
         for keyword, value in node.items():
             kind = _KIND.get(keyword, "")
             if not kind:
+                if keyword.startswith("x-"):  # a vendor's annotation: shown as given, nothing to enforce
+                    continue
                 raise _fail(_REFUSED.get(keyword, f"unknown keyword {keyword!r}"), f"{pointer}/{_escape(keyword)}")
             if kind == "string" and value.__class__ is str:  # the commonest keywords: description, title
                 if keyword in _ANNOTATIONS:

@@ -2,20 +2,25 @@
 
 ``async with connect(target) as toolbox:`` starts (``target`` an argv list, over stdio) or
 reaches (an ``http://``/``https://`` URL, over streamable HTTP) one MCP server, opens ONE
-session, lists every page of its tools, and yields a `RemoteToolbox` of them. Each remote tool
-is an ordinary `Tool`, so its calls go through the same pipeline as local tools.
+session, lists every page of its tools (within ``max_pages`` and ``max_tools``; a cursor that
+comes back is refused), and yields a `RemoteToolbox` of them. Each remote tool is an ordinary
+`Tool`, so its calls go through the same pipeline as local tools.
 
 - Input: each ``inputSchema`` passes through `InputSchema.parse`, so arguments are validated
   locally with the same repairable errors, and a bad call never reaches the server. A root
   object that does not say ``additionalProperties`` is closed (the model is shown the closed
-  schema it is held to). A schema that cannot be enforced exactly is refused: the tool is left
-  out and ``toolbox.refused`` says why, unless its name is in ``unenforced=``, which sends it
-  with only the server's validation and says so in its description (and in
-  ``toolbox.unenforced``).
+  schema it is held to).
+- Schemas are judged apart: an input or output schema that cannot be enforced exactly leaves
+  the tool out, and ``toolbox.refused`` says which schema, where, and how to keep the tool:
+  with its name in ``unenforced=``, only that schema goes unchecked (arguments checked by the
+  server alone, said in the description; or output neither checked nor shown). A vendor's
+  ``x-`` keywords are annotations, never a reason to refuse.
 - Output: the one rule is: ``structuredContent`` when the server sent it, else the text of the
   ``content`` blocks joined by newlines; never both. A tool with an ``outputSchema`` is checked
   against it on the way back (``invalid_output``). ``isError`` is a failed result carrying the
-  server's text (code ``remote_error``).
+  server's text (code ``remote_error``). A tinytools server's pending result (its
+  ``_meta["tinytools/pending"]`` record) is a pending call here (kind ``external``, raised as
+  `WaitsElsewhere`): the application finishes it with the output once the server's side ends.
 - ``timeout=`` is each tool's timeout, so a timed-out (or cancelled) call ends
   ``outcome_unknown`` unless the tool is idempotent; the SDK then tells the server
   ``notifications/cancelled``. Progress notifications become `ToolProgress` events.
@@ -32,28 +37,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
-import inspect
 from collections.abc import AsyncIterator, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tinytools.context import Progress
-from tinytools.errors import SchemaError, ToolError
+from tinytools.errors import ToolDefinitionError, ToolError, shorten
 from tinytools.executors.failures import ExecutorError
-from tinytools.policy import SideEffect, ToolPolicy
 from tinytools.providers._common import require
-from tinytools.schema.validation import InputSchema, compile_validator
-from tinytools.signature import EMPTY, Injection, Slot
-from tinytools.tool import NAME_PATTERN, Tool
+from tinytools.providers.mcp.remote import remote_tool
 from tinytools.toolbox import Toolbox
 
 if TYPE_CHECKING:  # the SDK loads when a client connects, not when tinytools.providers.mcp is imported
     from mcp import ClientSession, types
 
-__all__ = ["RemoteToolbox", "connect"]
+__all__ = ["MAX_PAGES", "MAX_TOOLS", "RemoteToolbox", "connect"]
 
-_PROGRESS = "__tinytools_progress"
-"""The hidden parameter a remote tool's `Progress` comes in by (no schema property can hide it)."""
+MAX_PAGES = 100
+"""Most ``tools/list`` pages `connect` reads from one server (``max_pages=``)."""
+MAX_TOOLS = 1000
+"""Most tools `connect` takes from one server (``max_tools=``)."""
 
 
 class RemoteToolbox(Toolbox):
@@ -61,10 +63,10 @@ class RemoteToolbox(Toolbox):
 
     Attributes:
         server: The server's label: its command line or URL.
-        refused: Remote tool name -> why it was left out (its schema cannot be enforced here,
-            or its name, prefix included, is not a valid tool name).
+        refused: Remote tool name -> why it was left out (its input or output schema cannot be
+            enforced here, or its name, prefix included, is not a valid tool name).
         unenforced: Names (in this toolbox) of the tools kept by ``connect(unenforced=...)``
-            whose arguments only the server checks.
+            whose arguments only the server checks, or whose output is not checked here.
     """
 
     def __init__(self, server: str):
@@ -199,6 +201,8 @@ async def connect(
     trust_annotations: bool = False,
     timeout: float | None = None,
     unenforced: Collection[str] = (),
+    max_pages: int = MAX_PAGES,
+    max_tools: int = MAX_TOOLS,
 ) -> AsyncIterator[RemoteToolbox]:
     """Open one session to an MCP server and yield its tools as a `RemoteToolbox`.
 
@@ -210,14 +214,20 @@ async def connect(
         trust_annotations: Read the server's annotations (readOnly, destructive, idempotent,
             openWorld hints) into each tool's `ToolPolicy`; otherwise the tools are unclassified.
         timeout: Seconds each call may run; see the module's notes for what a timeout ends in.
-        unenforced: Names (the server's) of tools to keep although their schema cannot be
-            enforced here: only the server validates their arguments.
+        unenforced: Names (the server's) of tools to keep although a schema of theirs cannot
+            be enforced here: only that schema goes unchecked (an input schema: only the server
+            validates the arguments; an output schema: the output is not checked).
+        max_pages: Most ``tools/list`` pages to read: a server whose pages go on past it is
+            refused.
+        max_tools: Most tools to take: a server that lists more is refused.
 
     Raises:
         ImportError: The ``mcp`` extra is not installed.
         ValueError: ``target`` is neither a command line nor an http(s) URL.
         ToolDefinitionError: Two remote tools have names equal but for case (a name that is
-            not a valid tool name, prefix included, is refused like a schema).
+            not a valid tool name, prefix included, is refused like a schema); or the server
+            lists more than ``max_tools`` tools, over more than ``max_pages`` pages, or sends a
+            cursor it sent before (its pages go round).
         Exception: The server could not be started or reached (the SDK's or the OS's error).
     """
     label = target if isinstance(target, str) else " ".join(target)
@@ -226,16 +236,16 @@ async def connect(
     try:
         session = await link.open()
         box = RemoteToolbox(label)
-        for listed in await _listed(session):
-            made = _remote_tool(
-                link, listed, prefix=prefix or "", timeout=timeout, trust=trust_annotations, unenforced=unenforced
+        for listed in await _listed(session, label, max_pages, max_tools):
+            made = remote_tool(
+                link.call, listed, prefix=prefix or "", timeout=timeout, trust=trust_annotations, unenforced=unenforced
             )
             if isinstance(made, str):
                 box.refused[listed.name] = made
                 continue
             remote, loose = made
             if prefix:
-                remote = remote.renamed(prefix + remote.name)  # checked by _remote_tool
+                remote = remote.renamed(prefix + remote.name)  # checked by remote_tool
             if loose:
                 box.unenforced.add(remote.name)
             box._put(remote, f"MCP server {label}")
@@ -263,115 +273,36 @@ def _transport(target: Sequence[str] | str) -> contextlib.AbstractAsyncContextMa
     return stdio_client(StdioServerParameters(command=target[0], args=list(target[1:])))
 
 
-async def _listed(session: ClientSession) -> list[types.Tool]:
-    """Every tool the server lists, all pages, in its order."""
+async def _listed(session: ClientSession, label: str, max_pages: int, max_tools: int) -> list[types.Tool]:
+    """Every tool the server lists, all pages, in its order, within the bounds.
+
+    Raises:
+        ToolDefinitionError: The listing goes past a bound, or a cursor comes back.
+    """
     sdk_types = require("mcp.types", "mcp")
     tools: list[types.Tool] = []
+    cursors: set[str] = set()
     cursor: str | None = None
     while True:
         params = sdk_types.PaginatedRequestParams(cursor=cursor) if cursor else None
         page = await session.list_tools(params=params)
         tools.extend(page.tools)
         cursor = page.next_cursor
+        if len(tools) > max_tools:
+            raise _unbounded(label, f"listed more than {max_tools} tools", "max_tools")
         if not cursor:
             return tools
+        if cursor in cursors:
+            where = f"after page {len(cursors) + 1}: its pages go round"
+            raise _unbounded(label, f"sent the cursor {shorten(cursor, 80)!r} again {where}")
+        cursors.add(cursor)
+        if len(cursors) >= max_pages:
+            raise _unbounded(
+                label, f"has more than {max_pages} pages of tools ({len(tools)} tools so far)", "max_pages"
+            )
 
 
-def _remote_tool(
-    link: _Link,
-    listed: types.Tool,
-    *,
-    prefix: str,
-    timeout: float | None,
-    trust: bool,
-    unenforced: Collection[str],
-) -> tuple[Tool[..., Any], bool] | str:
-    """The local tool that calls ``listed`` on the server and whether it is unenforced, or why it is refused."""
-    name, description = listed.name, listed.description or ""
-    if NAME_PATTERN.fullmatch(prefix + name) is None:
-        return f"{prefix + name!r} is not a tool name here (1 to 64 ASCII letters, digits, '_' or '-')"
-    raw = copy.deepcopy(listed.input_schema)
-    if isinstance(raw, dict) and raw.get("type") == "object" and "additionalProperties" not in raw:
-        raw["additionalProperties"] = False  # the model is shown the closed schema it is held to
-    output = listed.output_schema
-    try:
-        schema = InputSchema.parse(raw, copy=False)
-        if output is not None:
-            compile_validator(output)
-        loose = False
-    except SchemaError as exc:
-        if name not in unenforced:
-            return f"its schema cannot be enforced: {exc}"
-        schema, loose = _Unenforced(listed.input_schema), True
-        description += " (Its arguments are checked by the MCP server only.)"
-        output = None
-    fn = _caller(link, name, listed.output_schema is not None)
-    options: dict[str, Any] = {"timeout": timeout, "policy": _policy(listed.annotations) if trust else None}
-    slots = None if loose else _slots(schema)
-    made = Tool(
-        fn,
-        name=name,
-        description=description,
-        input_schema=schema,
-        output_schema=output,
-        validate_output=output is not None,
-        slots=slots,
-        **options,
-    )
-    return made, loose
-
-
-class _Unenforced(InputSchema):
-    """A remote schema shown as the server gave it, and not checked here (the application opted in)."""
-
-    def check(self, arguments: object) -> Any:
-        if isinstance(arguments, dict):
-            return None
-        return InputSchema.parse({"type": "object", "additionalProperties": False}).check(arguments)
-
-
-def _slots(schema: InputSchema) -> tuple[Slot, ...]:
-    """Each argument by keyword, and the hidden `Progress` the pipeline injects."""
-    kind = inspect.Parameter.KEYWORD_ONLY
-    given = tuple(Slot(prop, kind=kind, default=EMPTY) for prop in schema.properties)
-    return (*given, Slot(_PROGRESS, kind=kind, default=None, injection=Injection("progress", "progress")))
-
-
-def _caller(link: _Link, name: str, structured: bool) -> Any:
-    async def call_remote(**arguments: Any) -> Any:
-        progress = arguments.pop(_PROGRESS, None)
-        result = await link.call(name, arguments, progress)
-        return _read(result, structured)
-
-    call_remote.__name__ = call_remote.__qualname__ = f"remote_{name}"
-    return call_remote
-
-
-def _read(result: types.CallToolResult, structured: bool) -> Any:
-    """What the model reads of a result: structured content when sent, else the text blocks."""
-    text = "\n".join(block.text for block in result.content if block.type == "text")
-    if result.is_error:
-        raise ToolError(text or "The remote tool failed and said nothing.", code="remote_error")
-    if result.structured_content is not None:
-        return result.structured_content
-    if structured:
-        raise ToolError(
-            "The remote tool declares an output schema but sent no structured content.", code="invalid_output"
-        )
-    return text
-
-
-def _policy(annotations: types.ToolAnnotations | None) -> ToolPolicy | None:
-    """The policy the server's hints describe (trusted only when the application says so)."""
-    if annotations is None:
-        return None
-    policy = ToolPolicy.classified()
-    if annotations.read_only_hint:
-        policy = policy.with_side_effects([SideEffect.READ_ONLY])
-    elif annotations.destructive_hint is not False:  # the spec's default for a tool that writes
-        policy = policy.with_side_effects([SideEffect.DESTRUCTIVE])
-    if annotations.open_world_hint:
-        policy = policy.with_side_effects(["network"])
-    if annotations.idempotent_hint:
-        policy = policy.with_runtime(idempotent=True)
-    return policy
+def _unbounded(label: str, what: str, bound: str | None = None) -> ToolDefinitionError:
+    """The error of a ``tools/list`` that goes past what `connect` reads."""
+    fix = f"; if the server truly has more, raise connect(..., {bound}=...)" if bound else ""
+    return ToolDefinitionError(f"the MCP server {label} {what}{fix}")

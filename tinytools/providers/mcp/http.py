@@ -8,9 +8,11 @@ that made the call.
 
 The stateless app answers the two requests an agent makes most, a plain ``tools/list`` or
 ``tools/call`` after the 2025 handshake, on a lean path of its own (`_LeanPath`): it decodes
-the body with msgspec, runs the call through the same `Service` as the SDK's handlers and
-writes one JSON response (an event stream when the call reports progress), skipping the SDK's
-per-request transport, streams and task group, which cost milliseconds of CPU a call. Anything
+the body with msgspec (the call's arguments kept as the JSON text sent, which the pipeline
+decodes strictly: a key sent twice is refused), runs the call through the same `Service` as the
+SDK's handlers and writes one JSON response (an event stream when the call reports progress),
+skipping the SDK's per-request transport, streams and task group, which cost milliseconds of
+CPU a call. Anything
 else (``initialize``, notifications, the sessionless 2026-07-28 protocol, a request the lean
 path would have to refuse) goes to the SDK unchanged, so every error the SDK answers is its own.
 """
@@ -25,6 +27,8 @@ import msgspec
 from tinytools.events import ToolProgress
 from tinytools.providers._common import require
 from tinytools.providers.mcp.server import Service
+from tinytools.providers.mcp.sessions import request_context
+from tinytools.providers.mcp.wire import object_text
 from tinytools.results import ToolCall
 from tinytools.tool import Tool
 
@@ -132,7 +136,8 @@ class _Request(msgspec.Struct, forbid_unknown_fields=True):
     jsonrpc: str
     method: str
     id: int | str
-    params: dict[str, Any] = msgspec.field(default_factory=dict)
+    params: dict[str, msgspec.Raw] = msgspec.field(default_factory=dict)
+    """Each param as its own JSON text: a call's arguments reach the pipeline as sent."""
 
 
 _DECODE = msgspec.json.Decoder(_Request).decode
@@ -196,7 +201,7 @@ class _LeanPath:
         if call is None:
             await self.app(scope, _replay(chunks, receive), send)
             return
-        await self._answer(call, request.id, receive, send)
+        await self._answer(call, request.id, scope, receive, send)
 
     def _qualifies(self, headers: dict[bytes, bytes]) -> bool:
         if headers.get(b"mcp-protocol-version") not in _HANDSHAKE_VERSIONS:
@@ -219,19 +224,22 @@ class _LeanPath:
         origin = headers.get(b"origin")
         return _allowed(headers.get(b"host"), self.hosts) and (origin is None or _allowed(origin, self.origins or ()))
 
-    def _call(self, request: _Request) -> tuple[str, dict[str, Any], str | int | None] | None:
+    def _call(self, request: _Request) -> tuple[str, bytes | dict[str, Any], str | int | None] | None:
         """A ``tools/call``'s tool name, arguments and progress token; None leaves it to the SDK.
 
-        Progress is sent only on an event stream; with JSON responses a token is ignored, as the
-        SDK does.
+        The arguments are the JSON text the client sent, which the pipeline decodes as strictly
+        as any call's text (a key sent twice is refused). Progress is sent only on an event
+        stream; with JSON responses a token is ignored, as the SDK does.
         """
         if request.method != "tools/call":
             return None
         params = request.params
         if not params.keys() <= {"name", "arguments", "_meta"}:
             return None
-        name, arguments, meta = params.get("name"), params.get("arguments"), params.get("_meta", {})
-        if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):
+        name, meta = _param(params, "name"), _param(params, "_meta", {})
+        sent = params.get("arguments")
+        arguments = object_text(sent)
+        if not isinstance(name, str) or (arguments is None and sent is not None and bytes(sent) != b"null"):
             return None
         if not _plain_meta(meta):
             return None
@@ -239,34 +247,51 @@ class _LeanPath:
         return name, {} if arguments is None else arguments, token if self.sse else None
 
     async def _answer(
-        self, call: tuple[str, dict[str, Any], str | int | None], request_id: int | str, receive: Receive, send: Send
+        self,
+        call: tuple[str, bytes | dict[str, Any], str | int | None],
+        request_id: int | str,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
     ) -> None:
+        """Run the call as a session of its own, whose injected values end with it, and answer."""
         name, arguments, token = call
         stream = None if token is None else _Stream(send, token)
+        try:
+            session = self.service.routes.new_session()
+        except Exception:  # the application's dispatcher factory failed
+            await _respond(send, _result(request_id, self.service.fault(name, str(request_id), "opening a session")))
+            return
         answer: dict[str, Any] | None = None
         gone = False
-        async with self.anyio.create_task_group() as group:
+        try:
+            async with self.anyio.create_task_group() as group:
 
-            async def watch() -> None:
-                nonlocal gone
-                while (await receive())["type"] != "http.disconnect":
-                    pass
-                gone = True
-                group.cancel_scope.cancel()
+                async def watch() -> None:
+                    nonlocal gone
+                    while (await receive())["type"] != "http.disconnect":
+                        pass
+                    gone = True
+                    group.cancel_scope.cancel()
 
-            group.start_soon(watch)
-            try:
-                session = self.service.routes.new_session()
-            except Exception:  # the application's inject or dispatcher factory failed
-                answer = self.service.fault(name, str(request_id), "opening a session")
-            else:
+                group.start_soon(watch)
                 tool_call = ToolCall(f"{session.number}/{request_id}", name, arguments)
-                answer = await self.service.call(session, tool_call, None if stream is None else stream.progress)
-            group.cancel_scope.cancel()
+                context = request_context(session.number, scope)
+                answer = await self.service.call(
+                    session, tool_call, context, None if stream is None else stream.progress
+                )
+                group.cancel_scope.cancel()
+        finally:
+            with self.anyio.CancelScope(shield=True):
+                await session.values.close()  # the request was the session
         if gone or answer is None:
             return
-        body = b'{"jsonrpc":"2.0","id":%b,"result":%b}' % (_ENCODE(request_id), _ENCODE(answer))
+        body = _result(request_id, answer)
         await (_respond(send, body) if stream is None else stream.end(body))
+
+
+def _result(request_id: int | str, answer: dict[str, Any]) -> bytes:
+    return b'{"jsonrpc":"2.0","id":%b,"result":%b}' % (_ENCODE(request_id), _ENCODE(answer))
 
 
 class _Stream:
@@ -316,12 +341,18 @@ def _plain_meta(meta: object) -> bool:
     return isinstance(token, str | int) and not isinstance(token, bool)
 
 
-def _plain_listing(params: dict[str, Any]) -> bool:
+def _plain_listing(params: dict[str, msgspec.Raw]) -> bool:
     """``tools/list`` params the SDK takes: at most a string cursor and a plain ``_meta``."""
     if not params.keys() <= {"cursor", "_meta"}:
         return False
-    cursor = params.get("cursor")
-    return (cursor is None or isinstance(cursor, str)) and _plain_meta(params.get("_meta", {}))
+    cursor = _param(params, "cursor")
+    return (cursor is None or isinstance(cursor, str)) and _plain_meta(_param(params, "_meta", {}))
+
+
+def _param(params: dict[str, msgspec.Raw], name: str, default: Any = None) -> Any:
+    """One param, decoded (``default`` when it is absent)."""
+    raw = params.get(name)
+    return default if raw is None else msgspec.json.decode(raw)
 
 
 def _route_path(scope: Scope) -> str:

@@ -7,13 +7,14 @@ that client: the call id is ``<session>/<request id>``, unique across the server
 (two clients of one server use the same JSON-RPC ids).
 
 Each session gets its own dispatcher (from ``dispatcher_factory``, by default a `Dispatcher`
-with the server's ``context`` and ``stores``) and its own injected values (``inject``), so a
-budget or deadline is one session's, not the server's. A session is what the SDK calls a
-connection: one per client under the 2025 protocol (stdio, stateful HTTP), and one per request
-under the sessionless 2026-07-28 protocol and over stateless HTTP. A sync tool runs on a
-worker thread, never on the event loop. A call whose injected value is missing is answered as
-a failed tool result naming the parameter (code ``missing_injected_value``), never as a
-protocol error carrying exception text.
+with the server's ``context`` and ``stores``) and its own injected values (``inject``, see
+`tinytools.providers.mcp.sessions`: a factory is called with the session's context when a tool
+first needs them, and torn down when the session ends), so a budget or deadline is one
+session's, not the server's. A session is what the SDK calls a connection: one per client under
+the 2025 protocol (stdio, stateful HTTP), and one per request under the sessionless 2026-07-28
+protocol and over stateless HTTP. A sync tool runs on a worker thread, never on the event loop.
+A call whose injected value is missing is answered as a failed tool result naming the
+parameter (code ``missing_injected_value``), never as a protocol error carrying exception text.
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ from tinytools.context import RunContext
 from tinytools.errors import InjectionError
 from tinytools.events import ToolEvent, ToolOutputChunk, ToolProgress
 from tinytools.providers._common import require
+from tinytools.providers.mcp.sessions import Inject, SessionContext, SessionValues, request_context
 from tinytools.providers.mcp.stdio import stdio_streams
-from tinytools.providers.mcp.wire import check_output, export_tools, write_results
+from tinytools.providers.mcp.wire import check_output, export_tools, sent_arguments, write_results
 from tinytools.results import StructuredError, ToolCall, ToolResult
 from tinytools.run.dispatcher import Dispatcher
 from tinytools.run.outcomes import missing_value
@@ -60,9 +62,6 @@ the session's progress to its client (``functools.partial(Dispatcher, toolbox, l
 Notify = Callable[[ToolProgress], Awaitable[None]]
 """Sends one call's progress to the client that made it."""
 
-Inject = Mapping[str, Any] | Callable[[], Mapping[str, Any]]
-"""Injected values: one mapping for every session, or a function called once per session."""
-
 
 def build_server(
     toolbox: Iterable[Tool[..., Any]],
@@ -85,8 +84,11 @@ def build_server(
         dispatcher_factory: Makes each session's dispatcher, called as
             ``dispatcher_factory(on_event=sink)``; by default
             ``Dispatcher(toolbox, context=context, stores=stores, on_event=sink)``.
-        inject: Injected values for the served tools: a mapping, or a function called once per
-            session that returns one.
+        inject: Injected values for the served tools: a mapping every session shares, or a
+            factory called once per session, when a call first needs them, with its
+            `SessionContext` (or with nothing, if it takes no parameter); it returns the mapping,
+            or a context manager, or is a generator, whose exit is the session's teardown (see
+            `tinytools.providers.mcp.sessions`).
         context: The `RunContext` of the default dispatchers.
         stores: The named stores of the default dispatchers.
         name: The server name reported to clients.
@@ -109,7 +111,7 @@ class Service:
     stateless requests with the same object, so both run calls alike.
     """
 
-    __slots__ = ("listed", "routes", "tools")
+    __slots__ = ("listed", "needs_values", "routes", "tools")
 
     def __init__(
         self,
@@ -122,17 +124,26 @@ class Service:
     ) -> None:
         self.tools = toolbox if isinstance(toolbox, Toolbox) else Toolbox(toolbox)
         self.listed = export_tools(self.tools)
-        self.routes = _Routes(_opener(self.tools, dispatcher, dispatcher_factory, inject, context, stores))
+        self.needs_values = frozenset(tool.name for tool in self.tools if _takes_injected_values(tool))
+        """The tools a call of which opens the session's injected values."""
+        self.routes = _Routes(_opener(self.tools, dispatcher, dispatcher_factory, context, stores), inject)
 
-    async def call(self, session: _Session, call: ToolCall, notify: Notify | None = None) -> dict[str, Any]:
+    async def call(
+        self, session: _Session, call: ToolCall, context: SessionContext, notify: Notify | None = None
+    ) -> dict[str, Any]:
         """Run one call in the session; its ``CallToolResult`` in MCP's wire shape.
 
-        ``notify`` sends the call's progress to the client that asked for it.
+        ``context`` is what the session's inject factory is given, if this call is the first to
+        need its values; ``notify`` sends the call's progress to the client that asked for it.
         """
+        try:
+            inject = await session.values.get(context) if call.name in self.needs_values else None
+        except Exception:  # the application's inject factory failed: logged, never sent
+            return self.fault(call.name, call.id, "opening a session")
         if notify is not None:
             self.routes.open(call.id, notify)
         try:
-            result = check_output(await session.run(call, inject=session.inject), self.tools.get(call.name))
+            result = check_output(await session.run(call, inject=inject), self.tools.get(call.name))
         except InjectionError as exc:
             result = _missing_value(call, exc)
         except Exception:  # an application dispatcher that raised: logged, never sent
@@ -168,16 +179,18 @@ class Service:
         async def call_tool(context: Any, params: Any) -> Any:
             try:
                 session = routes.session(context)
-            except Exception:  # the application's inject or dispatcher factory failed
+            except Exception:  # the application's dispatcher factory failed
                 return types.CallToolResult.model_validate(self.fault(params.name, "-", "opening a session"))
-            call = ToolCall(routes.call_id(session, context), params.name, params.arguments or {})
+            arguments = await _sent_arguments(context) or params.arguments or {}
+            call = ToolCall(routes.call_id(session, context), params.name, arguments)
             token = _progress_token(context, params)
             notify = (
                 None
                 if token is None
                 else partial(_notify, context.session, token, getattr(context, "request_id", None))
             )
-            return types.CallToolResult.model_validate(await self.call(session, call, notify))
+            answer = await self.call(session, call, _session_context(session, context), notify)
+            return types.CallToolResult.model_validate(answer)
 
         server: Server[Any] = lowlevel.Server(
             name,
@@ -192,46 +205,50 @@ class Service:
 class _Session:
     """One client session's number, dispatcher and injected values."""
 
-    __slots__ = ("artifacts", "inject", "number", "run")
+    __slots__ = ("artifacts", "number", "run", "values")
 
     def __init__(
         self,
         number: int,
         run: Callable[..., Awaitable[ToolResult]],
-        inject: Mapping[str, Any] | None,
+        values: SessionValues,
         artifacts: Any = None,
     ):
         self.number = number
         self.run = run
-        self.inject = inject
+        self.values = values
         self.artifacts = artifacts
         """The dispatcher's artifact store: a result's images are sent from it."""
 
 
-_Opener = Callable[[Callable[[ToolEvent], Awaitable[None]]], tuple[AsyncDispatcher, "Mapping[str, Any] | None"]]
+_Opener = Callable[[Callable[[ToolEvent], Awaitable[None]]], AsyncDispatcher]
 
 
 def _opener(
     tools: Toolbox,
     dispatcher: AsyncDispatcher | None,
     factory: DispatcherFactory | None,
-    inject: Inject | None,
     context: RunContext | None,
     stores: Mapping[str, Any] | None,
 ) -> _Opener:
-    """What a new session gets: its dispatcher and injected values, given its progress sink."""
+    """What a new session gets: its dispatcher, given its progress sink."""
     chosen = (dispatcher is not None) + (factory is not None) + (context is not None or stores is not None)
     if chosen > 1:
         raise ValueError("pass one of dispatcher=, dispatcher_factory= and context=/stores=")
     if factory is None and dispatcher is None:
         factory = partial(Dispatcher, tools, context=context, stores=stores)
 
-    def open_session(sink: Callable[[ToolEvent], Awaitable[None]]) -> tuple[AsyncDispatcher, Mapping[str, Any] | None]:
+    def open_session(sink: Callable[[ToolEvent], Awaitable[None]]) -> AsyncDispatcher:
         made = dispatcher if factory is None else factory(on_event=sink)
         assert made is not None  # one of the two, checked above
-        return made, inject() if callable(inject) else inject
+        return made
 
     return open_session
+
+
+def _takes_injected_values(tool: Tool[..., Any]) -> bool:
+    """Whether a call of the tool needs the application's injected values (``inject=``)."""
+    return any(slot.injection is not None and slot.injection.source == "inject" for slot in tool.slots or ())
 
 
 def _missing_value(call: ToolCall, exc: InjectionError) -> ToolResult:
@@ -246,27 +263,39 @@ def _logger() -> logging.Logger:
 class _Routes:
     """Each session's state, and which session, progress token and request a running call reports to."""
 
-    __slots__ = ("_count", "_open", "_opener", "_pieces", "_sessions")
+    __slots__ = ("_count", "_inject", "_open", "_opener", "_pieces", "_sessions")
 
-    def __init__(self, opener: _Opener) -> None:
+    def __init__(self, opener: _Opener, inject: Inject | None) -> None:
         self._sessions: weakref.WeakKeyDictionary[Any, _Session] = weakref.WeakKeyDictionary()
         self._count = itertools.count(1)
         self._open: dict[str, Notify] = {}
         self._pieces: dict[str, int] = {}
         self._opener = opener
+        self._inject = inject
 
     def session(self, context: Any) -> _Session:
-        """The state of the request's session, made on its first call."""
+        """The state of the request's session, made on its first call.
+
+        Its injected values are torn down when the SDK unwinds the connection's exit stack, at
+        the end of the session.
+        """
         key = _connection(context)
         state = self._sessions.get(key)
         if state is None:
             state = self._sessions[key] = self.new_session()
+            exit_stack = getattr(key, "exit_stack", None)
+            if exit_stack is not None:
+                exit_stack.push_async_callback(state.values.close)
         return state
 
     def new_session(self) -> _Session:
-        """A session of its own, with a number no other session of this server has."""
-        dispatcher, inject = self._opener(self.report)
-        return _Session(next(self._count), dispatcher.adispatch, inject, getattr(dispatcher, "artifacts", None))
+        """A session of its own, with a number no other session of this server has.
+
+        Whoever makes one outside `session` closes its values (``session.values.close()``).
+        """
+        dispatcher = self._opener(self.report)
+        values = SessionValues(self._inject)
+        return _Session(next(self._count), dispatcher.adispatch, values, getattr(dispatcher, "artifacts", None))
 
     @staticmethod
     def call_id(session: _Session, context: Any) -> str:
@@ -297,6 +326,34 @@ async def _notify(session: Any, token: Any, request_id: Any, event: ToolProgress
     """Progress through the SDK, on the stream of the request that made the call."""
     await session.send_progress_notification(
         token, event.done, event.total, event.message, related_request_id=request_id
+    )
+
+
+async def _sent_arguments(context: Any) -> bytes | None:
+    """A call's arguments as the client sent them (JSON text), when the transport kept the request.
+
+    Over HTTP the SDK keeps the Starlette request, whose body it read; over stdio,
+    `tinytools.providers.mcp.stdio` keeps the line. Text is decoded by the pipeline as strictly
+    as any call's, so a repeated key is refused here as in every other way in.
+    """
+    read = getattr(getattr(context, "request", None), "body", None)
+    if read is None:
+        return None
+    try:
+        body = await read()
+    except Exception:  # a body that can no longer be read: the SDK's parsed arguments
+        return None
+    return sent_arguments(body, getattr(context, "request_id", None)) if isinstance(body, bytes) else None
+
+
+def _session_context(session: _Session, context: Any) -> SessionContext:
+    """What the SDK's request context says of the session, for the inject factory."""
+    scope = getattr(getattr(context, "request", None), "scope", None)
+    return request_context(
+        session.number,
+        scope if isinstance(scope, Mapping) else None,  # over stdio, the request is a line
+        session_id=getattr(_connection(context), "session_id", None),
+        protocol_version=getattr(context, "protocol_version", None),
     )
 
 

@@ -7,6 +7,9 @@ the session as the SDK would deliver it, and anything else is answered on the sp
 JSON-RPC error, ``-32700`` for text that is not JSON and ``-32600`` for JSON that is not a
 message, carrying the request's id when it is a string or an integer and ``null`` otherwise.
 
+A ``tools/call`` request keeps its line (`SentLine`), so the server reads the call's arguments
+from the text the client sent, and refuses a key sent twice as any call's text is refused.
+
 While the streams are open, file descriptor 0 reads the null device and 1 writes to stderr, so
 neither a tool nor a child process it starts can take the client's bytes or write into the
 replies; both are put back on exit.
@@ -24,7 +27,7 @@ from typing import Any
 
 from tinytools.providers._common import require
 
-__all__ = ["stdio_streams"]
+__all__ = ["SentLine", "stdio_streams"]
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -38,7 +41,8 @@ async def stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
         ImportError: The ``mcp`` extra is not installed.
     """
     anyio = require("anyio", "mcp")
-    reader = _Reader(require("mcp.types", "mcp"), require("mcp.shared.message", "mcp").SessionMessage)
+    message = require("mcp.shared.message", "mcp")
+    reader = _Reader(require("mcp.types", "mcp"), message.SessionMessage, message.ServerMessageMetadata)
     wire_in, restore_in = _claim(0, os.open(os.devnull, os.O_RDONLY))
     wire_out, restore_out = _claim(1, os.dup(2))
     source = anyio.wrap_file(os.fdopen(wire_in, "rb", closefd=False))
@@ -84,13 +88,19 @@ async def stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
 
 
 class _Reader:
-    """Reads one line as the message for the session, or as the error that answers it."""
+    """Reads one line as the message for the session, or as the error that answers it.
 
-    __slots__ = ("session_message", "types")
+    A ``tools/call`` request carries its line (`SentLine`) as its request context, as the SDK's
+    HTTP transports carry the HTTP request: the server reads the arguments from the text the
+    client sent, so a key sent twice is refused as in any call's text.
+    """
 
-    def __init__(self, types: Any, session_message: Any) -> None:
+    __slots__ = ("metadata", "session_message", "types")
+
+    def __init__(self, types: Any, session_message: Any, metadata: Any) -> None:
         self.types = types
         self.session_message = session_message
+        self.metadata = metadata
 
     def read(self, line: bytes) -> tuple[Any, Any]:
         """``(message for the session, None)``, ``(None, answer)``, or both None for a blank line."""
@@ -106,7 +116,13 @@ class _Reader:
             except (ValueError, RecursionError):  # what the SDK read, ours cannot: no id of ours to see
                 sent = None
             return self._notification(sent, message)
-        return self.session_message(message), None
+        return self._delivered(message, line), None
+
+    def _delivered(self, message: Any, line: bytes) -> Any:
+        """The message for the session; a call keeps the line it came in."""
+        if isinstance(message, self.types.JSONRPCRequest) and message.method == "tools/call":
+            return self.session_message(message, metadata=self.metadata(request_context=SentLine(line)))
+        return self.session_message(message)
 
     def _reread(self, line: bytes) -> tuple[Any, Any]:
         """A line the SDK's parser refused, parsed by ours (which nests deeper) and checked again."""
@@ -122,7 +138,7 @@ class _Reader:
             return None, self._error(_echoed(sent), INVALID_REQUEST, "Invalid request: not a JSON-RPC 2.0 message.")
         if isinstance(message, self.types.JSONRPCNotification):
             return self._notification(sent, message)
-        return self.session_message(message), None
+        return self._delivered(message, line), None
 
     def _notification(self, sent: Any, message: Any) -> tuple[Any, Any]:
         """A notification, unless it carried an id, which a request may only have as a string or integer."""
@@ -133,6 +149,22 @@ class _Reader:
     def _error(self, request_id: str | int | None, code: int, text: str) -> Any:
         data = self.types.ErrorData(code=code, message=text)
         return self.session_message(self.types.JSONRPCError(jsonrpc="2.0", id=request_id, error=data))
+
+
+class SentLine:
+    """The line a request came in, read as the SDK's HTTP transports let a handler read the request body."""
+
+    __slots__ = ("line",)
+
+    headers = None
+    """A line has no headers."""
+
+    def __init__(self, line: bytes) -> None:
+        self.line = line
+
+    async def body(self) -> bytes:
+        """The request's JSON text."""
+        return self.line
 
 
 def _echoed(sent: Any) -> str | int | None:

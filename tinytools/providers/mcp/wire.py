@@ -25,7 +25,19 @@ from tinytools.results import StructuredError, ToolCall, ToolResult
 from tinytools.schema.validation import compile_validator
 from tinytools.tool import Tool
 
-__all__ = ["check_output", "export_tools", "read_calls", "tool_annotations", "write_results"]
+__all__ = [
+    "PENDING_META",
+    "check_output",
+    "export_tools",
+    "object_text",
+    "read_calls",
+    "sent_arguments",
+    "tool_annotations",
+    "write_results",
+]
+
+PENDING_META = "tinytools/pending"
+"""The ``_meta`` key of a pending result's `Pending` record."""
 
 
 class _Output:
@@ -107,14 +119,18 @@ def _output_schema(schema: dict[str, Any] | None) -> dict[str, Any] | None:
             body = target
     if body.get("type") == "object":
         return {**body, "$defs": defs} if defs else body
-    if _is_object(body, defs, set()) is not False:
+    if _is_object(body, defs, {}) is not False:
         return None  # may or may not be an object: the wrapping would depend on the value
     wrapped: dict[str, Any] = {"type": "object", "properties": {"result": body}, "required": ["result"]}
     return {**wrapped, "$defs": defs} if defs else wrapped
 
 
-def _is_object(schema: Any, defs: Mapping[str, Any], seen: set[str]) -> bool | None:
-    """True if every value ``schema`` accepts is an object, False if none is, None if unsure."""
+def _is_object(schema: Any, defs: Mapping[str, Any], known: dict[str, bool | None]) -> bool | None:
+    """True if every value ``schema`` accepts is an object, False if none is, None if unsure.
+
+    ``known`` holds each definition's answer once found (None while it is being found, so a
+    loop is unsure): definitions shared by many branches are looked at once.
+    """
     if not isinstance(schema, dict):
         return None
     kinds = schema.get("type")
@@ -125,10 +141,13 @@ def _is_object(schema: Any, defs: Mapping[str, Any], seen: set[str]) -> bool | N
         values = schema.get("enum", [schema.get("const")])
         return False if not any(isinstance(value, dict) for value in values) else None
     ref = schema.get("$ref", "")
-    if ref.startswith("#/$defs/") and ref not in seen:
-        return _is_object(defs.get(ref[8:]), defs, seen | {ref})
+    if ref.startswith("#/$defs/"):
+        if ref not in known:
+            known[ref] = None
+            known[ref] = _is_object(defs.get(ref[8:]), defs, known)
+        return known[ref]
     if "anyOf" in schema:
-        answers = {_is_object(branch, defs, seen) for branch in schema["anyOf"]}
+        answers = {_is_object(branch, defs, known) for branch in schema["anyOf"]}
         return answers.pop() if len(answers) == 1 else None
     return None
 
@@ -146,6 +165,40 @@ def read_calls(request: Any) -> list[ToolCall]:
         sent = field(params, "arguments")
         calls.append(ToolCall(call_id, str(field(params, "name") or ""), arguments({} if sent is None else sent)))
     return calls
+
+
+class _Sent(msgspec.Struct):
+    """A request body as sent, its params kept as their own JSON text."""
+
+    id: int | str | None = None
+    method: str = ""
+    params: dict[str, msgspec.Raw] = msgspec.field(default_factory=dict)
+
+
+_READ_SENT = msgspec.json.Decoder(_Sent).decode
+
+
+def sent_arguments(body: bytes, request_id: object) -> bytes | None:
+    """The JSON text of the ``arguments`` object of ``body``, if it is ``request_id``'s ``tools/call`` request.
+
+    A call made from this text is decoded as strictly as any call's text: a key sent twice is
+    refused (``malformed_arguments``), where the dict the SDK parsed kept one of its values.
+    """
+    try:
+        sent = _READ_SENT(body)
+    except (msgspec.DecodeError, msgspec.ValidationError):  # not one request (a batch, say): the SDK's dict
+        return None
+    if sent.method != "tools/call" or sent.id != request_id or isinstance(sent.id, bool):
+        return None
+    return object_text(sent.params.get("arguments"))
+
+
+def object_text(raw: msgspec.Raw | None) -> bytes | None:
+    """``raw`` JSON as bytes if it is an object, else None."""
+    if raw is None:
+        return None
+    text = bytes(raw)
+    return text if text[:1] == b"{" else None
 
 
 def write_results(results: Iterable[ToolResult], *, artifacts: Any = None) -> list[dict[str, Any]]:
@@ -167,7 +220,7 @@ def write_results(results: Iterable[ToolResult], *, artifacts: Any = None) -> li
             payload["isError"] = True
         elif result.pending is not None:  # not done: the text says what it waits for
             payload["isError"] = False
-            payload["_meta"] = {"tinytools/pending": msgspec.to_builtins(result.pending)}
+            payload["_meta"] = {PENDING_META: msgspec.to_builtins(result.pending)}
         else:
             if result.content is None:
                 output = result.structured()
@@ -183,7 +236,7 @@ def check_output(result: ToolResult, tool: Tool[..., Any] | None) -> ToolResult:
     An output that holds values JSON writes differently (a datetime or a set inside a dict, its
     text already right) is checked, and sent, as the JSON data the client receives.
     """
-    if tool is None or result.is_error:
+    if tool is None or result.status != "succeeded":  # a pending call has no output yet
         return result
     check = _output(tool).check
     output = result.output
