@@ -13,7 +13,7 @@
    ``benchmarks/.cache``; the package's own dependencies are not installed). Its non-live
    categories (simple Python/Java/JavaScript, multiple, parallel, parallel multiple) give a pool
    of distinct functions and questions whose ground-truth functions are known. Every question
-   searches the whole pool; recall@1, recall@5 and MRR are printed for `tinytools.search` and for
+   searches the whole pool; recall@1, recall@5 and MRR are printed for `tinytools._search` and for
    ``rank-bm25``'s BM25Okapi over the same text (name, description, parameter names and
    descriptions, split into lower-case words), in the same run.
 """
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from tinytools import InputSchema, Tool, Toolbox
-from tinytools.search import Document, ToolIndex
+from tinytools._search import Document, ToolIndex
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache"
@@ -272,7 +272,7 @@ def quality() -> None:
     print(f"\nretrieval: BFCL non-live categories, {len(functions):,} distinct functions, {len(questions):,} questions")
     print(f"  {'':<26}{'recall@1':>9}{'recall@5':>10}{'MRR':>8}{'index s':>9}{'query ms':>10}")
     for label, ranked, build, query in (
-        ("tinytools.search (BM25F)", ours, ours_build, ours_query),
+        ("tinytools._search (BM25F)", ours, ours_build, ours_query),
         ("rank-bm25 BM25Okapi", theirs, theirs_build, theirs_query),
     ):
         m = _measures(ranked, questions)

@@ -23,7 +23,7 @@ from _timing import time_sync
 from bench_dispatch import seven  # the same seven-argument tool as the per-call benchmark
 
 from tinytools import InputSchema, tool
-from tinytools.errors import ArgumentsError
+from tinytools._errors import ArgumentsError
 
 
 @dataclass

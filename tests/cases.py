@@ -17,7 +17,7 @@ import msgspec
 from typing_extensions import NotRequired, Required, TypedDict
 
 from tinytools import Injected, Param, ToolCall, tool
-from tinytools.schema.hints import DECIMAL_PATTERN
+from tinytools._schema.hints import DECIMAL_PATTERN
 
 
 class Unit(enum.Enum):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tinytools.cli import main
+from tinytools._cli import main
 
 TOOLS = textwrap.dedent(
     '''

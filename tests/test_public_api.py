@@ -40,7 +40,7 @@ def test_import_leaves_what_a_first_use_needs_for_that_use() -> None:
     """The validator's code generator, the docstring reader, strict mode and asyncio load when used."""
     code = (
         "import sys, tinytools\n"
-        "later = ('fastjsonschema', 'docstring_parser', 'tinytools.schema.strict', 'tinytools.schema.codegen',"
+        "later = ('fastjsonschema', 'docstring_parser', 'tinytools._schema.strict_mode', 'tinytools._schema.codegen',"
         " 'asyncio')\n"
         "print(','.join(m for m in later if m in sys.modules))\n"
         "@tinytools.tool\n"
@@ -58,7 +58,7 @@ def test_arguments_errors_survive_pickle_and_copy() -> None:
     import copy
     import pickle
 
-    from tinytools.errors import schema_failure
+    from tinytools._errors import schema_failure
 
     made = [
         tinytools.ArgumentsError("bad", pointer="/x", keyword="type", parameter="x"),

@@ -23,7 +23,7 @@ from tinytools import (
     dispatch,
     tool,
 )
-from tinytools.results import ImageContent, JsonContent
+from tinytools._results import ImageContent, JsonContent
 
 REF = ArtifactRef("ab" * 32, 3, "image/png", "ab" * 32, {"tool": "t"})
 

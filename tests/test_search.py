@@ -39,9 +39,9 @@ from tinytools import (
     ToolNotFound,
     tool,
 )
+from tinytools._search import Document, ToolIndex
 from tinytools.formats import parse_calls, render_tools
 from tinytools.providers import anthropic, gemini, mcp, openai, openai_responses
-from tinytools.search import Document, ToolIndex
 
 from .run.paths import ENTRIES, run_call
 
@@ -412,7 +412,7 @@ def test_search_edges_give_clear_answers() -> None:
 
 
 def search_words_cache() -> dict[str, str]:
-    from tinytools import search
+    from tinytools import _search as search
 
     return search._FOLDED
 

@@ -510,7 +510,7 @@ def test_a_class_method_made_with_tool_needs_an_instance_when_given_the_class() 
 
 
 def test_a_single_tool_keeps_its_default_dispatcher_between_calls() -> None:
-    from tinytools.run.dispatch import default_dispatcher
+    from tinytools._run.shortcuts import default_dispatcher
 
     add = tool(first)
     call = ToolCall("c1", "first", {"x": 3})

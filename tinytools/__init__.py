@@ -2,7 +2,7 @@
 
 from types import ModuleType as _ModuleType
 
-from tinytools.context import (
+from tinytools._context import (
     Ask,
     CancellationToken,
     CancelledCall,
@@ -12,7 +12,7 @@ from tinytools.context import (
     RunContext,
     Stores,
 )
-from tinytools.errors import (
+from tinytools._errors import (
     ArgumentsError,
     InjectionError,
     NeedsInput,
@@ -27,7 +27,7 @@ from tinytools.errors import (
     ToolNotFound,
     TransferError,
 )
-from tinytools.events import (
+from tinytools._events import (
     InvalidToolArgs,
     ToolCompleted,
     ToolDenied,
@@ -39,8 +39,7 @@ from tinytools.events import (
     ToolStarted,
     UnknownToolCall,
 )
-from tinytools.policy import ToolPolicy
-from tinytools.results import (
+from tinytools._results import (
     ArtifactRef,
     Content,
     Pending,
@@ -53,26 +52,27 @@ from tinytools.results import (
     ToolOutput,
     ToolResult,
 )
-from tinytools.run.admission import Rewrite
-from tinytools.run.artifacts import ArtifactStore, FileArtifactStore, MemoryArtifactStore
-from tinytools.run.dispatch import adispatch, adispatch_many, dispatch, dispatch_many
-from tinytools.run.dispatcher import Dispatcher
-from tinytools.run.durable import NOT_RUN
-from tinytools.run.journal import Journal, JournalError, MemoryJournal, SQLiteJournal
-from tinytools.run.limits import Limits
-from tinytools.schema.annotations import Param
-from tinytools.schema.validation import InputSchema
-from tinytools.signature import Injected
-from tinytools.tool import Tool, tool
-from tinytools.toolbox import Toolbox
-from tinytools.toolformat import ToolFormat
+from tinytools._run.admission import Rewrite
+from tinytools._run.artifacts import ArtifactStore, FileArtifactStore, MemoryArtifactStore
+from tinytools._run.dispatcher import Dispatcher
+from tinytools._run.journal_stage import NOT_RUN
+from tinytools._run.journals import Journal, JournalError, MemoryJournal, SQLiteJournal
+from tinytools._run.limits import Limits
+from tinytools._run.shortcuts import adispatch, adispatch_many, dispatch, dispatch_many
+from tinytools._schema.annotations import Param
+from tinytools._schema.input_schema import InputSchema
+from tinytools._schema.signatures import Injected
+from tinytools._tool import Tool, tool
+from tinytools._toolbox import Toolbox
+from tinytools._toolformat import ToolFormat
+from tinytools.policy import ToolPolicy
 
 Tool.runners = (dispatch, adispatch)  # Tool.invoke runs through the pipeline, which sits above Tool
 
 
 def _stable() -> _ModuleType:
     """The exports' stability tools, loaded when first used (they load every adapter)."""
-    from tinytools.providers import stable
+    from tinytools.providers import _fingerprints as stable
 
     return stable
 

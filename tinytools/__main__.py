@@ -1,5 +1,5 @@
 """``python -m tinytools`` runs the command line."""
 
-from tinytools.cli import main
+from tinytools._cli import main
 
 raise SystemExit(main())

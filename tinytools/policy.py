@@ -2,7 +2,7 @@
 
 Each tool declares what it may do (`ToolPolicy`); the application decides what it allows
 (`PolicyMiddleware`, built from `Rule` s). Both are data here: the dispatcher enforces them
-(`tinytools.run.approval`) twice, when tools are advertised (`Dispatcher.visible_tools`) and
+(`tinytools._run.policy_enforcement`) twice, when tools are advertised (`Dispatcher.visible_tools`) and
 when a call arrives, since a model can name a tool it was never shown. A tool that needs
 approval never runs without an approver: fail closed.
 """
@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol
 
 import msgspec
 
-from tinytools.results import ToolCall, ToolResult
+from tinytools._results import ToolCall, ToolResult
 
 __all__ = [
     "Access",

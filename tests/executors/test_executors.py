@@ -32,7 +32,7 @@ from tinytools import (
     tool,
 )
 from tinytools.executors import reference
-from tinytools.executors.pools import SHARED
+from tinytools.executors._pools import SHARED
 
 SENT: list[Tool[..., Any]] = [
     t.where,

@@ -23,9 +23,11 @@ import pytest
 from hypothesis import strategies as st
 
 from tinytools import Tool, Toolbox
-from tinytools.formats import _text, ptype, xml
-from tinytools.formats import json as json_format
-from tinytools.toolformat import ToolFormat
+from tinytools._toolformat import ToolFormat
+from tinytools.formats import _json as json_format
+from tinytools.formats import _ptype as ptype
+from tinytools.formats import _text
+from tinytools.formats import _xml as xml
 
 PIECES = [
     "", " ", "  padded  ", "\n", "a\nb", "\r\n", "\t", '"quoted"', "'single'", "it's \"both\"",

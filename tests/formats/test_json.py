@@ -8,8 +8,8 @@ import pytest
 
 from tests.formats.support import metered
 from tinytools import Toolbox, ToolCall, ToolResult, dispatch, tool
+from tinytools._results import StructuredError
 from tinytools.formats import ToolFormat, parse_calls, render_call, render_result, render_tools
-from tinytools.results import StructuredError
 
 
 @tool

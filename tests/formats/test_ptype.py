@@ -9,10 +9,10 @@ import pytest
 
 from tests.formats.support import metered
 from tinytools import Toolbox, ToolCall, ToolResult, dispatch, tool
-from tinytools.errors import ToolDefinitionError
+from tinytools._errors import ToolDefinitionError
+from tinytools._results import StructuredError
 from tinytools.formats import ToolFormat, parse_calls, render_call, render_result, render_tools
-from tinytools.formats.ptype import MAX_DEPTH
-from tinytools.results import StructuredError
+from tinytools.formats._ptype import MAX_DEPTH
 
 
 @tool

@@ -10,7 +10,7 @@ import pytest
 from tests.formats.support import metered
 from tinytools import Tool, Toolbox, ToolCall, ToolResult, dispatch, tool
 from tinytools.formats import ToolFormat, parse_calls, render_call, render_result, render_tools
-from tinytools.formats.xml import coerce_text
+from tinytools.formats._xml import coerce_text
 
 XML = ToolFormat.xml()
 

@@ -44,7 +44,7 @@ if __name__ == "__main__":
     from tinytools.providers import mcp
 
     if "--http" in sys.argv:
-        from tinytools.providers.mcp.http import serve_http
+        from tinytools.providers.mcp._http import serve_http
 
         serve_http(toolbox, "127.0.0.1", int(sys.argv[sys.argv.index("--http") + 1]), dispatcher_factory=factory)
     else:

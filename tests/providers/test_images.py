@@ -17,8 +17,8 @@ from mcp.types import CallToolResult
 from openai.types.responses.response_input_item_param import FunctionCallOutput
 
 from tinytools import Dispatcher, MemoryArtifactStore, ToolCall, ToolOutput, tool
+from tinytools._results import ImageContent
 from tinytools.providers import anthropic, gemini, mcp, openai_responses
-from tinytools.results import ImageContent
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="

@@ -12,7 +12,7 @@ import pytest
 from tinytools import Dispatcher, Tool, Toolbox, ToolCall, tool
 from tinytools.providers import mcp
 from tinytools.providers._common import require
-from tinytools.providers.mcp.wire import check_output
+from tinytools.providers.mcp._wire import check_output
 
 from .conftest import add, get_weather
 

@@ -27,10 +27,10 @@ from typing import Any
 import pytest
 
 from tinytools import Dispatcher, Toolbox, ToolCall, ToolDefinitionError, adispatch, dispatch
-from tinytools.events import ToolProgress
+from tinytools._events import ToolProgress
 from tinytools.policy import SideEffect
 from tinytools.providers.mcp import connect
-from tinytools.providers.mcp.client import RemoteToolbox
+from tinytools.providers.mcp._client import RemoteToolbox
 
 SERVER = Path(__file__).with_name("mcp_remote_server.py")
 HOSTILE = Path(__file__).with_name("mcp_hostile_server.py")

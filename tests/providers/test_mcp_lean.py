@@ -23,7 +23,7 @@ from mcp.types import CallToolResult, JSONRPCResponse, ListToolsResult
 
 from tinytools import Injected, Progress, tool
 from tinytools.providers.mcp import http_app
-from tinytools.providers.mcp.server import Service
+from tinytools.providers.mcp._server import Service
 
 VERSION = "2025-06-18"
 

@@ -28,7 +28,7 @@ from tinytools import (
     dispatch,
     tool,
 )
-from tinytools.errors import MAX_LISTED
+from tinytools._errors import MAX_LISTED
 from tinytools.formats import ToolFormat, parse_calls, render_call
 from tinytools.providers import mcp
 

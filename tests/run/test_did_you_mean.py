@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from tests.run.paths import PATHS, options, run_call
 from tinytools import Dispatcher, Toolbox, ToolCall, ToolNotFound, tool
-from tinytools.run.suggest import closest_name
+from tinytools._run.near_misses import closest_name
 
 
 @tool

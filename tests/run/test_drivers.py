@@ -21,7 +21,7 @@ from tinytools import (
     adispatch,
     tool,
 )
-from tinytools.run.threads import stray_tasks
+from tinytools._run.threads import stray_tasks
 
 from .paths import DISPATCHER_ENTRIES, ENTRIES, GENEROUS, RELEASE, VARIANTS, options, run_call, run_in_thread, summary
 

@@ -42,9 +42,9 @@ from tinytools import (
     ToolResult,
     tool,
 )
+from tinytools._run.journal_stage import canonical
+from tinytools._run.journals import Entry, this_owner
 from tinytools.policy import Approval, PolicyMiddleware, require_approval
-from tinytools.run.durable import canonical
-from tinytools.run.journal import Entry, this_owner
 
 from . import journal_worker
 from .journal_worker import CALLS

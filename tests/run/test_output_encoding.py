@@ -34,8 +34,8 @@ from typing_extensions import TypedDict
 
 from tests.cases import Address, Level, Pair, Point, Tree, Unit
 from tinytools import Dispatcher, Toolbox, ToolCall, ToolDefinitionError, ToolResult, tool
+from tinytools._schema.input_schema import compile_validator
 from tinytools.providers import mcp
-from tinytools.schema.validation import compile_validator
 
 from .paths import BATCH_ENTRIES, DISPATCHER_ENTRIES, ENTRIES, run_batch
 from .paths import run_call as _run_call

@@ -36,9 +36,9 @@ from tinytools import (
     ToolPolicy,
     tool,
 )
+from tinytools._run.journals import Entry
 from tinytools.policy import Approval, PolicyMiddleware, require_approval
 from tinytools.providers import anthropic, mcp, openai
-from tinytools.run.journal import Entry
 
 DONE: list[str] = []
 RELEASE = threading.Event()

@@ -18,9 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tinytools import Dispatcher, ToolCall, ToolEvent, ToolPolicy, ToolResult, tool
-from tinytools.events import InvalidToolArgs
+from tinytools._events import InvalidToolArgs
+from tinytools._run.policy_enforcement import EDIT_REFUSED
 from tinytools.policy import Approval, ApprovalRequest, PolicyMiddleware, require_approval
-from tinytools.run.approval import EDIT_REFUSED
 
 ENTRIES = ["Dispatcher.dispatch", "Dispatcher.adispatch", "Dispatcher.dispatch_many", "Dispatcher.adispatch_many"]
 RAN: list[tuple[str, int, str | None]] = []

@@ -17,8 +17,8 @@ from typing import Annotated, Any
 import pytest
 
 from tinytools import Dispatcher, Injected, ToolCall, ToolError, ToolEvent, ToolFailed, ToolPolicy, ToolResult, tool
+from tinytools._results import StructuredError
 from tinytools.policy import Approval, PolicyMiddleware, require_approval
-from tinytools.results import StructuredError
 
 from .facing import DISPATCHER_ENTRY_POINTS, ENTRY_POINTS, assert_no_leak, leaks, model_facing
 from .paths import run_call

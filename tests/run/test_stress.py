@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from tinytools import Dispatcher, Toolbox, ToolCall, ToolError, ToolEvent, ToolResult, tool
-from tinytools.run.threads import IDLE_NAME, tool_threads
+from tinytools._run.threads import IDLE_NAME, tool_threads
 
 TOTAL_CALLS = 10_000
 MAX_CONCURRENCY = 8

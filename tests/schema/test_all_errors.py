@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 from tests.strategies import FaultyCall, Signature, build_tool, faulty_calls, signatures
 from tinytools import ArgumentsError, InputSchema, ToolCall, dispatch
-from tinytools.errors import MAX_LISTED
-from tinytools.schema.validation import compile_validator
+from tinytools._errors import MAX_LISTED
+from tinytools._schema.input_schema import compile_validator
 
 WEATHER = {
     "type": "object",

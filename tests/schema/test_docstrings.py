@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tinytools.schema.docstrings import Docstring, describe_class, parse_docstring
+from tinytools._schema.docstrings import Docstring, describe_class, parse_docstring
 
 GOOGLE = """Find books.
 

@@ -6,8 +6,8 @@ import annotated_types as at
 import pytest
 
 from tinytools import Param, ToolDefinitionError, tool
-from tinytools.schema.annotations import split_annotated
-from tinytools.schema.hints import SchemaBuilder
+from tinytools._schema.annotations import split_annotated
+from tinytools._schema.hints import SchemaBuilder
 
 CASE_NAMES = [
     "scalars",

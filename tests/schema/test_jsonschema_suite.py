@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
-from tinytools.errors import ArgumentsError, SchemaError
-from tinytools.schema.validation import compile_validator
+from tinytools._errors import ArgumentsError, SchemaError
+from tinytools._schema.input_schema import compile_validator
 
 SUITE = Path(__file__).with_name("jsonschema_test_suite") / "draft2020-12"
 GROUPS: list[tuple[str, int, dict[str, Any]]] = [

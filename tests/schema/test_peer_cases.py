@@ -23,7 +23,7 @@ import pytest
 from tests.schema import peers
 from tests.schema.peers import ABSENT, Case
 from tinytools import Toolbox, ToolCall, ToolDefinitionError, dispatch, tool
-from tinytools.errors import ToolDefinitionWarning
+from tinytools._errors import ToolDefinitionWarning
 
 MODULES = ["openai_agents", "pydantic_ai", "langchain", "fastmcp", "mcp_sdk", "mcp_sdk_returns", "issue_17"]
 NEED_PYDANTIC = ["openai_agents_fields", "frameworks_fields", "mcp_sdk_fields"]

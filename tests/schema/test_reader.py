@@ -1,4 +1,4 @@
-"""The fast way in (`tinytools.schema.reader`) keeps its two promises.
+"""The fast way in (`tinytools._schema.fast_decode`) keeps its two promises.
 
 1. The typed decoder never accepts arguments the schema refuses: checked against the official
    JSON Schema Test Suite's verdicts and, by property tests, against the compiled validator.
@@ -22,10 +22,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tinytools import Dispatcher, Injected, Param, Tool, Toolbox, ToolCall, dispatch, tool
-from tinytools.errors import ArgumentsError, SchemaError
-from tinytools.run.plan import Read, typed_reader
-from tinytools.schema.reader import typed_decoder
-from tinytools.schema.validation import compile_validator
+from tinytools._errors import ArgumentsError, SchemaError
+from tinytools._run.plans import Read, typed_reader
+from tinytools._schema.fast_decode import typed_decoder
+from tinytools._schema.input_schema import compile_validator
 
 SUITE = Path(__file__).with_name("jsonschema_test_suite") / "draft2020-12"
 

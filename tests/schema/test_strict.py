@@ -1,4 +1,4 @@
-"""The strict-mode rendering (tinytools.schema.strict) and the mapping of null back to defaults."""
+"""The strict-mode rendering (tinytools._schema.strict_mode) and the mapping of null back to defaults."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 import pytest
 
 from tinytools import ArgumentsError, Param, SchemaError, Tool, Toolbox, ToolCall, dispatch, tool
-from tinytools.schema.hints import DECIMAL_PATTERN
+from tinytools._schema.hints import DECIMAL_PATTERN
 
 
 @dataclasses.dataclass
@@ -291,10 +291,10 @@ def test_an_open_object_with_properties_is_closed() -> None:
 
 
 def test_strict_imports_only_lower_layers() -> None:
-    source = Path(__file__).parents[2] / "tinytools" / "schema" / "strict.py"
+    source = Path(__file__).parents[2] / "tinytools" / "_schema" / "strict_mode.py"
     imported = {
         node.module
         for node in ast.walk(ast.parse(source.read_text()))
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("tinytools")
     }
-    assert imported <= {"tinytools.errors", "tinytools.schema.validation"}
+    assert imported <= {"tinytools._errors", "tinytools._schema.input_schema"}

@@ -16,10 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tinytools.errors import ArgumentsError, SchemaError
-from tinytools.schema.patterns import translate_pattern
-from tinytools.schema.references import Call, repeated_targets
-from tinytools.schema.validation import MAX_SCHEMA_DEPTH, InputSchema, compile_validator
+from tinytools._errors import ArgumentsError, SchemaError
+from tinytools._schema.input_schema import MAX_SCHEMA_DEPTH, InputSchema, compile_validator
+from tinytools._schema.patterns import translate_pattern
+from tinytools._schema.references import Call, repeated_targets
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 WEATHER: dict[str, Any] = {

@@ -34,8 +34,8 @@ class Notes:
 
 assert_type(add(1, 2), int)
 assert_type(subtract(3, b=1), int)
-reveal_type(subtract)  # N: Revealed type is "tinytools.tool.Tool[[a: int, b: int], int]"
-reveal_type(fetch)  # N: Revealed type is "tinytools.tool.Tool[[url: str], typing.Coroutine[Any, Any, bytes]]"
+reveal_type(subtract)  # N: Revealed type is "tinytools._tool.Tool[[a: int, b: int], int]"
+reveal_type(fetch)  # N: Revealed type is "tinytools._tool.Tool[[url: str], typing.Coroutine[Any, Any, bytes]]"
 add("x")  # E: Argument 1 to "__call__" of "Tool" has incompatible type "str"; expected "int"  [arg-type]
 subtract(1)  # E: Missing positional argument "b" in call to "__call__" of "Tool"  [call-arg]
 

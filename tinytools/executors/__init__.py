@@ -15,15 +15,16 @@ partial or a callable instance, which has no name, pickled once with the names i
 bound arguments, and the answer back, all pickled here so a value that cannot travel is named.
 A bound method, whose instance lives here, cannot travel and is refused when the dispatcher is built.
 
-`routing` decides once per dispatcher which tools go where, `routes` carries one call there and
-back, `worker` is what runs on the other side, `pools` holds the shared process pool and
-`factories` the ``provide`` factories of values made where a tool runs.
+`_placement` decides once per dispatcher which tools go where, `_transport` carries one call there
+and back, `_worker` is what runs on the other side, `_pools` holds the shared process pool,
+`_factories` the ``provide`` factories of values made where a tool runs, and `_failures` how a call
+fails on its way there and back.
 """
 
 from typing import Any
 
-from tinytools.executors.factories import provide
-from tinytools.executors.failures import ExecutorError, RemoteToolError
+from tinytools.executors._factories import provide
+from tinytools.executors._failures import ExecutorError, RemoteToolError
 
 __all__ = [
     "DEFAULT",
@@ -41,15 +42,15 @@ __all__ = [
 ]
 
 _LATER = {
-    "DEFAULT": "routing",
-    "INLINE": "routing",
-    "PROCESS": "routing",
-    "plan_routes": "routing",
-    "reference": "routing",
-    "Route": "routes",
-    "ToolRef": "worker",
-    "shared_process_pool": "pools",
-    "shutdown_shared_pool": "pools",
+    "DEFAULT": "_placement",
+    "INLINE": "_placement",
+    "PROCESS": "_placement",
+    "plan_routes": "_placement",
+    "reference": "_placement",
+    "Route": "_transport",
+    "ToolRef": "_worker",
+    "shared_process_pool": "_pools",
+    "shutdown_shared_pool": "_pools",
 }
 
 

@@ -10,7 +10,7 @@ For models that call tools through text rather than native function calling. Eac
         answer = render_result(result, toolbox[call.name].format)
 """
 
+from tinytools._toolformat import ToolFormat
 from tinytools.formats._text import parse_calls, render_call, render_result, render_tools
-from tinytools.toolformat import ToolFormat
 
 __all__ = ["ToolFormat", "parse_calls", "render_call", "render_result", "render_tools"]

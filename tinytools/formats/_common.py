@@ -11,10 +11,10 @@ from typing import Any
 
 import msgspec
 
-from tinytools.errors import counted, shorten
-from tinytools.schema.shapes import json_type
-from tinytools.tool import Tool
-from tinytools.toolformat import ToolFormat
+from tinytools._errors import counted, shorten
+from tinytools._schema.fragments import json_type
+from tinytools._tool import Tool
+from tinytools._toolformat import ToolFormat
 
 __all__ = [
     "ANY",

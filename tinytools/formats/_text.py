@@ -17,13 +17,14 @@ from typing import Any
 
 import msgspec
 
-from tinytools.formats import json as json_format
-from tinytools.formats import ptype, xml
+from tinytools._results import ToolCall, ToolResult
+from tinytools._tool import Tool
+from tinytools._toolbox import Toolbox
+from tinytools._toolformat import ToolFormat
+from tinytools.formats import _json as json_format
+from tinytools.formats import _ptype as ptype
+from tinytools.formats import _xml as xml
 from tinytools.formats._common import Found, call_id, format_of, json_text
-from tinytools.results import ToolCall, ToolResult
-from tinytools.tool import Tool
-from tinytools.toolbox import Toolbox
-from tinytools.toolformat import ToolFormat
 
 __all__ = ["parse_calls", "render_call", "render_result", "render_tools"]
 

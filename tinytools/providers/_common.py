@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
-from tinytools.results import ImageContent, ToolResult
-from tinytools.tool import Tool
-from tinytools.toolbox import Toolbox
+from tinytools._results import ImageContent, ToolResult
+from tinytools._tool import Tool
+from tinytools._toolbox import Toolbox
 
 __all__ = ["arguments", "declared", "field", "images", "require", "result_text", "sentence", "sequence", "shown"]
 

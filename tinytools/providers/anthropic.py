@@ -13,7 +13,7 @@
     messages.append({"role": "user", "content": adapter.write_results(results)})
 
 ``export_tools(toolbox, strict=True)`` shows the strict rendering of each schema (see
-`tinytools.schema.strict`) and sets ``"strict": true`` (Anthropic's strict tool use); pair it with
+`tinytools._schema.strict_mode`) and sets ``"strict": true`` (Anthropic's strict tool use); pair it with
 a dispatcher in strict mode. ``cache_control={"type": "ephemeral"}`` marks the last tool as a
 prompt-cache breakpoint, so the whole list of tools is cached between requests.
 """
@@ -23,10 +23,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
+from tinytools._results import ToolCall, ToolResult
+from tinytools._tool import Tool
+from tinytools._toolbox import Toolbox
 from tinytools.providers._common import arguments, declared, field, images, result_text, sequence, shown
-from tinytools.results import ToolCall, ToolResult
-from tinytools.tool import Tool
-from tinytools.toolbox import Toolbox
 
 __all__ = ["export_tools", "read_calls", "read_revealed", "write_results", "write_search"]
 

@@ -37,10 +37,10 @@ from typing import Any, Literal
 
 import msgspec
 
-from tinytools.errors import SchemaError
+from tinytools._errors import SchemaError
+from tinytools._results import ToolCall, ToolResult
+from tinytools._tool import Tool
 from tinytools.providers._common import arguments, field, images, result_text, sentence, sequence, shown
-from tinytools.results import ToolCall, ToolResult
-from tinytools.tool import Tool
 
 __all__ = ["LOCAL_ID_PREFIX", "export_tools", "read_calls", "schema", "write_results"]
 

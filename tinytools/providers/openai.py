@@ -12,7 +12,7 @@
     messages += adapter.write_results([dispatch(call, toolbox) for call in calls])
 
 ``export_tools(toolbox, strict=True)`` shows the strict rendering of each schema (see
-`tinytools.schema.strict`); pair it with a dispatcher in strict mode, which enforces that rendering and
+`tinytools._schema.strict_mode`); pair it with a dispatcher in strict mode, which enforces that rendering and
 maps the ``null`` of an omitted optional argument back to its default. OpenAI-compatible
 servers (Ollama, vLLM, llama.cpp) use the same shapes; when one sends arguments that are
 already an object, or text that is not JSON, the call still reads, and dispatch answers bad
@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from tinytools._results import ToolCall, ToolResult
+from tinytools._tool import Tool
 from tinytools.providers._common import arguments, declared, field, result_text, sequence, shown
-from tinytools.results import ToolCall, ToolResult
-from tinytools.tool import Tool
 
 __all__ = ["declaration", "export_tools", "read_calls", "write_results"]
 

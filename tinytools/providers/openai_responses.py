@@ -10,7 +10,7 @@
     items += adapter.write_results([dispatch(call, toolbox) for call in calls])
 
 A function tool here always carries a ``strict`` key (the API requires one). With
-``strict=True`` it shows the strict rendering of the schema (see `tinytools.schema.strict`); pair it
+``strict=True`` it shows the strict rendering of the schema (see `tinytools._schema.strict_mode`); pair it
 with a dispatcher in strict mode.
 """
 
@@ -20,10 +20,10 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
+from tinytools._results import ToolCall, ToolResult
+from tinytools._tool import Tool
+from tinytools._toolbox import Toolbox
 from tinytools.providers._common import arguments, field, images, result_text, sequence, shown
-from tinytools.results import ToolCall, ToolResult
-from tinytools.tool import Tool
-from tinytools.toolbox import Toolbox
 
 __all__ = ["export_tools", "read_calls", "read_revealed", "read_searches", "write_results", "write_search"]
 

@@ -1,0 +1,120 @@
+"""Declared acts: calls of a run that name the same act (``@tool(idempotency_key=fn)``) act once.
+
+A tool whose domain says what "the same act" is (a payment for an order) declares it with a
+function of the validated, converted arguments. Every call is still a call of its own, with its
+own journal entry and its own final result. Just before such a tool would run (after policy and
+approval, on the final arguments: an approver's edit included), the call claims its act, an entry
+of its own keyed by the run, the tool and the declared key. The first call to claim it runs the
+tool and records what the act came to; a later call of the same act, under another call id, is
+answered with that (under its own id) and never runs the tool; one that arrives while the act
+runs waits for it. A call that ends without its tool having acted (it asked the user first, its
+arguments failed to bind, it was cut short before it started) gives the act back, so a later call
+may make it. A function that returns None names no act: the call is an act of its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from typing import TYPE_CHECKING
+
+from tinytools._errors import ArgumentsError, kept
+from tinytools._results import ToolResult
+from tinytools._run.call_state import started_arguments
+from tinytools._run.failures import failed, tool_failure
+from tinytools._run.journals import Entry, owner_alive
+
+if TYPE_CHECKING:
+    from tinytools._run.call_state import Flight
+    from tinytools._run.journal_stage import Durable
+    from tinytools._run.plans import Read
+
+__all__ = ["Acts"]
+
+
+class Acts:
+    """One dispatcher's declared acts, kept in its journal (in memory without one)."""
+
+    def __init__(self, durable: Durable):
+        self.durable = durable
+
+    def key(self, flight: Flight, read: Read) -> str | ToolResult | None:
+        """The key of the act the call names, None when it names none, or the call's failure."""
+        tool = flight.plan.tool
+        declared = tool.durable.idempotency_key if tool.durable is not None else None
+        if declared is None:
+            return None
+        try:
+            value = declared(flight.plan.normalised(read, started_arguments(read, flight.call)))
+        except ArgumentsError as exc:
+            return flight.plan.invalid(flight.call, kept(exc), flight.start)
+        except Exception as exc:  # the application's function failed: the call cannot be made safely
+            return tool_failure(flight.call, tool.name, exc, flight.start)
+        if value is None:
+            return None
+        if isinstance(value, float) and not math.isfinite(value):
+            message = f"Tool {tool.name!r} could not name this call's act (its idempotency_key gave {value!r})."
+            return failed(flight.call, tool.name, "tool_error", message, flight.start)
+        try:
+            written = self.durable.canonical(value)
+        except Exception as exc:
+            return tool_failure(flight.call, tool.name, exc, flight.start)
+        run, name = self.durable.run_id.encode(), tool.name.encode()
+        return hashlib.sha256(b"act\0%b\0%b\0%b" % (run, name, written)).hexdigest()[:40]
+
+    async def claim(self, flight: Flight, read: Read) -> ToolResult | None:
+        """Claim the call's act before its tool runs: None to run it, else what the act came to."""
+        key = self.key(flight, read)
+        if key is None or key.__class__ is not str:
+            return key  # type: ignore[return-value]
+        durable, plan = self.durable, flight.plan
+        flight.act = key
+        if durable.journal is None and not durable.remember:
+            return None  # a toolbox's default dispatcher: one-line calls of no run, each its own act
+        mine = Entry(
+            key=key, run_id=durable.run_id, call_id=f"act:{key}", tool=plan.name,
+            arguments=durable.canonical(started_arguments(read, flight.call)), owner=durable.owner,
+        )  # fmt: skip
+        waited_until = time.monotonic() + durable.wait_bound(plan.tool)
+        delay = 0.002
+        while True:
+            found = durable.store.claim(mine)
+            if found is None:
+                flight.act_step = 0
+                return None
+            if found.state == "done":
+                flight.answered = True  # recorded as the model reads it
+                return durable.stored(found, flight.call.id)
+            if not owner_alive(found.owner):
+                return self._orphan(flight, found)
+            if durable.token.cancelled or time.monotonic() > waited_until:
+                message = f"Tool {plan.name!r} is still making this act in another call; its outcome is unknown."
+                result = failed(flight.call, plan.name, "in_progress", message, flight.start)
+                result.status = "outcome_unknown"
+                return result
+            await flight.scope.driver.pause(delay, durable.token)
+            delay = min(delay * 2, 0.05)
+
+    def _orphan(self, flight: Flight, found: Entry) -> ToolResult | None:
+        """An act whose worker died while making it: taken over by an idempotent tool, else unknown."""
+        durable, plan = self.durable, flight.plan
+        if plan.tool.idempotent and durable.store.advance(found.key, found.step, owner=durable.owner):
+            flight.act_step = found.step + 1
+            return None
+        message = f"Tool {plan.name!r} was making this act in a worker that stopped; it may have acted."
+        result = failed(flight.call, plan.name, "outcome_unknown", message, flight.start)
+        result.status = "outcome_unknown"
+        return result
+
+    def record(self, flight: Flight, result: ToolResult) -> None:
+        """The call that claimed its act ended: the act's outcome recorded, or the act given back."""
+        step = flight.act_step
+        if step is None or flight.act is None:
+            return
+        flight.act_step = None
+        store = self.durable.store
+        if result.status == "pending" or not flight.acted:  # nothing was done: another call may do it
+            store.release(flight.act, step)
+        else:
+            store.advance(flight.act, step, state="done", result=result.to_json())

@@ -1,0 +1,314 @@
+"""The model-facing boundary: the last stage of every call, where what the model reads is made final.
+
+`Boundary.seal` takes a call's result, whatever produced it (the tool, a refusal, middleware, a
+failure), and makes its model-facing parts final, in this order:
+
+1. every model-facing string (the error message, content blocks, the output and the text that
+   `ToolResult.text` gives) is scrubbed of the call's secrets and passed to the application's
+   redaction hook, on the whole text, before anything is cut;
+2. the budget: a text longer than ``max_inline_output_bytes`` moves the output to the artifact
+   store and leaves a preview cut from the scrubbed text, or fails ``output_too_large``.
+
+Secrets are matched in every form the library itself writes them (`Secrets`). An output is
+scrubbed as the JSON text the model reads, so a dict key of any type JSON writes (a number, an
+enum, a UUID, a date) is scrubbed as the string it becomes, and an output whose text shows no
+secret is kept as it is. A result that cannot be scrubbed is withheld (``redaction_failed``).
+Writers (providers, text formats, the MCP server) read only `ToolResult.text`, `structured` and
+the content, so nothing the model reads escapes this stage.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from time import perf_counter_ns
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from tinytools._events import ToolEvent, ToolOutputChunk, ToolProgress
+from tinytools._results import JsonContent, PendingRequest, StructuredError, TextContent, ToolCall, ToolResult
+from tinytools._run.failures import failed, logger
+from tinytools._run.output_checks import store_failure
+from tinytools._run.secrets import REDACTED, Secrets
+from tinytools._run.stream_boundary import StreamBoundary
+
+if TYPE_CHECKING:
+    from tinytools._encoding import OutputEncoder
+    from tinytools._run.artifacts import ArtifactStore
+
+__all__ = ["DEFAULT_INLINE_OUTPUT_BYTES", "REDACTED", "Boundary"]
+
+DEFAULT_INLINE_OUTPUT_BYTES = 100_000
+"""The default budget of one result's model-facing text, in UTF-8 bytes (about 25,000 tokens)."""
+_encode = msgspec.json.encode
+_decode = msgspec.json.decode
+
+
+class Boundary:
+    """One dispatcher's boundary: its redaction hook, its output budget and its artifact store."""
+
+    def __init__(
+        self,
+        *,
+        hook: Callable[[str], str] | None,
+        limit: int | None,
+        store: ArtifactStore | None,
+    ):
+        self.hook = hook
+        """The application's redaction, applied to every model-facing string after the secrets."""
+        self.limit = limit
+        """Largest model-facing text kept inline, in UTF-8 bytes (None: no limit)."""
+        self.store = store
+        """Where an output over the limit goes."""
+
+    def scrubber(self, secrets: Secrets | None) -> Callable[[str], str] | None:
+        """The function applied to each model-facing string of a call, or None when there is none."""
+        hook = self.hook
+        if secrets is None or not secrets:
+            return hook
+        if hook is None:
+            return secrets.scrub
+        return lambda text: hook(secrets.scrub(text))
+
+    def seal(self, result: ToolResult, secrets: Secrets | None, start: int, note: str | None = None) -> ToolResult:
+        """Make a result's model-facing parts final: scrubbed, then within the budget.
+
+        ``note`` is what the result must also say (a stream cut at the budget), after the rest.
+        """
+        scrub = self.hook if secrets is None else self.scrubber(secrets)
+        if scrub is not None:
+            try:
+                result = _scrubbed(result, scrub)
+            except Exception as exc:  # a hook that raised, or nesting too deep to walk: show nothing
+                return _withheld(result, exc)
+        if self.limit is not None:
+            if result.status == "succeeded":
+                result = self._within_budget(result, scrub, start)
+            else:
+                result = _message_within(result, self.limit)
+        return result if note is None else _noted(result, note)
+
+    def error(self, error: StructuredError, secrets: Secrets | None) -> StructuredError:
+        """An error as the model would read it (for events that carry one)."""
+        scrub = self.scrubber(secrets)
+        if scrub is None:
+            return error
+        try:
+            return StructuredError(scrub(error.code), scrub(error.message), _walk(error.details, scrub))
+        except Exception:
+            return StructuredError("tool_error", "[withheld: the message could not be checked for secrets]")
+
+    def too_large(self, call: ToolCall, name: str, size: int, start: int) -> ToolResult:
+        """The ``output_too_large`` failure of an output of ``size`` bytes, with nowhere to put it."""
+        message = (
+            f"Tool {name!r} returned {size} bytes, more than the {self.limit} bytes allowed inline, and "
+            "no artifact store is configured; ask for less (a narrower query, a page), or have the "
+            "application raise max_inline_output_bytes or give the dispatcher an artifact store."
+        )
+        return failed(call, name, "output_too_large", message, start)
+
+    def stream(self, secrets: Secrets | None, encoder: OutputEncoder) -> StreamBoundary:
+        """The boundary of one call's streamed pieces (`tinytools._run.stream_boundary`)."""
+        return StreamBoundary(secrets, self.hook, self.limit, encoder)
+
+    def shown(self, data: Any, secrets: Secrets | None) -> Any:
+        """JSON data as a person may be shown it (a call's arguments in an inbox): every string scrubbed.
+
+        None when it cannot be checked for secrets.
+        """
+        scrub = self.scrubber(secrets)
+        if scrub is None:
+            return data
+        try:
+            return _walk(_decode(_encode(data)), scrub)  # as JSON: a tuple an application built included
+        except Exception:
+            return None
+
+    def event(self, event: ToolEvent, secrets: Secrets | None) -> ToolEvent:
+        """A progress event as a sink may pass it on to a client: its text and data scrubbed."""
+        scrub = self.scrubber(secrets)
+        if scrub is None:
+            return event
+        try:
+            if isinstance(event, ToolProgress) and event.message is not None:
+                return msgspec.structs.replace(event, message=scrub(event.message))
+            if isinstance(event, ToolOutputChunk):
+                return msgspec.structs.replace(event, data=_walk(event.data, scrub))
+        except Exception:  # what cannot be scrubbed is not passed on
+            if isinstance(event, ToolProgress):
+                return msgspec.structs.replace(event, message=None)
+            return msgspec.structs.replace(event, data=None) if isinstance(event, ToolOutputChunk) else event
+        return event
+
+    def _within_budget(self, result: ToolResult, scrub: Callable[[str], str] | None, start: int) -> ToolResult:
+        limit = self.limit
+        assert limit is not None
+        output = result.output
+        if result.content is None and output.__class__ is not str:
+            try:
+                if len(_encode(output)) <= limit:  # the text is this JSON: no need to make it
+                    return result
+            except (TypeError, ValueError, OverflowError, RecursionError):
+                pass
+        elif result.content is None and len(output) * 4 <= limit:
+            return result
+        text = result.text()
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size <= limit:
+            return result
+        call = ToolCall(result.call_id, result.name)
+        if self.store is None:
+            return self.too_large(call, result.name, size, start)
+        original = result.output if result.content is None else text
+        try:
+            data = _encode(original) if result.content is None else text.encode("utf-8", "surrogatepass")
+            media_type = "application/json" if result.content is None else "text/plain"
+            ref = self.store.put(data, media_type, {"tool": result.name, "call_id": result.call_id})
+        except Exception as exc:
+            return store_failure(call, result.name, exc, start)
+        preview = text.encode("utf-8", "surrogatepass")[:limit].decode("utf-8", "ignore")
+        note = (
+            f"The output ({ref.size} bytes) was stored as artifact {ref.key} ({ref.media_type}); it begins: {preview}"
+        )
+        if scrub is not None:
+            note = scrub(note)
+        return ToolResult(
+            call_id=result.call_id,
+            name=result.name,
+            status="succeeded",
+            content=[TextContent(note)],
+            artifacts=[*result.artifacts, ref],
+            elapsed=perf_counter_ns() - start,
+        )
+
+
+def _scrubbed(result: ToolResult, scrub: Callable[[str], str]) -> ToolResult:
+    """The result with every model-facing string scrubbed, the text it gives included.
+
+    An output read as JSON (no error, no content) is scrubbed as the text the model reads; only
+    when that text held a secret is the output itself walked, for `ToolResult.structured` and
+    the application. So an output that encodes and shows no secret is sealed as it is, whatever
+    its keys or its depth.
+    """
+    error = result.error
+    if error is not None:
+        error = StructuredError(scrub(error.code), scrub(error.message), _walk(error.details, scrub))
+    content = result.content
+    if content is not None:
+        content = [_block(block, scrub) for block in content]
+    pending = result.pending
+    if pending is not None:  # what it waits for is read by the model too
+        request = PendingRequest(scrub(pending.request.message), _walk(pending.request.schema, scrub))
+        pending = msgspec.structs.replace(pending, request=request)
+    sealed = ToolResult(
+        call_id=result.call_id,
+        name=result.name,
+        status=result.status,
+        output=result.output,
+        content=content,
+        error=error,
+        artifacts=result.artifacts,
+        pending=pending,
+        elapsed=result.elapsed,
+    )
+    if error is not None or content is not None or pending is not None:  # the output is the application's alone
+        sealed.output = _walk(result.output, scrub)
+        return sealed
+    text = sealed.text()
+    final = scrub(text)
+    if final == text:  # no form of a secret in the JSON, so none in the output it encodes
+        return sealed
+    sealed.output = _walk(result.output, scrub)  # too deep to walk: withheld, as it holds a secret
+    walked = sealed.text()
+    if scrub(walked) != walked:  # a secret across what the walk saw apart
+        sealed.content = [TextContent(final)]
+    return sealed
+
+
+def _block(block: Any, scrub: Callable[[str], str]) -> Any:
+    if isinstance(block, TextContent):
+        return TextContent(scrub(block.text))
+    if isinstance(block, JsonContent):
+        return JsonContent(_walk(block.data, scrub))
+    return block
+
+
+def _walk(value: Any, scrub: Callable[[str], str]) -> Any:
+    """A JSON value with every string (keys included) and every number scrubbed."""
+    kind = value.__class__
+    if kind is str:
+        return scrub(value)
+    if kind is list:
+        return [_walk(item, scrub) for item in value]
+    if kind is dict:
+        return {_key(key, scrub): _walk(item, scrub) for key, item in value.items()}
+    if kind is int or kind is float:
+        text = repr(value)
+        return value if scrub(text) == text else REDACTED
+    return value
+
+
+def _key(key: Any, scrub: Callable[[str], str]) -> Any:
+    """A dict key scrubbed as JSON writes it; a key of another type stays itself unless it shows a secret."""
+    if key.__class__ is str:
+        return scrub(key)
+    try:
+        (text,) = _decode(_encode({key: None}))  # the string msgspec writes for a number, enum, UUID, date
+    except (TypeError, ValueError):
+        text = str(key)
+    final = scrub(text)
+    return key if final == text else final
+
+
+def _message_within(result: ToolResult, limit: int) -> ToolResult:
+    """A failure's or a pending call's text held to the budget: its message cut, saying so."""
+    text = result.text()
+    if len(text) * 4 <= limit:
+        return result
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size <= limit:
+        return result
+    tail = f"… [cut: {size} bytes, over the {limit}-byte budget]"
+    room = max(0, limit - (size - _bytes(_message(result))) - _bytes(tail))
+    cut = _message(result).encode("utf-8", "surrogatepass")[:room].decode("utf-8", "ignore") + tail
+    if result.error is not None:
+        return msgspec.structs.replace(result, error=msgspec.structs.replace(result.error, message=cut))
+    assert result.pending is not None
+    request = msgspec.structs.replace(result.pending.request, message=cut)
+    return msgspec.structs.replace(result, pending=msgspec.structs.replace(result.pending, request=request))
+
+
+def _message(result: ToolResult) -> str:
+    if result.error is not None:
+        return result.error.message
+    return result.pending.request.message if result.pending is not None else ""
+
+
+def _bytes(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _noted(result: ToolResult, note: str) -> ToolResult:
+    """The result saying ``note`` after what it says already."""
+    if result.error is not None:
+        error = msgspec.structs.replace(result.error, message=f"{result.error.message} {note}")
+        return msgspec.structs.replace(result, error=error)
+    if result.status != "succeeded":
+        return result
+    content = result.content if result.content is not None else [TextContent(result.text())]
+    return msgspec.structs.replace(result, content=[*content, TextContent(note)])
+
+
+def _withheld(result: ToolResult, exc: Exception) -> ToolResult:
+    """The result in place of one that could not be scrubbed: it says nothing the tool said."""
+    error_id = os.urandom(6).hex()
+    logger().error("redacting the result of tool %r failed (error id %s)", result.name, error_id, exc_info=exc)
+    message = f"The result of {result.name!r} could not be checked for secrets and is withheld (error id {error_id})."
+    return ToolResult(
+        call_id=result.call_id,
+        name=result.name,
+        status="outcome_unknown" if result.status == "succeeded" else result.status,  # it may have acted
+        error=StructuredError("redaction_failed", message, {"error_id": error_id}),
+        elapsed=result.elapsed,
+    )

@@ -1,0 +1,169 @@
+"""The records of one call inside the pipeline, and the stage every other stage may return to: reading.
+
+`Scope` is what an entry point brings (injected values, the allowlist, its step, its driver);
+`Flight` is one admitted call on its way through the stages. `read_arguments` decodes and
+validates a call's arguments once, against the schema the dispatcher enforces, and `invalid` is
+what a call whose arguments fail becomes; both serve the read stage, a call a middleware replaced,
+an approver's edit and a retry alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from time import perf_counter_ns
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from tinytools._errors import ArgumentsError, kept
+from tinytools._events import InvalidToolArgs, ToolEvent
+from tinytools._results import ToolCall, ToolResult
+from tinytools._run.plans import Plan, Read
+
+if TYPE_CHECKING:
+    from tinytools._context import CancellationToken
+    from tinytools._run.drivers import Driver
+    from tinytools._run.gate import Gate
+    from tinytools._run.jobs import Channel
+    from tinytools._run.journals import Entry
+    from tinytools._run.secrets import Secrets
+    from tinytools._run.stream_boundary import StreamBoundary
+
+__all__ = ["Flight", "Scope", "call_arguments", "invalid", "read_arguments", "started_arguments"]
+
+
+class Scope:
+    """What one entry point's call (or batch) brings: injected values, the allowlist, its step, its driver."""
+
+    __slots__ = ("_step", "_step_id", "allowed", "driver", "gate", "inject")
+
+    def __init__(
+        self,
+        driver: Driver,
+        inject: Mapping[str, Any] | None,
+        allowed: frozenset[str] | set[str] | None,
+        step_id: str | None,
+        step: int,
+        gate: Gate | None = None,
+    ):
+        self.driver = driver
+        self.inject = inject
+        self.allowed = allowed
+        self._step_id = step_id
+        self._step = step
+        self.gate = gate
+        """Keeps a serial tool alone within a batch."""
+
+    @property
+    def step_id(self) -> str:
+        """The step this call (or batch) belongs to: the one given, or ``step-N`` (made when asked for)."""
+        return self._step_id if self._step_id is not None else f"step-{self._step}"
+
+
+class Flight:
+    """One admitted call on its way through the stages."""
+
+    __slots__ = (
+        "act",
+        "act_step",
+        "acted",
+        "answered",
+        "answers",
+        "arguments",
+        "call",
+        "channel",
+        "exception",
+        "failure",
+        "key",
+        "pieces",
+        "plan",
+        "queued",
+        "resumed",
+        "scope",
+        "secrets",
+        "start",
+        "step",
+        "superseded",
+        "token",
+        "waited",
+    )
+
+    def __init__(self, call: ToolCall, plan: Plan, scope: Scope, start: int):
+        self.call = call
+        self.plan = plan
+        self.scope = scope
+        self.start = start
+        self.secrets: Secrets | None = None
+        """The secret values injected into the call, once bound."""
+        self.token: CancellationToken | None = None
+        """The call's own token, for a tool that takes one."""
+        self.channel: Channel | None = None
+        """The call's progress events, for a tool that reports them to a sink."""
+        self.pieces: StreamBoundary | None = None
+        """The boundary of the pieces the call streamed to a sink, once it sent one."""
+        self.failure: ToolResult | None = None
+        """The tool's own failure, for the `ToolFailed` event."""
+        self.exception: BaseException | None = None
+        """The exception behind `failure`, for logs."""
+        self.queued: list[ToolEvent] = []
+        """Events a sync stage made, delivered first by `Pipeline.complete`."""
+        self.key: str | None = None
+        """The call's journal key (its run and call id), once the journal stage made it."""
+        self.act: str | None = None
+        """The key of the act the call's tool declares it makes, once claimed (`tinytools._run.acts`)."""
+        self.act_step: int | None = None
+        """The step of the act's entry while this call holds it."""
+        self.step: int | None = None
+        """The step of the call's journal entry, once it has one."""
+        self.arguments: Any = None
+        """The validated arguments the journal keeps (its key's input)."""
+        self.answers: list[Any] | None = None
+        """A resumed input call's answers so far (for its `Ask`)."""
+        self.resumed = False
+        """Whether the call was resumed from pending (it then runs, never waits again)."""
+        self.waited: Entry | None = None
+        """A resumed call's entry as it waited: if the call stops before its tool starts, it waits again."""
+        self.answered = False
+        """Whether the journal answered the call: its result is already sealed."""
+        self.acted = False
+        """Whether the tool was started (what a call interrupted before then may do again)."""
+        self.superseded = False
+        """Whether another worker ended the call first (an expiry): its end was told already."""
+
+
+def read_arguments(flight: Flight, *, events: bool) -> Read | ToolResult:
+    """Decode and validate the call's arguments against the schema this dispatcher enforces."""
+    try:
+        read = flight.plan.read(flight.call)
+    except ArgumentsError as exc:
+        read = kept(exc)  # kept, not raised: no frame of this call in it
+    if read.__class__ is Read:
+        return read
+    return invalid(flight, read, events=events)  # type: ignore[arg-type]
+
+
+def invalid(flight: Flight, error: ArgumentsError, *, events: bool) -> ToolResult:
+    """The invalid-arguments stage: the event, then the repairable result (or the raise of ``fail``)."""
+    if events:
+        recovery = "fail" if flight.plan.fail_invalid and error.keyword != "json" else "tool_error"
+        elapsed = perf_counter_ns() - flight.start
+        call = flight.call
+        flight.queued.append(InvalidToolArgs(call.id, flight.plan.name, elapsed, call.arguments, error, recovery))
+    return flight.plan.invalid(flight.call, error, flight.start)
+
+
+def started_arguments(read: Read, call: ToolCall) -> dict[str, Any]:
+    """The arguments a `ToolStarted` event shows: as validated, or the call's own."""
+    return read.arguments if read.arguments is not None else call_arguments(call)
+
+
+def call_arguments(call: ToolCall) -> dict[str, Any]:
+    """The arguments of a call as data, for events and approvers (decoded when they are text)."""
+    arguments = call.arguments
+    if isinstance(arguments, dict):
+        return arguments
+    try:
+        decoded = msgspec.json.decode(arguments)
+    except (ValueError, TypeError, RecursionError):  # DecodeError is a ValueError
+        return {}
+    return decoded if isinstance(decoded, dict) else {}

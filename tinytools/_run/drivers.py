@@ -1,0 +1,410 @@
+"""Drivers: how the one pipeline waits, from sync code and from async code.
+
+The pipeline (`tinytools._run.pipeline`) is written once, as coroutines, and never waits on
+anything itself: every wait goes through its driver. `AsyncDriver` serves async entry points
+(``adispatch``, batches, the MCP server): a sync tool runs on a pool thread, never on the event
+loop's thread; an async tool runs in a task of its own. `SyncDriver` serves sync entry points: it
+runs the pipeline's coroutine to its end without an event loop, calling a sync tool inline on the
+caller's thread (on a pool thread when it has a timeout, so the wait can end), and using this
+thread's own loop only for what is async (an async tool, middleware or sink).
+
+Both bound a call by its timeout and by the run's cancellation, and a call that ends before its
+work does leaves the work behind, reported: a thread becomes a stray (`tinytools._run.threads`), a
+task that ignores its cancellation is logged. Faults of sinks stay in the event.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from tinytools._run.failures import logger, propagates
+from tinytools._run.jobs import (
+    CANCELLED,
+    RAISED,
+    REFUSED,
+    RETURNED,
+    TIMEOUT,
+    Channel,
+    Outcome,
+    Work,
+    call_work,
+    in_task,
+    inside,
+)
+from tinytools._run.threads import Raised, ThreadsExhausted, abandon_task, run_coroutine, tool_threads
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from tinytools._context import CancellationToken
+    from tinytools._events import EventSink, ToolEvent
+
+__all__ = ["GRACE_SECONDS", "AsyncDriver", "Driver", "SyncDriver", "drive"]
+
+GRACE_SECONDS = 0.1
+"""How long a cancelled async tool may take to stop before its call ends without it."""
+
+
+class Driver(ABC):
+    """What the pipeline awaits; each entry point's driver decides how (see the module)."""
+
+    def __init__(self, sink: EventSink | None):
+        self.sink = sink
+        put = getattr(sink, "put_nowait", None)  # an asyncio.Queue
+        self._send: Callable[[ToolEvent], Any] = put if put is not None else sink  # type: ignore[assignment]
+
+    @abstractmethod
+    async def settle(self, value: Awaitable[Any]) -> Any:
+        """A hook's awaitable answer, awaited."""
+
+    @abstractmethod
+    def emit(self, event: ToolEvent) -> Awaitable[None] | None:
+        """Hand an event to the sink (faults logged, never fatal); what is left to await, if anything."""
+
+    @abstractmethod
+    def start(self, work: Work) -> Outcome | Awaitable[Outcome]:
+        """Run the work, bounded by its timeout and the run's cancellation: its outcome, or what to await."""
+
+    @abstractmethod
+    async def pause(self, seconds: float, token: CancellationToken) -> None:
+        """Wait between attempts; the run's cancellation ends the wait early."""
+
+    def deliver(self, event: ToolEvent) -> Awaitable[Any] | None:
+        """Call the sink; what it returns when that is awaitable (faults logged, not raised)."""
+        try:
+            answer = self._send(event)
+        except BaseException as exc:
+            if propagates(exc):
+                raise
+            _sink_failed(event)
+            return None
+        return None if answer is None or not inspect.isawaitable(answer) else answer
+
+
+class SyncDriver(Driver):
+    """Runs the pipeline for sync entry points, on the caller's thread (see the module)."""
+
+    async def settle(self, value: Awaitable[Any]) -> Any:
+        """A hook's awaitable answer, run to its end on this thread's loop."""
+        return run_coroutine(_awaited(value))
+
+    def emit(self, event: ToolEvent) -> None:
+        """Call the sink on this thread (an async sink runs on this thread's loop)."""
+        if self.sink is None:
+            return
+        pending = self.deliver(event)
+        if pending is not None:
+            run_coroutine(_guarded(pending, event))
+
+    def start(self, work: Work) -> Outcome:
+        """A sync tool inline (on a pool thread under a timeout); an async one on this thread's loop."""
+        if work.is_async:  # an async tool needs a loop: this thread's own
+            return run_coroutine(AsyncDriver(self.sink).execute(work))  # type: ignore[no-any-return]
+        if work.timeout is None:
+            return self._inline(work)
+        return self._threaded(work)
+
+    def _inline(self, work: Work) -> Outcome:
+        channel = work.channel
+        if channel is not None:
+            channel.notify = lambda: self._flush(channel)
+        try:  # on this very thread: a cancellation here can only be the tool's own
+            return Outcome(RETURNED, work.fn(*work.args, **work.kwargs))
+        except BaseException as exc:
+            if propagates(exc):
+                raise
+            return Outcome(RAISED, exc)
+
+    def _threaded(self, work: Work) -> Outcome:
+        wake = threading.Event()
+        try:
+            future = tool_threads().submit(call_work, work, name=work.name)
+        except ThreadsExhausted as exc:
+            return Outcome(REFUSED, exc)
+        future.add_done_callback(lambda _: wake.set())
+        cancelled: list[bool] = []
+
+        def on_cancel() -> None:
+            if not inside(work):  # a tool that cancels its own run still finishes its call
+                cancelled.append(True)
+                wake.set()
+
+        forget = work.token.on_cancel(on_cancel)
+        if work.channel is not None:
+            work.channel.notify = wake.set
+        deadline = _now() + work.timeout  # type: ignore[operator]
+        try:
+            while True:
+                wake.wait(max(0.0, deadline - _now()))
+                wake.clear()
+                if work.channel is not None:
+                    self._flush(work.channel)
+                if cancelled:  # the run was cancelled while the tool ran: whatever it did is unknown
+                    tool_threads().abandon(future)
+                    return Outcome(CANCELLED)
+                if future.done():
+                    return _settled(future.result())
+                if _now() >= deadline:
+                    tool_threads().abandon(future)
+                    return Outcome(TIMEOUT)
+        finally:
+            forget()
+
+    def _flush(self, channel: Channel) -> None:
+        for event in channel.take():
+            self.emit(event)
+
+    async def pause(self, seconds: float, token: CancellationToken) -> None:
+        """Block this thread until the pause is over or the run is cancelled."""
+        token.wait(seconds)
+
+
+class AsyncDriver(Driver):
+    """Runs the pipeline for async entry points, on the running loop (see the module)."""
+
+    async def settle(self, value: Awaitable[Any]) -> Any:
+        """A hook's awaitable answer, awaited on the running loop."""
+        return await value
+
+    def emit(self, event: ToolEvent) -> Awaitable[None] | None:
+        """Call the sink; an async sink's answer is left to await."""
+        if self.sink is None:
+            return None
+        pending = self.deliver(event)
+        return None if pending is None else _guarded(pending, event)
+
+    def start(self, work: Work) -> Awaitable[Outcome]:
+        """The work's run on this loop, to await (see `execute`)."""
+        return self.execute(work)
+
+    async def execute(self, work: Work) -> Outcome:
+        """A sync tool on a pool thread, an async one in a task of its own (in this task without a timeout)."""
+        import asyncio
+
+        if work.is_async and work.timeout is None and work.channel is None:
+            return await _in_place(work)
+        loop = asyncio.get_running_loop()
+        if work.is_async:
+            task: asyncio.Future[Any] = loop.create_task(_guarded_call(work))
+        else:
+            try:
+                future = tool_threads().submit(call_work, work, name=work.name)
+            except ThreadsExhausted as exc:
+                return Outcome(REFUSED, exc)
+            task = asyncio.wrap_future(future)
+        relay = _Relay(self, work.channel, loop) if work.channel is not None else None
+        try:
+            stop = await _first_of(task, work, loop)
+            if stop is None:
+                return _settled(task.result())
+            await _stop(task, work, future if not work.is_async else None)
+            return Outcome(stop)
+        except BaseException:  # the caller itself was cancelled: the work must not run on unseen
+            await _stop(task, work, future if not work.is_async else None, wait=False)
+            raise
+        finally:
+            if relay is not None:
+                await relay.drain()
+
+    async def pause(self, seconds: float, token: CancellationToken) -> None:
+        """Wait on the loop until the pause is over or the run is cancelled."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        waiter = loop.create_future()
+        timer = loop.call_later(seconds, _resolve, waiter, None)
+        forget = token.on_cancel(lambda: loop.call_soon_threadsafe(_resolve, waiter, None))
+        try:
+            await waiter
+        finally:
+            timer.cancel()
+            forget()
+
+
+class _Relay:
+    """Delivers a call's progress events from any thread to the sink, in order, on the loop."""
+
+    def __init__(self, driver: AsyncDriver, channel: Channel, loop: asyncio.AbstractEventLoop):
+        self.driver = driver
+        self.channel = channel
+        self.loop = loop
+        self.tail: asyncio.Future[None] | None = None
+        channel.notify = self.wake
+
+    def wake(self) -> None:
+        """Schedule delivery on the loop (called from any thread)."""
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits for this call any more
+            self.loop.call_soon_threadsafe(self._schedule)
+
+    def _schedule(self) -> None:
+        self.tail = self.loop.create_task(self._after(self.tail))
+
+    async def _after(self, previous: asyncio.Future[None] | None) -> None:
+        if previous is not None:
+            await previous
+        for event in self.channel.take():
+            pending = self.driver.emit(event)
+            if pending is not None:
+                await pending
+
+    async def drain(self) -> None:
+        """Deliver every event sent so far, before the call's last events."""
+        import asyncio
+
+        await asyncio.sleep(0)  # let events sent from threads reach the loop
+        if self.tail is not None:
+            await self.tail
+        for event in self.channel.take():
+            pending = self.driver.emit(event)
+            if pending is not None:
+                await pending
+
+
+async def _in_place(work: Work) -> Outcome:
+    """Await an async tool with no timeout in this very task; the run's cancellation cancels it here.
+
+    No task of its own: its cancellation is this task's, caught here and taken back (`uncancel`),
+    unless something else cancelled this task too.
+    """
+    import asyncio
+
+    task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    state = {"ended": False, "cancelled": False}
+
+    def cancel_here() -> None:
+        if not state["ended"] and task is not None:
+            state["cancelled"] = True
+            task.cancel()
+
+    def on_cancel() -> None:
+        if not inside(work):  # a tool that cancels its own run still finishes its call
+            loop.call_soon_threadsafe(cancel_here)
+
+    forget = work.token.on_cancel(on_cancel)
+    entered = in_task.set(work)
+    try:
+        value = await work.fn(*work.args, **work.kwargs)
+    except asyncio.CancelledError:
+        if not state["cancelled"]:
+            raise
+        if task is not None and hasattr(task, "uncancel") and task.uncancel() > 0:
+            raise  # cancelled from outside as well: that cancellation goes on
+        return Outcome(CANCELLED)
+    except BaseException as exc:  # GeneratorExit included: it is the tool's, raised up to here
+        if propagates(exc):
+            raise
+        return Outcome(RAISED, exc)
+    finally:
+        state["ended"] = True
+        forget()
+        in_task.reset(entered)
+    return Outcome(RETURNED, value)
+
+
+async def _first_of(task: asyncio.Future[Any], work: Work, loop: asyncio.AbstractEventLoop) -> str | None:
+    """Wait for the work, its timeout or the run's cancellation: None when the work ended first."""
+    waiter = loop.create_future()
+    task.add_done_callback(lambda _: _resolve(waiter, None))
+
+    def on_cancel() -> None:
+        if not inside(work):  # a tool that cancels its own run still finishes its call
+            loop.call_soon_threadsafe(_resolve, waiter, CANCELLED)
+
+    forget = work.token.on_cancel(on_cancel)
+    timer = loop.call_later(work.timeout, _resolve, waiter, TIMEOUT) if work.timeout is not None else None
+    try:
+        return await waiter  # type: ignore[no-any-return]
+    finally:
+        forget()
+        if timer is not None:
+            timer.cancel()
+
+
+async def _stop(task: asyncio.Future[Any], work: Work, future: Any, *, wait: bool = True) -> None:
+    """End the wait for work that has not finished: cancel a task, leave a thread as a stray."""
+    import asyncio
+
+    if future is not None:  # a thread cannot be stopped; its token (if any) was told
+        task.cancel()
+        tool_threads().abandon(future)
+        return
+    task.cancel()
+    if wait:
+        done, _ = await asyncio.wait({task}, timeout=GRACE_SECONDS)
+        if not done:
+            abandon_task(task, work.name)
+
+
+def _resolve(waiter: Any, value: Any) -> None:
+    if not waiter.done():
+        waiter.set_result(value)
+
+
+async def _guarded_call(work: Work) -> Any:
+    """Await an async tool inside its task; what it raises comes back as a `Raised`."""
+    import asyncio
+
+    in_task.set(work)
+    try:
+        return await work.fn(*work.args, **work.kwargs)
+    except asyncio.CancelledError:
+        raise
+    except BaseException as exc:  # GeneratorExit included: thrown up the task it would close the caller
+        return Raised(exc)
+
+
+def _settled(value: Any) -> Outcome:
+    if value.__class__ is Raised:
+        if propagates(value.exception) and not _cancellation(value.exception):
+            raise value.exception
+        return Outcome(RAISED, value.exception)
+    return Outcome(RETURNED, value)
+
+
+def _cancellation(exc: BaseException) -> bool:
+    import asyncio
+
+    return isinstance(exc, asyncio.CancelledError)
+
+
+async def _awaited(value: Awaitable[Any]) -> Any:
+    return await value
+
+
+async def _guarded(pending: Awaitable[Any], event: ToolEvent) -> None:
+    try:
+        await pending
+    except BaseException as exc:
+        if propagates(exc):
+            raise
+        _sink_failed(event)
+
+
+def _sink_failed(event: ToolEvent) -> None:
+    logger().exception("event sink failed on %s for call %r", type(event).__name__, event.call_id)
+
+
+def drive(coroutine: Any) -> Any:
+    """Run a coroutine of the pipeline under a `SyncDriver` to its end, with no event loop.
+
+    Under a `SyncDriver` nothing in the pipeline suspends: every wait is the driver's, and the
+    driver's waits block this thread instead.
+    """
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return done.value
+    coroutine.close()
+    raise RuntimeError("a pipeline step suspended under the sync driver")
+
+
+def _now() -> float:
+    from time import monotonic
+
+    return monotonic()

@@ -1,0 +1,249 @@
+"""Builders of the `ToolResult` for each way a call can end without a value, shared by every stage.
+
+Each failure carries a `StructuredError` whose message is safe to show the model: it names the
+tool, says what went wrong and how to repair it, and echoes at most a bounded amount of what the
+model sent. Unexpected exceptions keep their text out of the result; it goes to the
+``tinytools`` logger with an error id that the result also carries.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterable
+from time import perf_counter_ns
+from typing import TYPE_CHECKING, Any
+
+from tinytools._errors import ArgumentsError, InjectionError, ToolError, shorten
+from tinytools._results import Pending, PendingKind, PendingRequest, StructuredError, ToolCall, ToolResult
+from tinytools._run.near_misses import closest_name
+
+if TYPE_CHECKING:
+    import logging
+
+    from tinytools._tool import Tool
+    from tinytools.executors._failures import ExecutorError
+
+__all__ = [
+    "argument_failure",
+    "cancelled",
+    "denied",
+    "executor_failure",
+    "failed",
+    "hook_failure",
+    "logger",
+    "missing_value",
+    "propagates",
+    "timed_out",
+    "tool_failure",
+    "unknown_tool",
+    "waiting",
+]
+
+
+def failed(
+    call: ToolCall,
+    name: str,
+    code: str,
+    message: str,
+    start: int,
+    details: dict[str, Any] | None = None,
+) -> ToolResult:
+    """A failed result with a model-facing error."""
+    return ToolResult(
+        call_id=call.id,
+        name=name,
+        status="failed",
+        error=StructuredError(code, message, details),
+        elapsed=perf_counter_ns() - start,
+    )
+
+
+def _unknown(result: ToolResult) -> ToolResult:
+    result.status = "outcome_unknown"
+    return result
+
+
+def unknown_tool(call: ToolCall, available: Iterable[str], start: int) -> ToolResult:
+    """The result for a call to a name that is not offered, naming the near miss among ``available`` if any.
+
+    ``available`` is what the model may call this turn, and all the message reveals.
+    """
+    available = list(available)
+    listed = ", ".join(available) or "(none)"
+    suggestion = closest_name(call.name, available)
+    hint = "" if suggestion is None else f" Did you mean {suggestion!r}?"
+    message = f"Unknown tool {shorten(call.name)!r}.{hint} Available tools: {listed}."
+    return failed(call, call.name, "unknown_tool", message, start)
+
+
+def argument_failure(call: ToolCall, tool: Tool[..., Any], error: ArgumentsError, start: int) -> ToolResult:
+    """The result for arguments that are not JSON, or that failed the schema."""
+    error.tool = tool.name
+    if error.keyword == "json":
+        if call.invalid is not None:  # a call written in text (JSON, XML or p-type) that did not parse
+            reason = shorten(call.invalid)
+            message = f"The call to tool {tool.name!r} could not be read ({reason}). Write the call again."
+        else:
+            message = (
+                f"The arguments for tool {tool.name!r} could not be read as JSON ({shorten(error.reason)}). "
+                "Send the arguments again as one JSON object."
+            )
+        return failed(call, tool.name, "malformed_arguments", message, start)
+    if len(error.errors) > 1:  # several failures: name them all
+        return failed(call, tool.name, "invalid_arguments", _listing(tool, error), start, _details(error))
+    parameter = error.parameter
+    if parameter is None:
+        message = f"Invalid arguments: {error}."
+        details = {"pointer": error.pointer, "keyword": error.keyword}
+    else:
+        # the same text as str(error) and the argument's schema, from parts kept per argument:
+        # this is the hot path of a bad call
+        head, tail = tool.framing(parameter)
+        message = f"{head}{shorten(error.pointer or '/')}: {error.reason}{_tail(tool, error, tail)}"
+        details = {"pointer": error.pointer, "keyword": error.keyword, "parameter": parameter}
+    return failed(call, tool.name, "invalid_arguments", message, start, details)
+
+
+def _tail(tool: Tool[..., Any], error: ArgumentsError, argument_tail: str) -> str:
+    """What follows the reason: the argument's schema, or, for a failure inside it, the failing value's own."""
+    parameter, pointer = error.parameter, error.pointer
+    if parameter is None or pointer == "" or (pointer.count("/") == 1 and error.keyword != "required"):
+        return argument_tail  # the argument itself failed (or is missing, or unknown): its schema is the leaf
+    return "." if error.schema is None else f". Schema: {tool.quoted(error.schema)}"
+
+
+def _listing(tool: Tool[..., Any], error: ArgumentsError) -> str:
+    """The message for several failures: one line each, as a single failure's, then the count left out."""
+    lines = [f"Invalid arguments: tool {tool.name!r}, {len(error.errors) + error.unlisted} problems:"]
+    for each in error.errors:
+        parameter = each.parameter
+        if parameter is None:
+            lines.append(f"- {each}.")
+        else:
+            tail = _tail(tool, each, tool.framing(parameter)[1])
+            lines.append(f"- argument {shorten(parameter)!r} at {shorten(each.pointer or '/')}: {each.reason}{tail}")
+    if error.unlisted:
+        lines.append(f"- and {error.unlisted} more, not listed.")
+    return "\n".join(lines)
+
+
+def _details(error: ArgumentsError) -> dict[str, Any]:
+    """The first failure's fields, then every failing argument listed (``errors``) and the count left out."""
+    details: dict[str, Any] = {"pointer": error.pointer, "keyword": error.keyword}
+    if error.parameter is not None:
+        details["parameter"] = error.parameter
+    details["errors"] = [
+        {"pointer": each.pointer, "keyword": each.keyword, "reason": each.reason}
+        | ({} if each.parameter is None else {"parameter": each.parameter})
+        for each in error.errors
+    ]
+    details["unlisted"] = error.unlisted
+    return details
+
+
+def propagates(exc: BaseException) -> bool:
+    """Whether an exception must reach the caller rather than become a result.
+
+    `KeyboardInterrupt` and `SystemExit` stop the program, and asyncio's ``CancelledError``
+    stops the task awaiting the call. Anything else, other `BaseException` subclasses included,
+    is a failure of the call it happened in, and ends that call alone.
+    """
+    if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+        return True
+    asyncio = sys.modules.get("asyncio")  # loaded whenever a CancelledError exists
+    return asyncio is not None and isinstance(exc, asyncio.CancelledError)
+
+
+def tool_failure(
+    call: ToolCall, name: str, exc: BaseException, start: int, exposed: tuple[type[BaseException], ...] = ()
+) -> ToolResult:
+    """The result for a tool that raised: a `ToolError`'s text, an exposed type's, or a generic message."""
+    if isinstance(exc, ToolError):
+        return failed(call, name, exc.code, exc.message, start)
+    if exposed and isinstance(exc, exposed):
+        return failed(call, name, "tool_error", f"Tool {name!r} failed: {type(exc).__name__}: {exc}", start)
+    error_id = os.urandom(6).hex()
+    logger().error("tool %r failed (error id %s)", name, error_id, exc_info=exc)
+    message = f"Tool {name!r} failed with an internal error (error id {error_id})."
+    return failed(call, name, "tool_error", message, start, {"error_id": error_id})
+
+
+def hook_failure(call: ToolCall, name: str, what: str, exc: BaseException, start: int) -> ToolResult:
+    """The result for application code around the call (middleware) that raised."""
+    error_id = os.urandom(6).hex()
+    logger().error("%s failed on tool %r (error id %s)", what, name, error_id, exc_info=exc)
+    message = f"The call to {name!r} could not be completed (error id {error_id})."
+    return failed(call, name, "middleware_error", message, start, {"error_id": error_id})
+
+
+def missing_value(call: ToolCall, exc: InjectionError, start: int, *, holder: str = "the application") -> ToolResult:
+    """The result of a call whose injected value was not supplied: which parameter, and nothing else."""
+    logger().error("call %r: %s", call.id, exc)
+    message = f"Tool {exc.tool!r} cannot run: {holder} has no value for its injected parameter {exc.parameter!r}."
+    return failed(call, exc.tool, "missing_injected_value", message, start)
+
+
+def denied(call: ToolCall, name: str, rule: str, reason: str, start: int) -> ToolResult:
+    """The ``policy_denied`` result for a call a rule refused."""
+    message = f"The call to {name!r} was denied by policy ({rule}): {reason}."
+    return failed(call, name, "policy_denied", message, start, {"rule": rule})
+
+
+def timed_out(call: ToolCall, tool: Tool[..., Any], start: int) -> ToolResult:
+    """The result for a call the dispatcher stopped waiting for at its timeout."""
+    if tool.idempotent:
+        message = f"Tool {tool.name!r} did not finish within {tool.timeout} seconds."
+        return failed(call, tool.name, "timeout", message, start)
+    message = (
+        f"Tool {tool.name!r} did not finish within {tool.timeout} seconds; it may still have "
+        "acted, so it was not retried."
+    )
+    return _unknown(failed(call, tool.name, "timeout", message, start))
+
+
+def cancelled(call: ToolCall, tool: Tool[..., Any], start: int, *, started: bool) -> ToolResult:
+    """The result for a call the run's cancellation stopped (before or while it ran)."""
+    if not started:
+        return failed(call, tool.name, "cancelled", "The run was cancelled; the call was not made.", start)
+    if tool.idempotent:
+        return failed(call, tool.name, "cancelled", "The run was cancelled while the tool ran.", start)
+    return _unknown(
+        failed(call, tool.name, "cancelled", "The run was cancelled while the tool ran; it may have acted.", start)
+    )
+
+
+def executor_failure(exc: ExecutorError, call: ToolCall, tool: Tool[..., Any], start: int) -> ToolResult:
+    """The result when the executor, not the tool, failed: ``outcome_unknown`` when it may have acted."""
+    error_id = os.urandom(6).hex()
+    logger().error("executor failed tool %r (error id %s): %s", tool.name, error_id, exc.reason)
+    unknown = exc.may_have_acted and not tool.idempotent
+    if exc.code == "executor_unavailable":
+        message = f"Tool {tool.name!r} could not be sent to its executor; the call was not made."
+    else:
+        lost = exc.code == "worker_lost"
+        message = (
+            f"The worker running tool {tool.name!r} was lost before it answered"
+            if lost
+            else f"Tool {tool.name!r} could not be run by its executor (error id {error_id})"
+        )
+        message += "; the tool may have acted, so it was not retried." if unknown else "."
+    result = failed(call, tool.name, exc.code, message, start, {"error_id": error_id})
+    return _unknown(result) if unknown else result
+
+
+def logger() -> logging.Logger:
+    """The ``tinytools`` logger (logging is imported on first failure, not at import)."""
+    import logging
+
+    return logging.getLogger("tinytools")
+
+
+def waiting(
+    call: ToolCall, name: str, kind: PendingKind, message: str, schema: dict[str, Any] | None, ttl: float | None
+) -> ToolResult:
+    """A call that ends its turn unfinished; the journal stage gives it its handle and expiry."""
+    expires_at = 0.0 if ttl is None else time.time() + ttl
+    pending = Pending("", kind, PendingRequest(message, schema), expires_at)
+    return ToolResult(call_id=call.id, name=name, status="pending", pending=pending)

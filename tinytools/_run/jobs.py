@@ -1,0 +1,145 @@
+"""A piece of work the pipeline hands its driver, and how it ended.
+
+`Work` is one bounded call: a tool's, or an approver's. `Outcome` says how it ended. `Channel`
+carries the call's progress events while it runs. `call_work` runs it on the current thread and
+remembers, for the run's cancellation, that this thread is inside it (`inside`): a tool that
+cancels its own run still finishes its own call.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tinytools._context import CancellationToken
+    from tinytools._events import ToolEvent
+
+__all__ = [
+    "CANCELLED",
+    "RAISED",
+    "REFUSED",
+    "RETURNED",
+    "TIMEOUT",
+    "Channel",
+    "Outcome",
+    "Work",
+    "call_work",
+    "in_task",
+    "inside",
+]
+
+RETURNED, RAISED, TIMEOUT, CANCELLED, REFUSED = "returned", "raised", "timeout", "cancelled", "refused"
+
+
+class Outcome:
+    """How one piece of work ended.
+
+    ``returned`` (a value), ``raised`` (an exception), ``timeout``, ``cancelled`` (the run was)
+    or ``refused`` (no thread could take it).
+    """
+
+    __slots__ = ("kind", "value")
+
+    def __init__(self, kind: str, value: Any = None):
+        self.kind = kind
+        self.value = value
+
+
+class Channel:
+    """One call's progress events on their way to the sink: sealed, in order, none after the call ends.
+
+    A tool's `Progress` (or its stream) sends from whatever thread the tool runs on; ``seal`` makes
+    each event model-facing (a streamed piece may be held back, then let out with later ones), the
+    driver running the call says how events reach the sink (`notify`), and `close` drops whatever
+    comes later.
+    """
+
+    __slots__ = ("_buffer", "_lock", "_open", "notify", "seal")
+
+    def __init__(self, seal: Callable[[ToolEvent | None], list[ToolEvent]]):
+        self.seal = seal
+        """Makes an event model-facing: the events to deliver now (None: the stream ended, let out the rest)."""
+        self.notify: Callable[[], None] | None = None
+        self._lock = threading.Lock()
+        self._buffer: list[ToolEvent] = []
+        self._open = True
+
+    def send(self, event: ToolEvent | None) -> None:
+        """Queue an event (the `Progress` callback); None when the call's stream ended."""
+        events = self.seal(event)
+        if not events:
+            return
+        with self._lock:
+            if not self._open:
+                return
+            self._buffer += events
+            notify = self.notify
+        if notify is not None:
+            notify()
+
+    def take(self) -> list[ToolEvent]:
+        """The events queued so far, in order."""
+        with self._lock:
+            events, self._buffer = self._buffer, []
+        return events
+
+    def close(self) -> list[ToolEvent]:
+        """Stop taking events; the ones still queued, in order."""
+        with self._lock:
+            self._open = False
+            events, self._buffer = self._buffer, []
+        return events
+
+
+class Work:
+    """One bounded piece of work: a tool's call, or an approver's answer."""
+
+    __slots__ = ("args", "channel", "fn", "is_async", "kwargs", "name", "timeout", "token")
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        args: Any,
+        kwargs: dict[str, Any],
+        *,
+        name: str,
+        is_async: bool,
+        timeout: float | None,
+        token: CancellationToken,
+        channel: Channel | None = None,
+    ):
+        self.fn = fn
+        self.args = args
+        self.kwargs = kwargs
+        self.name = name
+        """The tool's name, for logs."""
+        self.is_async = is_async
+        """Whether ``fn`` returns an awaitable."""
+        self.timeout = timeout
+        """Seconds to wait, or None."""
+        self.token = token
+        """The run's token: its cancellation ends the wait."""
+        self.channel = channel
+        """The call's progress events, delivered while the work runs."""
+
+
+_here = threading.local()
+in_task: contextvars.ContextVar[Work | None] = contextvars.ContextVar("tinytools_work", default=None)
+"""The work whose task this is (set by the task that runs async work)."""
+
+
+def inside(work: Work) -> bool:
+    """Whether this code runs inside ``work`` (its thread, or its task)."""
+    return getattr(_here, "work", None) is work or in_task.get() is work
+
+
+def call_work(work: Work) -> Any:
+    """Run sync work on this thread."""
+    _here.work = work
+    try:
+        return work.fn(*work.args, **work.kwargs)
+    finally:
+        _here.work = None

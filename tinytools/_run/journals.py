@@ -1,0 +1,370 @@
+"""The journal: what each call of a run did, so that no call runs twice.
+
+A `Journal` keeps one `Entry` per call, under its key (the call's run and id, or the act its
+tool declares) and unique by run and call id. The dispatcher claims an entry before the tool
+runs (``started``), parks it while the call waits (``pending``), and writes the final result
+when it ends (``done``). A call that arrives again — the same call id re-sent, or a call of the
+same declared act — finds its entry and is answered from it. Two workers claiming the same call
+race on one atomic insert: one runs it, the other waits for its result.
+
+`SQLiteJournal` (standard-library ``sqlite3`` in WAL mode) is the embedded store; it is safe to
+share between threads and between processes on one machine. `MemoryJournal` keeps entries in
+this process only. Anything with the `Journal` methods can stand in for either.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import threading
+import time
+import weakref
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Literal, Protocol
+
+import msgspec
+from typing_extensions import override
+
+from tinytools._errors import JournalError
+
+__all__ = ["Entry", "Journal", "JournalError", "MemoryJournal", "SQLiteJournal", "State", "owner_alive", "this_owner"]
+
+State = Literal["started", "pending", "done"]
+"""Where a journaled call stands: running (or died running), waiting, or ended."""
+
+
+class Entry(msgspec.Struct, kw_only=True):
+    """One call's record in the journal."""
+
+    key: str
+    """The call's key: from its run and call id, or from the act its tool's ``idempotency_key`` names."""
+    run_id: str
+    """The run the call belongs to."""
+    call_id: str
+    """The provider's call id."""
+    tool: str
+    """The tool's name."""
+    arguments: bytes
+    """The validated arguments, as canonical JSON."""
+    state: State = "started"
+    """Running, waiting or ended."""
+    owner: str = ""
+    """Who runs the call (`this_owner` of its process)."""
+    step: int = 0
+    """Counts the entry's changes; a pending call's handle names the step it was made at."""
+    pending: bytes | None = None
+    """A waiting call's `Pending` record and what its resumption needs, as JSON."""
+    result: bytes | None = None
+    """The final `ToolResult`, as JSON, once the call ended."""
+    updated: float = 0.0
+    """When the entry last changed (seconds since the epoch)."""
+
+
+class Journal(Protocol):
+    """Where a dispatcher records its calls. Every method is atomic with respect to the others.
+
+    The dispatcher uses all of them. An application may read with `waiting` (every run's calls
+    that wait: an inbox across runs; `Dispatcher.pending` lists one run's with their handles) and
+    `get`; it changes entries only through the dispatcher (`resume`, `expire`, `cancel_pending`),
+    so that every change stays a compare-and-set on the entry's step.
+    """
+
+    def claim(self, entry: Entry) -> Entry | None:
+        """Record ``entry`` unless its key or its run and call id is already there.
+
+        Returns None when ``entry`` was recorded (the caller runs the call), else the entry
+        already recorded: by run and call id first, then by key.
+        """
+        ...
+
+    def get(self, key: str) -> Entry | None:
+        """The entry with this idempotency key, or None."""
+        ...
+
+    def advance(self, key: str, step: int, **changes: object) -> bool:
+        """Change the entry if it is still at ``step`` (its step then becomes ``step + 1``).
+
+        Returns whether it changed: False when another worker changed it first. ``changes`` name
+        `Entry` fields (``state``, ``owner``, ``pending``, ``result``).
+        """
+        ...
+
+    def waiting(self, run_id: str | None = None) -> list[Entry]:
+        """The pending entries, of one run or of all."""
+        ...
+
+    def release(self, key: str, step: int) -> bool:
+        """Forget the entry if it is still at ``step`` (its call never started); whether it was."""
+        ...
+
+    def cached(self, key: str, now: float) -> bytes | None:
+        """A reusable result stored under ``key`` that has not expired by ``now``."""
+        ...
+
+    def cache(self, key: str, result: bytes, expires_at: float) -> None:
+        """Store a reusable result under ``key`` until ``expires_at``."""
+        ...
+
+
+def _boot_time(pid: int) -> str:
+    """When process ``pid`` started (Linux ``/proc``), so a reused pid is not taken for its owner."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+_HOST = socket.gethostname()
+
+
+def this_owner() -> str:
+    """This process, as an entry's owner: host, pid and the process's start time."""
+    pid = os.getpid()
+    return f"{_HOST}:{pid}:{_boot_time(pid)}"
+
+
+def owner_alive(owner: str) -> bool:
+    """Whether the process that owns an entry may still be running it.
+
+    A process on another host is assumed alive: nothing here can tell.
+    """
+    host, _, rest = owner.partition(":")
+    pid_text, _, started = rest.partition(":")
+    if host != _HOST or not pid_text.isdigit():
+        return host != _HOST
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return not started or _boot_time(pid) in ("", started)
+
+
+class MemoryJournal(Journal):
+    """A journal in this process's memory: calls are remembered until the process ends."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, Entry] = {}
+        self._ids: dict[tuple[str, str], str] = {}
+        self._cache: dict[str, tuple[bytes, float]] = {}
+        self._lock = threading.Lock()
+
+    @override
+    def claim(self, entry: Entry) -> Entry | None:
+        with self._lock:
+            known = self._ids.get((entry.run_id, entry.call_id))
+            existing = self._entries.get(known if known is not None else entry.key)
+            if existing is not None:
+                return msgspec.structs.replace(existing)
+            entry.updated = time.time()
+            self._entries[entry.key] = msgspec.structs.replace(entry)
+            self._ids[entry.run_id, entry.call_id] = entry.key
+            return None
+
+    @override
+    def get(self, key: str) -> Entry | None:
+        with self._lock:
+            entry = self._entries.get(key)
+            return None if entry is None else msgspec.structs.replace(entry)
+
+    @override
+    def advance(self, key: str, step: int, **changes: object) -> bool:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None or entry.step != step:
+                return False
+            self._entries[key] = msgspec.structs.replace(entry, step=step + 1, updated=time.time(), **changes)
+            return True
+
+    @override
+    def waiting(self, run_id: str | None = None) -> list[Entry]:
+        with self._lock:
+            return [
+                msgspec.structs.replace(entry)
+                for entry in self._entries.values()
+                if entry.state == "pending" and (run_id is None or entry.run_id == run_id)
+            ]
+
+    @override
+    def release(self, key: str, step: int) -> bool:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None or entry.step != step:
+                return False
+            del self._entries[key]
+            self._ids.pop((entry.run_id, entry.call_id), None)
+            return True
+
+    @override
+    def cached(self, key: str, now: float) -> bytes | None:
+        with self._lock:
+            stored = self._cache.get(key)
+            return stored[0] if stored is not None and stored[1] > now else None
+
+    @override
+    def cache(self, key: str, result: bytes, expires_at: float) -> None:
+        with self._lock:
+            if len(self._cache) >= _PRUNE_AT:  # forget what expired before growing further
+                now = time.time()
+                self._cache = {k: kept for k, kept in self._cache.items() if kept[1] > now}
+            self._cache[key] = (result, expires_at)
+
+
+_PRUNE_AT = 10_000
+"""Reused results a `MemoryJournal` holds before it drops the expired ones."""
+_FIELDS = ("key", "run_id", "call_id", "tool", "arguments", "state", "owner", "step", "pending", "result", "updated")
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS tinytools_journal (
+    key TEXT PRIMARY KEY, run_id TEXT NOT NULL, call_id TEXT NOT NULL, tool TEXT NOT NULL,
+    arguments BLOB NOT NULL, state TEXT NOT NULL, owner TEXT NOT NULL, step INTEGER NOT NULL,
+    pending BLOB, result BLOB, updated REAL NOT NULL, UNIQUE (run_id, call_id)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS tinytools_journal_waiting ON tinytools_journal (run_id) WHERE state = 'pending';
+CREATE TABLE IF NOT EXISTS tinytools_cache (key TEXT PRIMARY KEY, result BLOB NOT NULL, expires REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS tinytools_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT OR IGNORE INTO tinytools_meta VALUES ('format', '1');
+"""
+_FORMAT = "1"
+_INSERT = f"INSERT OR IGNORE INTO tinytools_journal VALUES ({', '.join('?' * len(_FIELDS))})"
+
+
+class SQLiteJournal(Journal):
+    """A journal in an SQLite file (WAL mode), shared by the threads and processes that open it.
+
+    Args:
+        path: The file; made if it does not exist.
+        timeout: Seconds to wait for another writer's lock before failing.
+
+    Raises:
+        JournalError: The file is not an SQLite database, is corrupt, or holds another
+            program's tables under tinytools' names, or a journal of another format.
+
+    Each change is its own transaction, committed before the call goes on: a process killed at
+    any moment leaves every call it started recorded (``synchronous=NORMAL``: safe against a
+    process crash; an operating system crash may lose the last changes).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._updates: dict[tuple[str, ...], str] = {}
+        try:
+            self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
+        except sqlite3.DatabaseError as exc:
+            raise JournalError(f"{self.path} cannot be opened as a tinytools journal: {exc}") from None
+        weakref.finalize(self, self._db.close)  # a journal dropped unclosed closes its file when collected
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+            (found,) = self._db.execute("SELECT value FROM tinytools_meta WHERE name = 'format'").fetchone()
+            columns = [row[1] for row in self._db.execute("PRAGMA table_info(tinytools_journal)")]
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise JournalError(f"{self.path} is not a usable tinytools journal: {exc}") from None
+        if found != _FORMAT or tuple(columns) != _FIELDS:
+            self._db.close()
+            raise JournalError(f"{self.path} holds a journal of another format, or another program's tables")
+
+    def close(self) -> None:
+        """Close the file."""
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> SQLiteJournal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _execute(self, sql: str, parameters: Iterable[object] = ()) -> list[tuple[object, ...]]:
+        with self._lock:
+            try:
+                return self._db.execute(sql, tuple(parameters)).fetchall()
+            except (sqlite3.DatabaseError, UnicodeEncodeError) as exc:
+                raise JournalError(f"the journal {self.path} failed: {_reason(exc)}") from None
+
+    @override
+    def claim(self, entry: Entry) -> Entry | None:
+        entry.updated = time.time()
+        row = (entry.key, entry.run_id, entry.call_id, entry.tool, entry.arguments, entry.state, entry.owner)
+        if self._changed(_INSERT, (*row, entry.step, entry.pending, entry.result, entry.updated)):
+            return None
+        found = self._select("run_id = ? AND call_id = ?", (entry.run_id, entry.call_id)) or self._select(
+            "key = ?", (entry.key,)
+        )
+        if not found:  # removed between the two statements: try once more
+            return self.claim(entry)
+        return found[0]
+
+    @override
+    def get(self, key: str) -> Entry | None:
+        found = self._select("key = ?", (key,))
+        return found[0] if found else None
+
+    @override
+    def advance(self, key: str, step: int, **changes: object) -> bool:
+        names = tuple(changes)
+        if not set(names) <= {"state", "owner", "pending", "result"}:
+            raise ValueError(f"an entry's {sorted(set(names) - {'state', 'owner', 'pending', 'result'})} cannot change")
+        sql = self._updates.get(names)
+        if sql is None:
+            assignments = ", ".join(f"{name} = ?" for name in names)
+            sql = f"UPDATE tinytools_journal SET {assignments}, step = step + 1, updated = ? WHERE key = ? AND step = ?"
+            self._updates[names] = sql
+        return self._changed(sql, (*changes.values(), time.time(), key, step))
+
+    @override
+    def waiting(self, run_id: str | None = None) -> list[Entry]:
+        if run_id is None:
+            return self._select("state = 'pending'", ())
+        return self._select("state = 'pending' AND run_id = ?", (run_id,))
+
+    @override
+    def release(self, key: str, step: int) -> bool:
+        return bool(
+            self._execute("DELETE FROM tinytools_journal WHERE key = ? AND step = ? RETURNING key", (key, step))
+        )
+
+    @override
+    def cached(self, key: str, now: float) -> bytes | None:
+        rows = self._execute("SELECT result FROM tinytools_cache WHERE key = ? AND expires > ?", (key, now))
+        return bytes(rows[0][0]) if rows else None  # type: ignore[call-overload]
+
+    @override
+    def cache(self, key: str, result: bytes, expires_at: float) -> None:
+        self._execute("INSERT OR REPLACE INTO tinytools_cache VALUES (?, ?, ?)", (key, result, expires_at))
+
+    def _changed(self, sql: str, parameters: tuple[object, ...]) -> bool:
+        """Run one statement that writes; whether it changed a row."""
+        with self._lock:
+            try:
+                return self._db.execute(sql, parameters).rowcount > 0
+            except (sqlite3.DatabaseError, UnicodeEncodeError) as exc:
+                raise JournalError(f"the journal {self.path} failed: {_reason(exc)}") from None
+
+    def _select(self, where: str, parameters: tuple[object, ...]) -> list[Entry]:
+        rows = self._execute(f"SELECT {', '.join(_FIELDS)} FROM tinytools_journal WHERE {where}", parameters)
+        return [_entry(row) for row in rows]
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, UnicodeEncodeError):  # a run or call id holding a lone surrogate, which SQLite cannot keep
+        return "an id or name is not Unicode text (it holds a lone surrogate)"
+    return str(exc)
+
+
+def _entry(row: tuple[object, ...]) -> Entry:
+    values = dict(zip(_FIELDS, row, strict=True))
+    for name in ("arguments", "pending", "result"):
+        value = values[name]
+        if isinstance(value, str):  # text another program wrote: read as bytes, and refused where decoded
+            values[name] = value.encode("utf-8", "surrogatepass")
+        elif value is not None:
+            values[name] = bytes(value)  # type: ignore[call-overload]
+    return Entry(**values)  # type: ignore[arg-type]

@@ -1,0 +1,391 @@
+"""The pipeline: the ordered stages every call goes through, whatever its entry point.
+
+::
+
+    admission (limits, lookup, Rewrite, allowlist)   → refusal
+    read: decode and validate once                   → invalid arguments (repairable)
+    before-middleware (a replaced call is read again, as the application's)
+    the journal: a call already journaled is answered from it (`tinytools._run.journal_stage`)
+    policy: static rules, then the approver, on the final arguments (an edit is read again;
+            a deferred decision parks the call pending)
+    bind by slot, then execute (timeout, cancellation, retries of idempotent tools); an
+            external or background tool's call parks pending, a tool's `NeedsInput` too
+    output checks, result rules, after-middleware
+    the boundary (scrub, budget) → the journal records the end → events → the one `ToolResult`
+
+It is written once, as coroutines that never wait on anything but their driver
+(`tinytools._run.drivers`), so the same code serves sync and async entry points. Each stage is a
+method; the per-tool decisions come from the call's `Plan`. Reading is `tinytools._run.call_state`'s,
+the execution stage `tinytools._run.execution`'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from inspect import isawaitable
+from time import perf_counter_ns
+from typing import Any
+
+import msgspec
+
+from tinytools._context import CancellationToken, RunContext, Stores
+from tinytools._errors import InjectionError, ResultError, shorten
+from tinytools._events import ToolCompleted, ToolDenied, ToolEvent, ToolFailed, ToolPending, UnknownToolCall
+from tinytools._results import ToolCall, ToolResult
+from tinytools._run.admission import Admission, Admitted, not_revealed
+from tinytools._run.boundary import Boundary
+from tinytools._run.call_state import Flight, Scope, call_arguments, read_arguments, started_arguments
+from tinytools._run.drivers import SyncDriver, drive
+from tinytools._run.edits import read_edit
+from tinytools._run.execution import Attempts
+from tinytools._run.failures import cancelled, denied, failed, hook_failure, missing_value, propagates, waiting
+from tinytools._run.journal_stage import APPROVAL_SCHEMA, Durable
+from tinytools._run.plans import Plan, Read
+from tinytools._run.policy_enforcement import Policies, ask, refused_edit
+from tinytools._run.secrets import Secrets
+from tinytools._search import is_search
+
+__all__ = ["Pipeline"]
+
+
+class Pipeline:
+    """The stages of one dispatcher (see the module)."""
+
+    def __init__(
+        self,
+        *,
+        admission: Admission,
+        boundary: Boundary,
+        policies: Policies,
+        middleware: Sequence[Any],
+        sink: Any,
+        token: CancellationToken,
+        context: RunContext,
+        stores: Stores,
+        plan_for: Callable[[Any], Plan],
+        durable: Durable,
+    ):
+        self.admission = admission
+        self.durable = durable
+        self.boundary = boundary
+        self.policies = policies
+        hooks = [m for m in middleware if m not in policies.middleware]
+        self.before = [m.before_tool for m in hooks if hasattr(m, "before_tool")]
+        self.after = [m.after_tool for m in hooks if hasattr(m, "after_tool")]
+        self.sink = sink
+        self.token = token
+        self.plan_for = plan_for
+        self.attempts = Attempts(
+            admission=admission,
+            boundary=boundary,
+            policies=policies,
+            sink=sink,
+            token=token,
+            context=context,
+            stores=stores,
+        )
+
+    def run(self, call: ToolCall, scope: Scope) -> Awaitable[ToolResult]:
+        """One call, from admission to its final event (the coroutine to await, or to drive)."""
+        start = perf_counter_ns()
+        admitted = self.admission.admit(call, scope.allowed, start)
+        if admitted.__class__ is not Admitted:
+            return self.refused(call, admitted, scope, start)  # type: ignore[arg-type]
+        return self.run_admitted(admitted, scope, start)
+
+    async def refused(self, call: ToolCall, result: ToolResult, scope: Scope, start: int) -> ToolResult:
+        """Finish a call admission refused."""
+        if self.sink is not None:
+            pending = scope.driver.emit(_refusal_event(call, result, start))
+            if pending is not None:
+                await pending
+        done = self.complete(call, self.boundary.seal(result, None, start), None, scope)
+        return done if done.__class__ is ToolResult else await done  # type: ignore[misc]
+
+    async def run_admitted(self, admitted: Admitted, scope: Scope, start: int) -> ToolResult:
+        """The stages after admission: read, before-middleware, policy, execute, after-middleware, the boundary."""
+        flight = Flight(admitted.call, admitted.plan, scope, start)
+        if admitted.rewritten and self.sink is not None:
+            await self.emit_rewrite(admitted, flight)
+        read = read_arguments(flight, events=self.sink is not None)
+        if read.__class__ is Read and self.before:
+            read = self.before_middleware(flight, read)  # type: ignore[assignment]
+            if read.__class__ is not Read and read.__class__ is not ToolResult:  # type: ignore[comparison-overlap]
+                read = await read  # type: ignore[misc]
+        plan = flight.plan
+        if read.__class__ is Read and plan.durable:
+            flight.arguments = started_arguments(read, flight.call)
+            answered = await self.durable.claim(flight, read)
+            if answered is not None:
+                if flight.answered and answered.status == "succeeded" and is_search(plan.tool):  # its reveal too
+                    self.admission.revealed.add(
+                        entry["name"] for entry in answered.output if isinstance(entry, dict) and "name" in entry
+                    )
+                return await self.end(flight, answered)
+        try:
+            return await self.decide(flight, read)
+        except BaseException:  # a claimed call cut short (its caller cancelled, the application's mistake)
+            if flight.step is not None:
+                self.durable.interrupted(flight)
+            raise
+
+    async def decide(self, flight: Flight, read: Read | ToolResult) -> ToolResult:
+        """Policy and approval, then execution: or the call's end, for a call already answered."""
+        plan = flight.plan
+        if read.__class__ is Read and (plan.denial is not None or plan.approval is not None):
+            read = await self.authorise(flight, read)
+        if read.__class__ is Read:
+            return await self.go(flight, read)
+        return await self.end(flight, read)  # type: ignore[arg-type]
+
+    async def go(self, flight: Flight, read: Read) -> ToolResult:
+        """Execute the call, then after-middleware and its end (where a resumed call comes in).
+
+        An external tool's call, and a background tool's, park pending instead: the application
+        runs the first, a thread of its own the second.
+        """
+        durable = flight.plan.tool.durable
+        if durable is not None and not flight.resumed and (durable.external or durable.background):
+            if durable.external:
+                message = f"Run tool {flight.plan.name!r} with the call's arguments, then resume it with the output."
+                schema = flight.plan.tool.output_schema or {}
+                return await self.end(flight, waiting(flight.call, flight.plan.name, "external", message, schema, None))
+            try:
+                flight.plan.check_injected(flight.scope.inject)  # a task that could not start must not wait
+            except InjectionError as exc:
+                return await self.end(flight, missing_value(flight.call, exc, flight.start))
+            message = f"Tool {flight.plan.name!r} is running in the background."
+            parked = await self.end(flight, waiting(flight.call, flight.plan.name, "task", message, None, None))
+            if parked.status == "pending":
+                self.background(flight, read)
+            return parked
+        if durable is not None and durable.cache_ttl is not None:
+            reused = self.durable.reused(flight)
+            if reused is not None:
+                return await self.end(flight, reused)
+        if durable is not None and durable.idempotency_key is not None:
+            made = await self.durable.acts.claim(flight, read)  # the same act, made by another call already
+            if made is not None:
+                return await self.end(flight, made)
+        result = await self.attempts.execute(flight, read)
+        if self.after:
+            result = self.after_middleware(flight, result)  # type: ignore[assignment]
+            if result.__class__ is not ToolResult:
+                result = await result  # type: ignore[misc]
+        return await self.end(flight, result)
+
+    def background(self, flight: Flight, read: Read) -> None:
+        """Run a parked task's call on a thread of its own, to its recorded end."""
+        scope = flight.scope
+        alone = Scope(SyncDriver(self.sink), scope.inject, scope.allowed, scope.step_id, 0)
+        task = Flight(flight.call, flight.plan, alone, flight.start)
+        task.key, task.step, task.arguments, task.resumed = flight.key, flight.step, flight.arguments, True
+        self.durable.run_task(task, lambda: drive(self.go(task, read)))
+
+    async def end(self, flight: Flight, result: ToolResult) -> ToolResult:
+        """The call's end: sealed at the boundary, recorded in the journal, told to the sink."""
+        plan, scope = flight.plan, flight.scope
+        tool = plan.tool
+        if not flight.answered:  # a journaled answer was sealed when it was made
+            if flight.secrets is None and (tool.secret_keys or tool.fixed_secrets):  # made before binding
+                flight.secrets = Secrets.of(plan.secrets(scope.inject))
+            note = flight.pieces.note() if flight.pieces is not None else None
+            result = self.boundary.seal(result, flight.secrets, flight.start, note)
+            if flight.step is not None or result.status == "pending":
+                result = self.durable.record(flight, result)
+            if tool.durable is not None and tool.durable.cache_ttl is not None:
+                self.durable.keep(flight, result)
+        if self.sink is None or flight.superseded:  # nothing to tell (again): the result is the call's end
+            return (
+                result if result.call_id == flight.call.id else msgspec.structs.replace(result, call_id=flight.call.id)
+            )
+        done = self.complete(flight.call, result, flight, scope)
+        return done if done.__class__ is ToolResult else await done  # type: ignore[misc]
+
+    async def emit_rewrite(self, admitted: Admitted, flight: Flight) -> None:
+        """The `UnknownToolCall` event of a call the unknown-tool policy sent to its fallback."""
+        sent, name = admitted.sent, flight.plan.name
+        elapsed = perf_counter_ns() - flight.start
+        pending = flight.scope.driver.emit(
+            UnknownToolCall(sent.id, name, elapsed, sent.name, sent.arguments, f"rewrite:{name}")
+        )
+        if pending is not None:
+            await pending
+
+    def before_middleware(self, flight: Flight, read: Read, first: int = 0) -> Read | ToolResult | Awaitable[Any]:
+        """Each before-middleware in order: go on, replace the call (read again), or answer it.
+
+        Sync hooks run here and now; the first that answers with an awaitable leaves the rest to
+        `_before_later`, which the pipeline awaits.
+        """
+        for index in range(first, len(self.before)):
+            try:
+                outcome = self.before[index](flight.call, flight.plan.tool)
+            except BaseException as exc:
+                if propagates(exc):
+                    raise
+                return hook_failure(flight.call, flight.plan.name, "middleware", exc, flight.start)
+            if outcome.__class__ not in _ANSWERS and isawaitable(outcome):
+                return self._before_later(flight, read, index, outcome)
+            moved = self._before_answer(flight, read, outcome)
+            if moved.__class__ is not Read:
+                return moved
+            read = moved
+        return read
+
+    async def _before_later(self, flight: Flight, read: Read, index: int, pending: Awaitable[Any]) -> Read | ToolResult:
+        try:
+            outcome = await flight.scope.driver.settle(pending)
+        except BaseException as exc:
+            if propagates(exc):
+                raise
+            return hook_failure(flight.call, flight.plan.name, "middleware", exc, flight.start)
+        moved = self._before_answer(flight, read, outcome)
+        if moved.__class__ is not Read:
+            return moved
+        rest = self.before_middleware(flight, moved, index + 1)
+        return rest if rest.__class__ is Read or rest.__class__ is ToolResult else await rest  # type: ignore[misc]
+
+    def _before_answer(self, flight: Flight, read: Read, outcome: Any) -> Read | ToolResult:
+        """What one before-middleware's answer means: go on, answer the call, or read a new one."""
+        if isinstance(outcome, ToolResult):
+            error = outcome.error
+            if error is not None and error.code == "policy_denied":
+                self.note_denied(flight, (error.details or {}).get("rule", "policy"), error.message)
+            return _well_formed(flight, outcome)
+        if isinstance(outcome, ToolCall):
+            return self.relocate(flight, outcome)
+        return read
+
+    def relocate(self, flight: Flight, call: ToolCall) -> Read | ToolResult:
+        """A call a middleware replaced: looked up, checked against the allowlist and read again."""
+        tool = self.admission.toolbox.get(call.name)
+        if tool is None:
+            message = f"Middleware sent the call to an unknown tool {shorten(call.name)!r}."
+            return failed(call, call.name, "unknown_tool", message, flight.start)
+        allowed = flight.scope.allowed
+        if allowed is not None and tool.name not in allowed:
+            message = f"Tool {shorten(call.name)!r} is not available in this turn."
+            return failed(call, tool.name, "tool_not_allowed", message, flight.start)
+        if tool.defer and tool.name not in self.admission.revealed:
+            return not_revealed(call, tool, self.admission.toolbox, flight.start)
+        flight.call = ToolCall(flight.call.id, tool.name, call.arguments, call.invalid)
+        flight.plan = self.plan_for(tool)
+        read = read_edit(flight, strict_form=True)
+        if isinstance(read, Read):
+            return read
+        return hook_failure(flight.call, tool.name, "middleware", read, flight.start)  # the application's mistake
+
+    async def authorise(self, flight: Flight, read: Read) -> Read | ToolResult:
+        """The policy stage: static rules, then the approver, on the final validated arguments."""
+        plan = flight.plan
+        if plan.denial is not None:
+            rule, reason = plan.denial
+            self.note_denied(flight, rule, reason)
+            return denied(flight.call, plan.name, rule, reason, flight.start)
+        if plan.approval is None:
+            return read
+        arguments = read.arguments if read.arguments is not None else call_arguments(flight.call)
+        decision = await ask(plan.approval, plan.tool, flight.call, arguments, flight.scope.driver, self.token)
+        if decision.kind == "approve":
+            return read
+        if decision.kind == "defer":
+            return waiting(flight.call, plan.name, "approval", decision.reason, APPROVAL_SCHEMA, decision.ttl)
+        if decision.kind == "cancelled":
+            return cancelled(flight.call, plan.tool, flight.start, started=False)
+        if decision.kind == "edit":
+            flight.call = ToolCall(flight.call.id, plan.name, decision.arguments or {})
+            edited = read_edit(flight, strict_form=False)
+            if isinstance(edited, Read):
+                return edited
+            decision = refused_edit(plan.name, edited)
+        self.note_denied(flight, plan.approval.name, decision.reason)
+        return denied(flight.call, plan.name, plan.approval.name, decision.reason, flight.start)
+
+    def after_middleware(
+        self, flight: Flight, result: ToolResult, first: int = 0
+    ) -> ToolResult | Awaitable[ToolResult]:
+        """Each after-middleware in order: keep the result or replace it (an async one left to await)."""
+        for index in range(first, len(self.after)):
+            try:
+                replacement = self.after[index](flight.call, flight.plan.tool, result)
+            except BaseException as exc:
+                if propagates(exc):
+                    raise
+                result = hook_failure(flight.call, flight.plan.name, "middleware", exc, flight.start)
+                continue
+            if replacement is not None and replacement.__class__ is not ToolResult and isawaitable(replacement):
+                return self._after_later(flight, result, index, replacement)
+            if isinstance(replacement, ToolResult):
+                result = _well_formed(flight, replacement)
+        return result
+
+    async def _after_later(self, flight: Flight, result: ToolResult, index: int, pending: Awaitable[Any]) -> ToolResult:
+        try:
+            replacement = await flight.scope.driver.settle(pending)
+        except BaseException as exc:
+            if propagates(exc):
+                raise
+            replacement = hook_failure(flight.call, flight.plan.name, "middleware", exc, flight.start)
+        if isinstance(replacement, ToolResult):
+            result = _well_formed(flight, replacement)
+        rest = self.after_middleware(flight, result, index + 1)
+        return rest if rest.__class__ is ToolResult else await rest  # type: ignore[misc]
+
+    def note_denied(self, flight: Flight, rule: str, reason: str) -> None:
+        """Queue the `ToolDenied` event of a call a rule refused (delivered with its last events)."""
+        if self.sink is not None:
+            elapsed = perf_counter_ns() - flight.start
+            flight.queued.append(ToolDenied(flight.call.id, flight.plan.name, elapsed, rule, reason))
+
+    def complete(
+        self, call: ToolCall, result: ToolResult, flight: Flight | None, scope: Scope
+    ) -> ToolResult | Awaitable[ToolResult]:
+        """Deliver the call's last events (`ToolFailed`, `ToolCompleted`) and hand the result back.
+
+        An async sink's deliveries are left to await, in order, before the result.
+        """
+        if result.call_id != call.id:  # middleware's own result: it still answers this call
+            result = msgspec.structs.replace(result, call_id=call.id)
+        if self.sink is None:
+            return result
+        events = [] if flight is None else flight.queued
+        if flight is not None and flight.failure is not None and flight.failure.error is not None:
+            error = self.boundary.error(flight.failure.error, flight.secrets)
+            events.append(
+                ToolFailed(call.id, flight.plan.name, perf_counter_ns() - flight.start, error, flight.exception)
+            )
+        start = flight.start if flight is not None else perf_counter_ns() - result.elapsed
+        if result.status == "pending":
+            events.append(ToolPending(call.id, result.name, perf_counter_ns() - start, result))
+        else:
+            events.append(ToolCompleted(call.id, result.name, perf_counter_ns() - start, result))
+        pending = [sent for sent in map(scope.driver.emit, events) if sent is not None]
+        return _after(pending, result) if pending else result
+
+
+_ANSWERS = frozenset({type(None), ToolCall, ToolResult})  # what a hook answers when it is not async
+
+
+async def _after(pending: list[Awaitable[None]], result: ToolResult) -> ToolResult:
+    for sent in pending:
+        await sent
+    return result
+
+
+def _refusal_event(call: ToolCall, result: ToolResult, start: int) -> ToolEvent:
+    elapsed = perf_counter_ns() - start
+    code = result.error.code if result.error else ""
+    if code == "unknown_tool":
+        return UnknownToolCall(call.id, call.name, elapsed, call.name, call.arguments, "tool_error")
+    reason = result.error.message if result.error else ""
+    return ToolDenied(call.id, result.name, elapsed, code, reason)
+
+
+def _well_formed(flight: Flight, result: ToolResult) -> ToolResult:
+    """A result a middleware made, if it is one (its call id is set later); else ``middleware_error``."""
+    try:
+        msgspec.structs.replace(result, call_id=flight.call.id).validate()
+    except ResultError as exc:
+        return hook_failure(flight.call, flight.plan.name, "middleware", exc, flight.start)
+    return result

@@ -1,0 +1,224 @@
+"""What kind of callable a tool wraps, and where its hints, docstring and parameters are read.
+
+A function is read as it is; a bound method without its ``self``; a ``functools.partial``
+without the arguments it sets; an object with ``__call__`` through its class's ``__call__``; a
+function defined in a class body that takes a positional parameter first as a method not yet
+bound, whatever that receiver is called (`tinytools.Tool` binds it), unless it came as a
+``staticmethod``. A class, or anything not callable, is refused.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import typing_extensions
+
+from tinytools._errors import ToolDefinitionError
+from tinytools._schema.hints import type_namespace
+
+__all__ = [
+    "Target",
+    "default_name",
+    "is_async",
+    "parameters_of",
+    "return_hint",
+    "stream_kind",
+    "target_of",
+    "type_hints_of",
+    "yielded",
+]
+
+
+class Target:
+    """Where to read a callable's hints, docstring and name, and which of its parameters to leave out."""
+
+    __slots__ = ("bound", "called", "docs", "drop_first", "hidden", "hints", "name", "self_type")
+
+    def __init__(self, hints: Any, docs: Any, name: str, *, bound: dict[str, Any] | None = None):
+        self.hints = hints
+        self.docs = docs
+        self.name = name
+        self.bound = bound or {}
+        """Parameter -> value a ``functools.partial`` already set (by keyword or by position)."""
+        self.hidden = frozenset(self.bound)
+        """Parameters a ``functools.partial`` already set: not the model's to send."""
+        self.drop_first = False
+        """Whether the first parameter is an unbound method's ``self``/``cls``."""
+        self.self_type: type | None = None
+        """The class ``Self`` stands for, when known (a bound method's)."""
+        self.called: type | None = None
+        """For an object with ``__call__``, its class: the docs are its ``__call__``'s, then its own."""
+
+
+def default_name(fn: Callable[..., Any]) -> str:
+    """The name a tool made from ``fn`` gets unless given one: the function's (or the callable's class's)."""
+    return target_of(fn, "").name
+
+
+def target_of(fn: Any, tool_name: str, *, static: bool = False) -> Target:
+    """Where a callable's hints, docstring and name are read (see `Target`).
+
+    ``static`` says ``fn`` came as a ``staticmethod``: a function of a class body that has no receiver.
+
+    Raises:
+        ToolDefinitionError: ``fn`` is a class, or not callable.
+    """
+    if isinstance(fn, functools.partial):
+        inner = target_of(fn.func, tool_name, static=static)
+        return Target(inner.hints, inner.docs, inner.name, bound={**inner.bound, **_partial_values(fn)})
+    if isinstance(fn, types.MethodType):
+        target = Target(fn, fn, fn.__name__)
+        owner = fn.__self__
+        target.self_type = owner if isinstance(owner, type) else type(owner)
+        return target
+    if isinstance(fn, (types.FunctionType, types.BuiltinFunctionType)):
+        target = Target(fn, fn, fn.__name__)
+        target.drop_first = not static and isinstance(fn, types.FunctionType) and _unbound_method(fn)
+        return target
+    if isinstance(fn, type):
+        raise ToolDefinitionError(
+            f"{fn.__name__} is a class, not a function: make a tool of a function, of an instance with "
+            "__call__, or of an instance's methods with Toolbox.from_object(instance)",
+            tool=tool_name or fn.__name__,
+        )
+    if not callable(fn):
+        raise ToolDefinitionError(f"{fn!r:.80} is not callable: a tool wraps a function", tool=tool_name)
+    call = type(fn).__call__
+    target = Target(call, call, type(fn).__name__)
+    target.self_type = target.called = type(fn)
+    return target
+
+
+def _unbound_method(fn: types.FunctionType) -> bool:
+    """Whether ``fn`` was defined in a class body and takes a receiver (its first positional parameter).
+
+    The receiver is found by its place, not its name: ``def m(this, x)`` binds ``this`` as Python
+    itself would, so a model can never send it.
+    """
+    owner, _, _ = fn.__qualname__.rpartition(".")
+    if not owner or owner.endswith("<locals>"):
+        return False
+    if isinstance(_class_attribute(fn, owner), staticmethod):  # `tool(Ledger.plain)` of a static method
+        return False
+    first = next(iter(inspect.signature(fn).parameters.values()), None)
+    return first is not None and first.kind in (
+        inspect.Parameter.POSITIONAL_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    )
+
+
+def _class_attribute(fn: types.FunctionType, owner: str) -> Any:
+    """What the class ``owner`` (a dotted path in ``fn``'s module) holds under ``fn``'s name, or None.
+
+    None also when the class cannot be reached: it is still being defined (``@tool`` in its
+    body), or it lives in a function.
+    """
+    found: Any = fn.__globals__.get(owner.partition(".")[0])
+    for part in owner.split(".")[1:]:
+        found = getattr(found, part, None)
+    return vars(found).get(fn.__name__) if isinstance(found, type) else None
+
+
+def _partial_values(fn: functools.partial[Any]) -> dict[str, Any]:
+    """Parameter -> value of what a partial sets: its keywords, and its positional arguments by name."""
+    values: dict[str, Any] = {}
+    if fn.args:
+        try:
+            positional = [
+                parameter.name
+                for parameter in inspect.signature(fn.func).parameters.values()
+                if parameter.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            ]
+        except (TypeError, ValueError):
+            positional = []
+        values.update(zip(positional, fn.args, strict=False))
+    values.update(fn.keywords)
+    return values
+
+
+def parameters_of(fn: Callable[..., Any], target: Target, tool_name: str) -> list[inspect.Parameter]:
+    """The parameters the tool reads: the signature's, less an unbound method's first and a partial's own."""
+    try:
+        parameters = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError) as exc:
+        raise ToolDefinitionError(
+            f"cannot read the signature of {fn!r:.80} ({exc}); wrap it in a function with typed parameters",
+            tool=tool_name,
+        ) from None
+    if target.drop_first:
+        parameters = parameters[1:]
+    return [parameter for parameter in parameters if parameter.name not in target.hidden]
+
+
+def stream_kind(fn: Callable[..., Any]) -> str | None:
+    """``"sync"`` when calling ``fn`` returns a generator, ``"async"`` for an async generator, else None."""
+    inner = fn.func if isinstance(fn, functools.partial) else fn
+    for candidate in (inner, getattr(type(inner), "__call__", None)):  # noqa: B004 - a callable object's own method
+        if inspect.isasyncgenfunction(candidate):
+            return "async"
+        if inspect.isgeneratorfunction(candidate):
+            return "sync"
+        if isinstance(inner, (types.FunctionType, types.MethodType)):
+            break
+    return None
+
+
+def yielded(returns: Any) -> Any:
+    """The item type of a generator's return annotation (``Iterator[str]`` → ``str``), else ``Any``."""
+    arguments = typing.get_args(returns)
+    return arguments[0] if arguments else Any
+
+
+def is_async(fn: Callable[..., Any]) -> bool:
+    """Whether calling ``fn`` returns a coroutine.
+
+    True for an ``async def``, a partial of one, and an object whose ``__call__`` is one.
+    """
+    if inspect.iscoroutinefunction(fn):
+        return True
+    inner = fn.func if isinstance(fn, functools.partial) else fn
+    if isinstance(inner, (types.FunctionType, types.MethodType, type)) or not callable(inner):
+        return False
+    return inspect.iscoroutinefunction(type(inner).__call__)
+
+
+def type_hints_of(
+    fn: Any, tool_name: str, localns: Mapping[str, Any] | None, *, method: bool = False
+) -> tuple[dict[str, Any], bool]:
+    """The resolved hints, and whether the return annotation waits for the class (a method's ``-> "Cls"``).
+
+    In a class body the class does not exist yet, so a method returning its own class is read
+    without its return type, which `return_hint` reads once the method is bound.
+    """
+    if isinstance(fn, types.BuiltinFunctionType):
+        return {}, False  # a builtin has no hints: its parameters take any JSON value
+    namespace = type_namespace(localns)
+    try:
+        return typing_extensions.get_type_hints(fn, localns=namespace, include_extras=True), False
+    except NameError as exc:
+        problem = exc
+    annotations = getattr(fn, "__annotations__", {})
+    if method and "return" in annotations:
+        shim = types.FunctionType(fn.__code__, fn.__globals__)
+        shim.__annotations__ = {key: value for key, value in annotations.items() if key != "return"}
+        try:
+            return typing_extensions.get_type_hints(shim, localns=namespace, include_extras=True), True
+        except NameError as exc:
+            problem = exc
+    raise ToolDefinitionError(
+        f"cannot resolve a type hint ({problem}); define the type at module level or import it",
+        tool=tool_name,
+    ) from None
+
+
+def return_hint(fn: Callable[..., Any]) -> Any:
+    """``fn``'s return annotation, resolved now (a method's class exists once it is bound), or None."""
+    try:
+        return typing_extensions.get_type_hints(fn, include_extras=True).get("return")
+    except NameError:
+        return None

@@ -1,0 +1,135 @@
+"""How the typing forms a schema is built from are recognised, and what their values can be.
+
+The tables name the forms (unions, ``Literal``, wrappers like ``Required``, sequences, mappings,
+``Self``); the functions say what a type's values are: whether they hash (a set needs that),
+which JSON values a ``Literal`` member takes exactly, which keys a TypedDict requires.
+"""
+
+from __future__ import annotations
+
+import collections.abc as cabc
+import types
+import typing
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+import typing_extensions
+
+from tinytools._schema import converters as _convert
+from tinytools._schema.annotations import split_annotated
+from tinytools._schema.converters import Converter
+
+__all__ = [
+    "LITERALS",
+    "MAPPINGS",
+    "SCALAR_VALUES",
+    "SELF_TYPES",
+    "SEQUENCES",
+    "UNIONS",
+    "WRAPPERS",
+    "exact_values",
+    "required_keys",
+    "unhashable",
+]
+
+UNIONS: tuple[Any, ...] = (typing.Union, types.UnionType)
+LITERALS = (typing.Literal, typing_extensions.Literal)
+WRAPPERS = (
+    typing_extensions.Required,
+    typing_extensions.NotRequired,
+    typing_extensions.ReadOnly,
+    typing.Final,
+    typing.ClassVar,
+)
+
+SEQUENCES: dict[Any, Callable[[Any], Any]] = {
+    list: list,
+    cabc.Sequence: list,
+    cabc.MutableSequence: list,
+    cabc.Iterable: list,
+    cabc.Collection: list,
+    set: set,
+    cabc.Set: frozenset,
+    cabc.MutableSet: set,
+    frozenset: frozenset,
+}
+MAPPINGS = (dict, cabc.Mapping, cabc.MutableMapping)
+SELF_TYPES = tuple({typing_extensions.Self, getattr(typing, "Self", typing_extensions.Self)})
+SCALAR_VALUES = frozenset({str, int, float, bool})
+
+
+def unhashable(hint: Any, seen: frozenset[Any] = frozenset()) -> str | None:
+    """What in ``hint`` would make a set of its values fail (a list, a dict, a mutable class), or None.
+
+    A class whose instances hash (a NamedTuple, a frozen dataclass, Struct or pydantic model) is
+    looked into: its hash is its fields', so one list among them fails it too.
+    """
+    hint = split_annotated(hint)[0]
+    origin = typing_extensions.get_origin(hint)
+    args = typing_extensions.get_args(hint)
+    if origin in WRAPPERS or origin in UNIONS or origin is tuple:
+        return _first([arg for arg in args if arg is not Ellipsis], seen)
+    if origin in LITERALS:
+        return None
+    kind = origin or hint
+    if kind in MAPPINGS or typing_extensions.is_typeddict(kind):
+        return "objects"
+    if kind in SEQUENCES and SEQUENCES[kind] is not frozenset:
+        return "arrays"
+    if isinstance(kind, type) and (kind.__hash__ is None or _mutable_struct(kind)):
+        return f"{kind.__name__} values"
+    if isinstance(kind, type) and kind not in seen and kind.__module__ != "builtins":
+        found = _first(_field_hints(kind), seen | {kind})
+        return None if found is None else f"{kind.__name__} values holding {found}"
+    return None
+
+
+def _first(hints: list[Any], seen: frozenset[Any]) -> str | None:
+    """The first reason one of ``hints`` is unhashable, ``seen`` the classes already looked into."""
+    return next((reason for reason in (unhashable(item, seen) for item in hints) if reason is not None), None)
+
+
+def _field_hints(cls: type) -> list[Any]:
+    """The field types a class's hash is made of; none for a class whose hints cannot be read."""
+    try:
+        hints = typing_extensions.get_type_hints(cls)
+    except Exception:  # a forward reference the builder reports itself, with the fix
+        return []
+    fields = getattr(cls, "_fields", None) or getattr(cls, "__dataclass_fields__", None)
+    fields = fields or getattr(cls, "__struct_fields__", None) or getattr(cls, "model_fields", None)
+    return [hints[name] for name in fields or () if name in hints]
+
+
+def _mutable_struct(cls: type) -> bool:
+    """Whether ``cls`` is a msgspec Struct that is not frozen (its instances do not hash)."""
+    return issubclass(cls, msgspec.Struct) and not cls.__struct_config__.frozen
+
+
+def exact_values(schema: dict[str, Any], convert: Converter | None) -> frozenset[tuple[type, Any]]:
+    """The (class, value) pairs a ``Literal`` or enum member takes exactly, as they are.
+
+    Empty when the member turns its values into something else (an Enum's members): a value it
+    takes is then not exactly its own.
+    """
+    values = schema.get("enum")
+    if not isinstance(values, list):
+        return frozenset()
+    keep = _convert.unchanged(convert) if convert is not None else None
+    return frozenset(
+        (value.__class__, value)
+        for value in values
+        if value.__class__ in SCALAR_VALUES and (keep is None or value.__class__ in keep)
+    )
+
+
+def required_keys(cls: type, hints: dict[str, Any]) -> set[str]:
+    """A TypedDict's required keys, also where future annotations hid the wrappers from it."""
+    required = set(getattr(cls, "__required_keys__", hints))
+    for key, hint in hints.items():
+        origin = typing_extensions.get_origin(split_annotated(hint)[0])
+        if origin is typing_extensions.Required:
+            required.add(key)
+        elif origin is typing_extensions.NotRequired:
+            required.discard(key)
+    return required

@@ -1,0 +1,477 @@
+"""Turning a failed check into an `ArgumentsError`: where in the arguments, which keyword, why.
+
+This module owns the failure protocol between the generated validator and tinytools. Each
+place in the generated code that can fail is a `Site`, recorded while generating: the keyword,
+the (translated) schema node, and the path from the function's input to the checked value,
+where ``None`` stands for an index or key known only at run time. A failing check raises
+`tinytools._schema.codegen.Failure` (it lives with the generator, so this module needs no
+fastjsonschema) with ``args = (site, value, prefix, *dynamic)``: ``dynamic`` fills the ``None``
+slots, and ``prefix`` is ``None`` in the root function or, inside a ``$ref`` function, the
+call's own ``(site, prefix, *dynamic)``, a chain back to the root. `ErrorMap` reads that
+without re-walking the data; the wording of each site is built on its first failure and kept.
+
+The generated code stops at its first failure, which keeps a valid call's check as short as it
+can be. When an arguments object fails, `Collector` looks again, on that failure path only, for
+every other failing argument, and `tinytools._schema.nested_failures` for every other problem inside
+an argument's objects and arrays, so that the model can repair them all in one round trip. Each
+error quotes the schema of the value at fault (`tinytools._schema.fragments.schema_at`), not the
+argument's whole schema.
+"""
+
+from __future__ import annotations
+
+import json.encoder
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+from tinytools._errors import ECHO_LIMIT, MAX_LISTED, ArgumentsError, counted, schema_failure, shorten
+from tinytools._schema.fragments import schema_at
+
+__all__ = [
+    "Check",
+    "Collector",
+    "ErrorMap",
+    "Expand",
+    "FragmentCache",
+    "Locate",
+    "Site",
+    "Token",
+    "echo",
+    "escape",
+    "locator",
+    "reporter",
+]
+
+Token = str | int
+Locate = Callable[[list[Token]], Any]
+"""What an error's ``schema`` holds for the path (keys and indexes) to the value at fault."""
+Explain = Callable[[Any], tuple[str, Token | None]]
+Wording = str | Explain  # a str is the reason up to the echoed value: most keywords need no more
+Check = Callable[[object], ArgumentsError | None]
+"""A compiled check: None for a valid value, else the first failure's `ArgumentsError`."""
+Expand = Callable[[ArgumentsError, Any, int], tuple[list[ArgumentsError], int]]
+"""Lists the failures inside one argument: given its first failure, its value and the room left."""
+
+_ENCODER = json.encoder.JSONEncoder(ensure_ascii=False)  # json.dumps(value, ensure_ascii=False)
+_quote = json.encoder.encode_basestring  # the same for one string, without building an encoder
+_EXPECTED = {
+    "minimum": "at least {}", "maximum": "at most {}", "exclusiveMinimum": "more than {}",
+    "exclusiveMaximum": "less than {}", "minLength": "at least {}", "maxLength": "at most {}",
+    "minItems": "at least {}", "maxItems": "at most {}", "minProperties": "at least {}",
+    "maxProperties": "at most {}", "multipleOf": "a multiple of {}",
+    "uniqueItems": "unique items", "type": "{}", "enum": "one of {}", "const": "{}",
+    "pattern": "a string matching {}", "contains": "an item matching 'contains'",
+    "propertyNames": "property names matching 'propertyNames'", "not": "a value not matching 'not'",
+    "anyOf": "a value matching at least one of {}",
+    "oneOf": "a value matching exactly one of {}",
+}  # fmt: skip
+_COUNTED = {
+    "minLength": "character", "maxLength": "character", "minItems": "item", "maxItems": "item",
+    "minProperties": "property", "maxProperties": "property", "anyOf": "schema", "oneOf": "schema",
+}  # fmt: skip
+"""Keywords whose expected value is a count of something, and what is counted."""
+_BROKEN = (KeyError, StopIteration, TypeError, AttributeError, IndexError, ValueError, re.error)
+
+
+def escape(token: Token) -> str:
+    """One JSON-pointer reference token (RFC 6901)."""
+    return str(token).replace("~", "~0").replace("/", "~1")
+
+
+def echo(value: Any) -> str:
+    """JSON text of ``value`` (as ``json.dumps(value, ensure_ascii=False)``), cut to the echo limit."""
+    kind = type(value)
+    try:
+        if kind is str:
+            text = _quote(value[:ECHO_LIMIT])
+        elif kind is int or (kind is float and math.isfinite(value)):
+            text = repr(value)  # what json.dumps writes; raises ValueError for a huge int
+        else:
+            text = _ENCODER.encode(value)
+    except (TypeError, ValueError, RecursionError):
+        try:
+            text = repr(value)
+        except ValueError:  # an int beyond the str() digit limit
+            text = f"<{kind.__name__} too long to show>"
+        except Exception:  # nested too deeply, or a __repr__ that fails
+            text = f"<{kind.__name__}>"
+    if not text.isascii():  # a lone surrogate would make the message impossible to encode
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= ECHO_LIMIT else shorten(text)
+
+
+class Site:
+    """One place in the generated code that can fail, or one ``$ref`` call (``rule`` "$ref")."""
+
+    __slots__ = ("definition", "fixed", "rule", "template", "worded")
+
+    def __init__(self, rule: str | None, definition: Any, template: tuple[Token | None, ...]):
+        self.rule = rule or "false"  # a false schema fails under no keyword
+        self.definition = definition
+        self.template = template
+        self.worded: dict[bool, Wording] = {}  # by "below the root", built on first use
+        self.fixed: tuple[Wording, str, str | None, Any] | None = None  # see `fix`
+
+    def fix(self, locate: Locate, below_root: bool) -> tuple[Wording, str, str | None, Any]:
+        """For a path without run-time parts, from the root: wording, pointer, parameter, fragment."""
+        path = self.template
+        first = path[0] if path and isinstance(path[0], str) else None
+        pointer = "".join(f"/{escape(t)}" for t in path if t is not None)
+        tokens = [token for token in path if token is not None]  # a fixed path has none
+        self.fixed = (self.wording(bool(path) or below_root), pointer, first, locate(tokens))
+        return self.fixed
+
+    def wording(self, nested: bool) -> Wording:
+        """How this site words a failure; ``nested`` is whether the value is below the root."""
+        wording = self.worded.get(nested)
+        if wording is None:
+            definition = self.definition if isinstance(self.definition, dict) else {}
+            try:
+                wording = _wording(self.rule, definition, "property" if nested else "argument")
+            except _BROKEN:
+                wording = self.fallback
+            self.worded[nested] = wording
+        return wording
+
+    def fallback(self, value: Any) -> tuple[str, Token | None]:
+        """The wording when nothing more precise is known."""
+        return f"failed {self.rule!r}; got {echo(value)}", None
+
+
+def _wording(rule: str, definition: dict[str, Any], noun: str) -> Wording:
+    """Precompute what can be: the reason's head, or a function that words a failure."""
+    expected: Any = definition.get(rule)
+    if rule == "required":
+
+        def missing(value: Any) -> tuple[str, Token | None]:
+            names = [name for name in expected if name not in value]
+            listed = shorten(", ".join(map(repr, names)))
+            return f"missing required {noun}{'s' * (len(names) > 1)} {listed}", names[0]
+
+        return missing
+    if rule == "additionalProperties":
+        known = definition.get("properties", {})
+        patterns = [re.compile(p).search for p in definition.get("patternProperties", {})]
+        allowed = shorten(", ".join(known)) or "none"
+
+        def unexpected(value: Any) -> tuple[str, Token | None]:
+            bad = next(k for k in value if k not in known and not (patterns and any(p(k) for p in patterns)))
+            return f"unexpected {noun} {shorten(bad)!r} (allowed: {allowed})", bad
+
+        return unexpected
+    if rule == "items":
+        count = len(expected) if isinstance(expected, list) else 0
+        return lambda value: (f"expected at most {counted(count, 'item')}; got {len(value)}", count)
+    if rule == "dependencies":
+
+        def dependent(value: Any) -> tuple[str, Token | None]:
+            key, needs = next(
+                (k, v)
+                for k, v in expected.items()
+                if k in value and (v is False or (isinstance(v, list) and any(n not in value for n in v)))
+            )
+            if needs is False:
+                return f"property {shorten(key)!r} is not allowed", key
+            return f"property {shorten(key)!r} requires {shorten(', '.join(map(repr, needs)))}", None
+
+        return dependent
+    if rule == "type":
+        expected = " or ".join(expected if isinstance(expected, list) else [expected])
+    elif rule in ("const", "pattern"):
+        expected = echo(definition.get("x-pattern", expected) if rule == "pattern" else expected)
+    elif rule in ("enum", "anyOf", "oneOf"):
+        expected = shorten(", ".join(map(echo, expected))) if rule == "enum" else len(expected)
+    if rule in _COUNTED:
+        expected = counted(expected, _COUNTED[rule])
+    return f"expected {_EXPECTED.get(rule, 'no value here').format(expected)}; got "
+
+
+def locator(schema: Any) -> Locate:
+    """The `Locate` of an original schema: the subschema it gives the value at a path (`schema_at`)."""
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    own: dict[str, Any] = properties if isinstance(properties, dict) else {}
+
+    deeper = FragmentCache(schema)
+
+    def locate(tokens: list[Token]) -> Any:
+        if len(tokens) == 1 and tokens[0].__class__ is str:  # an argument itself: the common case
+            return own.get(tokens[0])
+        return deeper(tokens) if tokens else None
+
+    return locate
+
+
+class FragmentCache:
+    """`schema_at` of one schema, remembered for the paths met last (a bad call tends to come again)."""
+
+    LIMIT = 512
+
+    def __init__(self, schema: Any):
+        self.schema = schema
+        self.known: dict[tuple[Token, ...], Any] = {}
+
+    def __call__(self, tokens: list[Token]) -> Any:
+        """The subschema describing the value at ``tokens``, or None (see `schema_at`)."""
+        key = tuple(tokens)
+        if key in self.known:
+            return self.known[key]
+        if len(self.known) >= self.LIMIT:
+            self.known.clear()
+        found = self.known[key] = schema_at(self.schema, tokens)
+        return found
+
+
+class ErrorMap:
+    """Map the ``args`` of a `Failure` to an `ArgumentsError` for one compiled schema.
+
+    An error's ``schema`` is what ``locate`` gives for the path to the value at fault (for a
+    missing property, the property's path): by default the original schema's own fragment there.
+    ``below_root`` words every failure as a property's, for a schema checked on a value inside an
+    argument (`tinytools._schema.nested_failures`).
+    """
+
+    def __init__(self, sites: list[Site], schema: Any, *, locate: Locate | None = None, below_root: bool = False):
+        self.sites = sites
+        self.locate = locate if locate is not None else locator(schema)
+        self.below_root = below_root
+
+    def tokens(self, args: tuple[Any, ...]) -> list[Token]:
+        """The path from the root to the failing value: each ``$ref`` call's, then the site's."""
+        template, prefix = self.sites[args[0]].template, args[2]
+        if prefix is None:  # in the root function: no $ref call on the way
+            values = iter(args[3:])
+            return [next(values) if t is None else t for t in template]
+        links = [(args[0], args[3:])]
+        while prefix is not None:  # (site, prefix, *dynamic) for each enclosing $ref call
+            links.append((prefix[0], prefix[2:]))
+            prefix = prefix[1]
+        tokens: list[Token] = []
+        for site, dynamic in reversed(links):
+            values = iter(dynamic)
+            tokens += [next(values) if t is None else t for t in self.sites[site].template]
+        return tokens
+
+    def error(self, args: tuple[Any, ...]) -> ArgumentsError:
+        """The `ArgumentsError` for a failure's ``args``."""
+        site: Site = self.sites[args[0]]
+        if args[2] is None and len(args) == 3:  # a path without run-time parts, in the root function
+            wording, pointer, parameter, fragment = site.fixed or site.fix(self.locate, self.below_root)
+            if type(wording) is str:  # the common case: all but the echoed value is known
+                reason = wording + echo(args[1])
+                return schema_failure(reason, pointer, site.rule, parameter, fragment)
+            tokens: list[Token] = [token for token in site.template if token is not None]  # a fixed path has none
+        else:
+            tokens = self.tokens(args)
+            wording = site.wording(bool(tokens) or self.below_root)
+            pointer = "/" + "/".join(map(escape, tokens)) if tokens else ""
+            parameter = tokens[0] if tokens and isinstance(tokens[0], str) else None
+        try:
+            reason, inner = (wording + echo(args[1]), None) if isinstance(wording, str) else wording(args[1])
+        except _BROKEN:
+            reason, inner = site.fallback(args[1])
+        keyword = site.rule
+        if inner is not None:
+            if keyword != "required":
+                pointer += f"/{escape(inner)}"  # the extra key or item exists, so point at it
+            if parameter is None and isinstance(inner, str):
+                parameter = inner
+            tokens = [*tokens, inner]  # the schema quoted is the extra key's, item's or missing property's
+        if keyword == "dependencies":
+            keyword = "dependentRequired" if inner is None else "dependentSchemas"
+        return schema_failure(reason, pointer, keyword, parameter, self.locate(tokens))
+
+
+_ORDERED_ROOT = frozenset({"type", "properties", "required", "additionalProperties", "definitions"})
+"""Root keywords whose compiled checks run in a known order (see `Collector`)."""
+
+
+def _take(error: ArgumentsError, other: ArgumentsError) -> None:
+    """Make ``error`` describe the failure ``other`` describes."""
+    error.pointer, error.keyword, error.reason = other.pointer, other.keyword, other.reason
+    error.parameter, error.schema = other.parameter, other.schema
+    error.args = (other.reason,)
+
+
+def reporter(errors: ErrorMap, collector: Collector | None) -> Callable[[tuple[Any, ...], object], ArgumentsError]:
+    """What a compiled root function calls with a failure's ``args`` and its input: the error to return."""
+    error = errors.error
+    if collector is None:
+        return lambda args, data: error(args)
+
+    def report(args: tuple[Any, ...], data: object) -> ArgumentsError:
+        first = error(args)
+        if isinstance(data, dict):
+            collector(first, data)
+        return first
+
+    return report
+
+
+class Collector:
+    """Every failing argument of an arguments object the compiled check refused (the failure path only).
+
+    The compiled check reports the first failure it meets. This looks again, argument by
+    argument: required names that are absent, names a closed object does not know, and each
+    known argument against its own schema. The last is the check of a document holding only the
+    properties after a given one (an open object: other names pass), compiled the first time a
+    failure needs it: after a failure in one argument, the check of those after it finds the
+    next. Failures the root alone can find (``minProperties``, ``dependentRequired``, ...) are
+    listed when the compiled check met them first.
+
+    For a root of nothing but ``type``, ``properties``, ``required`` and ``additionalProperties``
+    (what `@tool` makes), the compiled check's order says more: it checks ``required``, then the
+    properties in the schema's order, then the names. So after a failure in one argument nothing
+    is missing and only the arguments after it need a look; a call with one bad argument costs
+    one pass over those.
+
+    An argument whose value is an object or an array may hold more failures than its first:
+    ``expand`` (`tinytools._schema.nested_failures.NestedErrors`) lists them all, at any depth, and
+    the listing counts each as one problem.
+    """
+
+    def __init__(
+        self,
+        schema: dict[str, Any],
+        *,
+        closed: bool,
+        ordered: bool,
+        compile_after: Callable[[int], Check | None],
+        expand: Expand | None = None,
+    ):
+        """Collect for the original ``schema``.
+
+        Args:
+            schema: The original schema (for fragments and names).
+            closed: Whether names that are not properties are refused.
+            ordered: Whether the root is checked in the order the class describes.
+            compile_after: The check of the properties after the one at an index (-1: all), or
+                None when there are none.
+            expand: Lists the failures inside one argument, given its first failure, its value
+                and how many more the listing has room for; None to list one per argument.
+        """
+        self.expand = expand
+        properties = schema.get("properties")
+        self.properties: dict[str, Any] = properties if isinstance(properties, dict) else {}
+        required = schema.get("required")
+        self.required: list[str] = required if isinstance(required, list) else []
+        self.closed = closed
+        self.ordered = ordered
+        self.place = {name: index for index, name in enumerate(self.properties)}
+        self.known = frozenset(self.properties)
+        self.allowed = shorten(", ".join(self.properties)) or "none"
+        self.compile_after = compile_after
+        self.checks: dict[int, Check | None] = {}
+
+    @classmethod
+    def of(
+        cls,
+        document: dict[str, Any],
+        schema: Any,
+        compile_alone: Callable[[dict[str, Any], Any], Check],
+        expand: Expand | None = None,
+    ) -> Collector | None:
+        """The collector of a translated ``document`` whose root is an object naming its properties, else None.
+
+        ``compile_alone`` compiles a document of some of its properties (with its definitions);
+        ``expand`` lists the failures inside one argument (see the class).
+        """
+        properties = document.get("properties", {})
+        if document.get("type") != "object" or not isinstance(properties, dict) or "patternProperties" in document:
+            return None
+        if not isinstance(schema, dict):
+            return None
+        names = list(properties)
+
+        def compile_after(index: int) -> Check | None:
+            after = {name: properties[name] for name in names[index + 1 :]}
+            if not after:
+                return None
+            alone: dict[str, Any] = {"type": "object", "properties": after}  # no required, open: other names pass
+            if "definitions" in document:
+                alone["definitions"] = document["definitions"]
+            return compile_alone(alone, schema)
+
+        closed = document.get("additionalProperties") is False
+        ordered = document.keys() <= _ORDERED_ROOT
+        return cls(schema, closed=closed, ordered=ordered, compile_after=compile_after, expand=expand)
+
+    def __call__(self, first: ArgumentsError, data: dict[str, Any]) -> None:
+        """Attach to ``first`` (the compiled check's error for ``data``) every failing argument."""
+        parameter, pointer, keyword = first.parameter, first.pointer, first.keyword
+        place = self.place
+        index = place.get(parameter) if parameter is not None and pointer else None  # the argument it is in, if any
+        unknown = [] if not self.closed or self.known.issuperset(data) else [key for key in data if key not in place]
+        absent: list[str] = []
+        if index is not None and self.ordered:  # required passed, and so did every argument before this one
+            invalid = self.invalid(data, index)
+        elif keyword == "additionalProperties" and self.ordered:  # all but the names passed
+            invalid = []
+        else:
+            absent = [name for name in self.required if name not in data]
+            invalid = [each for each in self.invalid(data, -1) if index is None or each.parameter != parameter]
+        if not (absent or invalid or unknown or self.holds_more(first, data)):
+            return
+        lead = self.lead(first, absent, unknown)
+        listed: list[ArgumentsError] = []
+        total = len(absent[MAX_LISTED:]) + len(unknown)  # past the bound only counted
+        for entry in (lead, *map(self.missing, absent[:MAX_LISTED]), *invalid):
+            found, count = self.inside(entry, data, MAX_LISTED - len(listed))
+            listed += found
+            total += count
+        listed += map(self.unknown, unknown[: max(0, MAX_LISTED - len(listed))])
+        if listed and (listed[0].pointer, listed[0].keyword) != (first.pointer, first.keyword):
+            _take(first, listed[0])  # explained by what lies below it: the first failure is that
+        if total > 1:
+            first.attach(tuple(listed), total - len(listed))
+
+    def holds_more(self, error: ArgumentsError, data: dict[str, Any]) -> bool:
+        """Whether the argument ``error`` is about may hold failures beside it: an object or an array."""
+        parameter = error.parameter
+        return (
+            self.expand is not None
+            and parameter in self.place
+            and error.pointer != ""  # not a missing argument
+            and not (error.keyword == "additionalProperties" and error.pointer == f"/{escape(parameter)}")
+            and data.get(parameter).__class__ in (dict, list)
+        )
+
+    def inside(self, entry: ArgumentsError, data: dict[str, Any], room: int) -> tuple[list[ArgumentsError], int]:
+        """The failures of the argument ``entry`` is the first of (at most ``room``), and how many there are."""
+        if self.expand is None or not self.holds_more(entry, data):
+            return [entry][:room], 1
+        return self.expand(entry, data[str(entry.parameter)], room)
+
+    def lead(self, first: ArgumentsError, absent: list[str], unknown: list[str]) -> ArgumentsError:
+        """The entry for the first failure: its absent name's or unknown name's (taken from the lists), or a copy."""
+        parameter, pointer, keyword = first.parameter, first.pointer, first.keyword
+        if parameter is not None and keyword == "required" and not pointer and parameter in absent:
+            absent.remove(parameter)
+            return self.missing(parameter)
+        if parameter is not None and keyword == "additionalProperties" and parameter in unknown:
+            unknown.remove(parameter)
+            return self.unknown(parameter)
+        return schema_failure(first.reason, pointer, keyword, parameter, first.schema)
+
+    def invalid(self, data: dict[str, Any], index: int) -> list[ArgumentsError]:
+        """The first failure of each argument after the one at ``index`` (-1: of each), in schema order."""
+        found: list[ArgumentsError] = []
+        place, checks = self.place, self.checks
+        while True:
+            check = checks[index] if index in checks else checks.setdefault(index, self.compile_after(index))
+            problem = check(data) if check is not None else None
+            if problem is None or problem.parameter is None or problem.parameter not in place:
+                return found  # valid, or too deep to say where
+            found.append(problem)
+            index = place[problem.parameter]  # later than before: the check knows no other
+
+    def missing(self, name: str) -> ArgumentsError:
+        """The error of one absent required argument."""
+        reason = f"missing required argument {shorten(repr(name))}"
+        return schema_failure(reason, "", "required", name, self.properties.get(name))
+
+    def unknown(self, key: str) -> ArgumentsError:
+        """The error of one argument name the closed object does not know."""
+        reason = f"unexpected argument {shorten(key)!r} (allowed: {self.allowed})"
+        return schema_failure(reason, f"/{escape(key)}", "additionalProperties", key, None)

@@ -1,0 +1,308 @@
+"""The MCP client: a remote server's tools as a `Toolbox`, enforced here before anything is sent.
+
+``async with connect(target) as toolbox:`` starts (``target`` an argv list, over stdio) or
+reaches (an ``http://``/``https://`` URL, over streamable HTTP) one MCP server, opens ONE
+session, lists every page of its tools (within ``max_pages`` and ``max_tools``; a cursor that
+comes back is refused), and yields a `RemoteToolbox` of them. Each remote tool is an ordinary
+`Tool`, so its calls go through the same pipeline as local tools.
+
+- Input: each ``inputSchema`` passes through `InputSchema.parse`, so arguments are validated
+  locally with the same repairable errors, and a bad call never reaches the server. A root
+  object that does not say ``additionalProperties`` is closed (the model is shown the closed
+  schema it is held to).
+- Schemas are judged apart: an input or output schema that cannot be enforced exactly leaves
+  the tool out, and ``toolbox.refused`` says which schema, where, and how to keep the tool:
+  with its name in ``unenforced=``, only that schema goes unchecked (arguments checked by the
+  server alone, said in the description; or output neither checked nor shown). A vendor's
+  ``x-`` keywords are annotations, never a reason to refuse.
+- Output: the one rule is: ``structuredContent`` when the server sent it, else the text of the
+  ``content`` blocks joined by newlines; never both. A tool with an ``outputSchema`` is checked
+  against it on the way back (``invalid_output``). ``isError`` is a failed result carrying the
+  server's text (code ``remote_error``). A tinytools server's pending result (its
+  ``_meta["tinytools/pending"]`` record) is a pending call here (kind ``external``, raised as
+  `WaitsElsewhere`): the application finishes it with the output once the server's side ends.
+- ``timeout=`` is each tool's timeout, so a timed-out (or cancelled) call ends
+  ``outcome_unknown`` unless the tool is idempotent; the SDK then tells the server
+  ``notifications/cancelled``. Progress notifications become `ToolProgress` events.
+- A dropped server (or HTTP connection) fails the call in flight (``worker_lost``,
+  ``outcome_unknown`` unless idempotent); the next call opens a new session (over stdio, on a
+  new server process) and, if that fails too, fails ``executor_unavailable``. Nothing raises.
+- The session lives on the event loop that connected, while ``connect``'s block lasts: call
+  remote tools with the async entry points (``adispatch``, ``Dispatcher.adispatch_many``) from
+  that loop. A call from elsewhere (sync ``dispatch`` runs async tools on a loop of its own) or
+  after the block fails ``executor_unavailable``, unsent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Collection, Sequence
+from typing import TYPE_CHECKING, Any
+
+from tinytools._context import Progress
+from tinytools._errors import ToolDefinitionError, ToolError, shorten
+from tinytools._toolbox import Toolbox
+from tinytools.executors._failures import ExecutorError
+from tinytools.providers._common import require
+from tinytools.providers.mcp._remote import remote_tool
+
+if TYPE_CHECKING:  # the SDK loads when a client connects, not when tinytools.providers.mcp is imported
+    from mcp import ClientSession, types
+
+__all__ = ["MAX_PAGES", "MAX_TOOLS", "RemoteToolbox", "connect"]
+
+MAX_PAGES = 100
+"""Most ``tools/list`` pages `connect` reads from one server (``max_pages=``)."""
+MAX_TOOLS = 1000
+"""Most tools `connect` takes from one server (``max_tools=``)."""
+
+
+class RemoteToolbox(Toolbox):
+    """The tools of one MCP server, and the ones refused.
+
+    Attributes:
+        server: The server's label: its command line or URL.
+        refused: Remote tool name -> why it was left out (its input or output schema cannot be
+            enforced here, or its name, prefix included, is not a valid tool name).
+        unenforced: Names (in this toolbox) of the tools kept by ``connect(unenforced=...)``
+            whose arguments only the server checks, or whose output is not checked here.
+    """
+
+    def __init__(self, server: str):
+        super().__init__()
+        self.server = server
+        self.refused: dict[str, str] = {}
+        self.unenforced: set[str] = set()
+
+
+class _Link:
+    """The one session every tool of a server calls through, opened again after the server dropped.
+
+    A task of its own opens the transport and the session and holds them until closed: the SDK's
+    task groups must be entered and left in one task, and calls come from many.
+    """
+
+    def __init__(self, label: str, target: Sequence[str] | str):
+        self.label = label
+        self.target = target
+        self.session: ClientSession | None = None
+        self._owner: asyncio.Task[None] | None = None
+        self._closing = asyncio.Event()
+        self._opening = asyncio.Lock()
+        self.loop = asyncio.get_running_loop()
+        self.sdk = require("mcp", "mcp")
+        self.types = require("mcp.types", "mcp")
+        self.refusal = require("mcp.shared.exceptions", "mcp").MCPError
+        anyio = require("anyio", "mcp")
+        self.lost = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError)
+        """The event loop the session lives on: calls from any other cannot use it."""
+        self.ended = False
+        """Whether `connect`'s block has ended: no new session is opened after that."""
+
+    async def open(self) -> ClientSession:
+        """Start the session (and the server, over stdio).
+
+        Raises:
+            Exception: The transport or the handshake failed (the SDK's or the OS's error).
+        """
+        ready: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
+        self._closing = asyncio.Event()
+        self._owner = asyncio.create_task(self._hold(ready), name=f"mcp-client {self.label[:60]}")
+        self.session = await ready
+        return self.session
+
+    async def _hold(self, ready: asyncio.Future[ClientSession]) -> None:
+        closing = self._closing
+        try:
+            async with _transport(self.target) as (read, write), self.sdk.ClientSession(read, write) as session:
+                await session.initialize()
+                ready.set_result(session)
+                await closing.wait()
+        except BaseException as exc:  # handed to whoever waits for the session
+            if not ready.done():
+                ready.set_exception(exc)
+        finally:
+            if ready.done() and not ready.exception() and self.session is ready.result():
+                self.session = None  # this session's, never a newer one's
+
+    async def close(self) -> None:
+        """End the session and wait for its task (a server that already dropped ends it too)."""
+        self._closing.set()
+        owner, self._owner, self.session = self._owner, None, None
+        if owner is not None:
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(owner, 10)
+
+    async def _session(self) -> ClientSession:
+        """The open session, or a new one when the last dropped.
+
+        Raises:
+            ExecutorError: The server cannot be reached again (``executor_unavailable``).
+        """
+        async with self._opening:
+            if self.session is not None:
+                return self.session
+            await self.close()
+            try:
+                return await self.open()
+            except Exception as exc:
+                reason = f"the MCP server {self.label} could not be reached again ({exc!r}); the call was not sent"
+                raise ExecutorError("executor_unavailable", reason, may_have_acted=False) from None
+
+    def _refuse(self) -> None:
+        """Fail a call that cannot use this session, before anything is sent.
+
+        Raises:
+            ExecutorError: The call comes from another event loop (sync ``dispatch`` runs async
+                tools on a loop of its own), or after `connect`'s block ended.
+        """
+        if self.ended:
+            reason = f"the connection to the MCP server {self.label} was closed (connect's block ended)"
+        elif asyncio.get_running_loop() is not self.loop:
+            reason = f"the session with {self.label} lives on the event loop that connected; call with adispatch there"
+        else:
+            return
+        raise ExecutorError("executor_unavailable", reason, may_have_acted=False)
+
+    async def call(self, name: str, arguments: dict[str, Any], progress: Progress | None) -> types.CallToolResult:
+        self._refuse()
+        session = self.session or await self._session()
+        types = self.types
+        request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
+        try:
+            return await session.send_request(request, types.CallToolResult, progress_callback=_reporter(progress))
+        except self.refusal as exc:
+            if exc.code != types.CONNECTION_CLOSED:
+                raise ToolError(f"The server refused the call: {exc.error.message}", code="remote_error") from None
+            problem: BaseException = exc
+        except self.lost as exc:
+            problem = exc
+        if self.session is session:
+            self.session = None
+        raise ExecutorError("worker_lost", f"the MCP server {self.label} dropped: {problem!r}", may_have_acted=True)
+
+
+def _reporter(progress: Progress | None) -> Any:
+    if progress is None:
+        return None
+
+    async def report(done: float, total: float | None, message: str | None) -> None:
+        progress.progress(done, total, message)
+
+    return report
+
+
+@contextlib.asynccontextmanager
+async def connect(
+    target: Sequence[str] | str,
+    *,
+    prefix: str | None = None,
+    trust_annotations: bool = False,
+    timeout: float | None = None,
+    unenforced: Collection[str] = (),
+    max_pages: int = MAX_PAGES,
+    max_tools: int = MAX_TOOLS,
+) -> AsyncIterator[RemoteToolbox]:
+    """Open one session to an MCP server and yield its tools as a `RemoteToolbox`.
+
+    Args:
+        target: The server's command line (a list: ``[sys.executable, "server.py"]``), started
+            as a subprocess over stdio, or an ``http://``/``https://`` URL (streamable HTTP).
+        prefix: Put before every tool name (``prefix + name``), so two servers' tools can share
+            a toolbox; calls still send the server's own name.
+        trust_annotations: Read the server's annotations (readOnly, destructive, idempotent,
+            openWorld hints) into each tool's `ToolPolicy`; otherwise the tools are unclassified.
+        timeout: Seconds each call may run; see the module's notes for what a timeout ends in.
+        unenforced: Names (the server's) of tools to keep although a schema of theirs cannot
+            be enforced here: only that schema goes unchecked (an input schema: only the server
+            validates the arguments; an output schema: the output is not checked).
+        max_pages: Most ``tools/list`` pages to read: a server whose pages go on past it is
+            refused.
+        max_tools: Most tools to take: a server that lists more is refused.
+
+    Raises:
+        ImportError: The ``mcp`` extra is not installed.
+        ValueError: ``target`` is neither a command line nor an http(s) URL.
+        ToolDefinitionError: Two remote tools have names equal but for case (a name that is
+            not a valid tool name, prefix included, is refused like a schema); or the server
+            lists more than ``max_tools`` tools, over more than ``max_pages`` pages, or sends a
+            cursor it sent before (its pages go round).
+        Exception: The server could not be started or reached (the SDK's or the OS's error).
+    """
+    label = target if isinstance(target, str) else " ".join(target)
+    _check(target)
+    link = _Link(label, target)
+    try:
+        session = await link.open()
+        box = RemoteToolbox(label)
+        for listed in await _listed(session, label, max_pages, max_tools):
+            made = remote_tool(
+                link.call, listed, prefix=prefix or "", timeout=timeout, trust=trust_annotations, unenforced=unenforced
+            )
+            if isinstance(made, str):
+                box.refused[listed.name] = made
+                continue
+            remote, loose = made
+            if prefix:
+                remote = remote.renamed(prefix + remote.name)  # checked by remote_tool
+            if loose:
+                box.unenforced.add(remote.name)
+            box._put(remote, f"MCP server {label}")
+        yield box
+    finally:
+        link.ended = True
+        await link.close()
+
+
+def _check(target: Sequence[str] | str) -> None:
+    """Refuse a target that is neither a command line nor an http(s) URL, before any task starts."""
+    if isinstance(target, str) and not target.startswith(("http://", "https://")):
+        raise ValueError(f"an MCP target is an argv list or an http(s) URL, not {target[:80]!r}")
+    if not target:
+        raise ValueError("an MCP server's command line cannot be empty")
+
+
+def _transport(target: Sequence[str] | str) -> contextlib.AbstractAsyncContextManager[Any]:
+    if isinstance(target, str):
+        from mcp.client.streamable_http import streamable_http_client
+
+        return streamable_http_client(target)
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    return stdio_client(StdioServerParameters(command=target[0], args=list(target[1:])))
+
+
+async def _listed(session: ClientSession, label: str, max_pages: int, max_tools: int) -> list[types.Tool]:
+    """Every tool the server lists, all pages, in its order, within the bounds.
+
+    Raises:
+        ToolDefinitionError: The listing goes past a bound, or a cursor comes back.
+    """
+    sdk_types = require("mcp.types", "mcp")
+    tools: list[types.Tool] = []
+    cursors: set[str] = set()
+    cursor: str | None = None
+    while True:
+        params = sdk_types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        page = await session.list_tools(params=params)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if len(tools) > max_tools:
+            raise _unbounded(label, f"listed more than {max_tools} tools", "max_tools")
+        if not cursor:
+            return tools
+        if cursor in cursors:
+            where = f"after page {len(cursors) + 1}: its pages go round"
+            raise _unbounded(label, f"sent the cursor {shorten(cursor, 80)!r} again {where}")
+        cursors.add(cursor)
+        if len(cursors) >= max_pages:
+            raise _unbounded(
+                label, f"has more than {max_pages} pages of tools ({len(tools)} tools so far)", "max_pages"
+            )
+
+
+def _unbounded(label: str, what: str, bound: str | None = None) -> ToolDefinitionError:
+    """The error of a ``tools/list`` that goes past what `connect` reads."""
+    fix = f"; if the server truly has more, raise connect(..., {bound}=...)" if bound else ""
+    return ToolDefinitionError(f"the MCP server {label} {what}{fix}")

@@ -1,0 +1,411 @@
+"""MCP over streamable HTTP: an ASGI app for a toolbox, built on the ``mcp`` SDK's session manager.
+
+`http_app` wraps `build_server` in the SDK's ``StreamableHTTPSessionManager``. By default it is
+stateless: every POST is a session of its own (its own dispatcher, its own injected values from
+an ``inject`` function), nothing is kept between requests, and any number of server processes
+can stand behind one address. Progress a tool reports travels back on the stream of the request
+that made the call.
+
+The stateless app answers the two requests an agent makes most, a plain ``tools/list`` or
+``tools/call`` after the 2025 handshake, on a lean path of its own (`_LeanPath`): it decodes
+the body with msgspec (the call's arguments kept as the JSON text sent, which the pipeline
+decodes strictly: a key sent twice is refused), runs the call through the same `Service` as the
+SDK's handlers and writes one JSON response (an event stream when the call reports progress),
+skipping the SDK's per-request transport, streams and task group, which cost milliseconds of
+CPU a call. Anything
+else (``initialize``, notifications, the sessionless 2026-07-28 protocol, a request the lean
+path would have to refuse) goes to the SDK unchanged, so every error the SDK answers is its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from tinytools._events import ToolProgress
+from tinytools._results import ToolCall
+from tinytools._tool import Tool
+from tinytools.providers._common import require
+from tinytools.providers.mcp._server import Service
+from tinytools.providers.mcp._sessions import request_context
+from tinytools.providers.mcp._wire import object_text
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+__all__ = ["http_app", "serve_http"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
+_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
+_HANDSHAKE_VERSIONS = frozenset({b"2024-11-05", b"2025-03-26", b"2025-06-18", b"2025-11-25"})
+"""The protocol versions reached by the initialize handshake: the SDK's stateless path."""
+_MAX_NESTING = 150
+"""Bodies with more brackets than this go to the SDK, whose JSON reader refuses deep nesting."""
+_MAX_BODY = 4 * 1024 * 1024
+"""The SDK's default request size limit: a larger body goes to the SDK, which refuses it."""
+
+
+def http_app(
+    toolbox: Iterable[Tool[..., Any]],
+    *,
+    path: str = "/mcp",
+    stateless: bool = True,
+    json_response: bool = False,
+    host: str = "127.0.0.1",
+    name: str = "tinytools",
+    version: str | None = None,
+    instructions: str | None = None,
+    **options: Any,
+) -> Starlette:
+    """An ASGI (Starlette) app serving the tools over MCP's streamable HTTP at ``path``.
+
+    Args:
+        toolbox: The tools, listed in their order.
+        path: Where the MCP endpoint is.
+        stateless: No session kept between requests (each request is a session of its own);
+            False keeps SDK sessions, each with its own dispatcher and injected values.
+        json_response: Answer with one JSON body instead of a server-sent event stream (a call's
+            progress notifications are then not sent).
+        host: The host the app is served on; for a loopback host, DNS rebinding protection is
+            on (only loopback ``Host`` and ``Origin`` headers are accepted).
+        name: The server name reported to clients.
+        version: The server version reported to clients (by default tinytools' own).
+        instructions: Optional instructions for the client's model.
+        **options: Those of `build_server` that say how calls run (``dispatcher_factory``,
+            ``dispatcher``, ``inject``, ``context``, ``stores``).
+
+    Raises:
+        ImportError: The ``mcp`` extra is not installed.
+        ValueError: The app is stateless and the toolbox has deferred tools (a search's reveal
+            would last one request).
+    """
+    security = require("mcp.server.transport_security", "mcp")
+    service = Service(toolbox, **options)
+    if stateless and service.tools.deferred:
+        raise ValueError(
+            "deferred tools are revealed per session, and a stateless app has none: serve them with "
+            "http_app(..., stateless=False) or over stdio"
+        )
+    server = service.server(name, version, instructions)
+    loopback = host in _LOOPBACK
+    settings = security.TransportSecuritySettings(
+        enable_dns_rebinding_protection=loopback,
+        allowed_hosts=list(_HOSTS) if loopback else [],
+        allowed_origins=list(_ORIGINS) if loopback else [],
+    )
+    app: Starlette = server.streamable_http_app(
+        streamable_http_path=path,
+        stateless_http=stateless,
+        json_response=json_response,
+        host=host,
+        transport_security=settings,
+    )
+    if stateless:
+        hosts = tuple(settings.allowed_hosts) if loopback else None
+        origins = tuple(settings.allowed_origins) if loopback else None
+        app.add_middleware(_LeanPath, service=service, path=path, hosts=hosts, origins=origins, sse=not json_response)
+    return app
+
+
+def serve_http(toolbox: Iterable[Tool[..., Any]], host: str, port: int, **options: Any) -> None:
+    """Serve `http_app` with uvicorn on ``host:port`` until interrupted (options as `http_app`).
+
+    Raises:
+        ImportError: The ``mcp`` extra (which brings uvicorn) is not installed.
+    """
+    uvicorn = require("uvicorn", "mcp")
+    uvicorn.run(http_app(toolbox, host=host, **options), host=host, port=port, log_level="warning")
+
+
+class _Request(msgspec.Struct, forbid_unknown_fields=True):
+    """A JSON-RPC request as the lean path takes it; anything else decodes as an error.
+
+    A ``result`` or ``error`` key beside the method, or any key of another kind of message,
+    is refused, so such a body goes to the SDK.
+    """
+
+    jsonrpc: str
+    method: str
+    id: int | str
+    params: dict[str, msgspec.Raw] = msgspec.field(default_factory=dict)
+    """Each param as its own JSON text: a call's arguments reach the pipeline as sent."""
+
+
+_DECODE = msgspec.json.Decoder(_Request).decode
+_ENCODE = msgspec.json.Encoder().encode
+_JSON_HEADERS = [(b"content-type", b"application/json")]
+_SSE_HEADERS = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache, no-transform")]
+
+
+class _LeanPath:
+    """ASGI middleware answering plain stateless ``tools/list`` and ``tools/call`` requests itself.
+
+    A request qualifies when it is a POST to the endpoint that the SDK's stateless path would
+    accept as it is: a handshake protocol version header, a JSON content type, an ``Accept``
+    header the SDK requires, a ``Host`` and ``Origin`` the DNS rebinding protection allows, a
+    body within the size limit that is one JSON-RPC request for one of the two methods. Every other
+    request reaches the SDK app with its body as it was sent. A call that asks for progress is
+    answered as an event stream once it reports some (`_Stream`).
+
+    A client that disconnects mid-call cancels the call, as closing the SDK's stream does.
+    """
+
+    def __init__(
+        self,
+        app: App,
+        *,
+        service: Service,
+        path: str,
+        hosts: tuple[str, ...] | None,
+        origins: tuple[str, ...] | None,
+        sse: bool,
+    ) -> None:
+        self.app = app
+        self.service = service
+        self.path = path
+        self.hosts = hosts
+        self.origins = origins
+        self.sse = sse
+        self.listed = _ENCODE({"tools": service.listed})
+        self.anyio = require("anyio", "mcp")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or _route_path(scope) != self.path:
+            await self.app(scope, receive, send)
+            return
+        headers = dict(reversed(scope["headers"]))  # the first of repeated headers, as the SDK reads
+        if not self._qualifies(headers):
+            await self.app(scope, receive, send)
+            return
+        chunks, complete = await _read_body(receive)
+        request = _decoded(chunks) if complete else None
+        if request is None or request.jsonrpc != "2.0" or isinstance(request.id, bool):
+            await self.app(scope, _replay(chunks, receive), send)
+            return
+        if request.method == "tools/list":
+            if not _plain_listing(request.params):
+                await self.app(scope, _replay(chunks, receive), send)
+                return
+            await _respond(send, b'{"jsonrpc":"2.0","id":%b,"result":%b}' % (_ENCODE(request.id), self.listed))
+            return
+        call = self._call(request)
+        if call is None:
+            await self.app(scope, _replay(chunks, receive), send)
+            return
+        await self._answer(call, request.id, scope, receive, send)
+
+    def _qualifies(self, headers: dict[bytes, bytes]) -> bool:
+        if headers.get(b"mcp-protocol-version") not in _HANDSHAKE_VERSIONS:
+            return False
+        length = headers.get(b"content-length", b"0")
+        if not length.isdigit() or int(length) > _MAX_BODY:  # the SDK refuses it from the header alone
+            return False
+        content_type = headers.get(b"content-type", b"")
+        if not content_type.lower().startswith(b"application/json"):
+            return False
+        if b"application/json" not in (part.strip() for part in content_type.split(b";")[0].split(b",")):
+            return False
+        accepted = {part.split(b";")[0].strip().lower() for part in headers.get(b"accept", b"").split(b",")}
+        json_ok = bool(accepted & {b"application/json", b"application/*", b"*/*"})
+        sse_ok = bool(accepted & {b"text/event-stream", b"text/*", b"*/*"})
+        if not json_ok or (self.sse and not sse_ok):
+            return False
+        if self.hosts is None:
+            return True
+        origin = headers.get(b"origin")
+        return _allowed(headers.get(b"host"), self.hosts) and (origin is None or _allowed(origin, self.origins or ()))
+
+    def _call(self, request: _Request) -> tuple[str, bytes | dict[str, Any], str | int | None] | None:
+        """A ``tools/call``'s tool name, arguments and progress token; None leaves it to the SDK.
+
+        The arguments are the JSON text the client sent, which the pipeline decodes as strictly
+        as any call's text (a key sent twice is refused). Progress is sent only on an event
+        stream; with JSON responses a token is ignored, as the SDK does.
+        """
+        if request.method != "tools/call":
+            return None
+        params = request.params
+        if not params.keys() <= {"name", "arguments", "_meta"}:
+            return None
+        name, meta = _param(params, "name"), _param(params, "_meta", {})
+        sent = params.get("arguments")
+        arguments = object_text(sent)
+        if not isinstance(name, str) or (arguments is None and sent is not None and bytes(sent) != b"null"):
+            return None
+        if not _plain_meta(meta):
+            return None
+        token = meta.get("progressToken")
+        return name, {} if arguments is None else arguments, token if self.sse else None
+
+    async def _answer(
+        self,
+        call: tuple[str, bytes | dict[str, Any], str | int | None],
+        request_id: int | str,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        """Run the call as a session of its own, whose injected values end with it, and answer."""
+        name, arguments, token = call
+        stream = None if token is None else _Stream(send, token)
+        try:
+            session = self.service.routes.new_session()
+        except Exception:  # the application's dispatcher factory failed
+            await _respond(send, _result(request_id, self.service.fault(name, str(request_id), "opening a session")))
+            return
+        answer: dict[str, Any] | None = None
+        gone = False
+        try:
+            async with self.anyio.create_task_group() as group:
+
+                async def watch() -> None:
+                    nonlocal gone
+                    while (await receive())["type"] != "http.disconnect":
+                        pass
+                    gone = True
+                    group.cancel_scope.cancel()
+
+                group.start_soon(watch)
+                tool_call = ToolCall(f"{session.number}/{request_id}", name, arguments)
+                context = request_context(session.number, scope)
+                answer = await self.service.call(
+                    session, tool_call, context, None if stream is None else stream.progress
+                )
+                group.cancel_scope.cancel()
+        finally:
+            with self.anyio.CancelScope(shield=True):
+                await session.values.close()  # the request was the session
+        if gone or answer is None:
+            return
+        body = _result(request_id, answer)
+        await (_respond(send, body) if stream is None else stream.end(body))
+
+
+def _result(request_id: int | str, answer: dict[str, Any]) -> bytes:
+    return b'{"jsonrpc":"2.0","id":%b,"result":%b}' % (_ENCODE(request_id), _ENCODE(answer))
+
+
+class _Stream:
+    """One call's answer as a server-sent event stream: its progress, then its response.
+
+    The stream starts with the first progress notification; a call that reports none is
+    answered with one JSON body, as the SDK answers a request whose handler sends nothing first.
+    """
+
+    __slots__ = ("send", "started", "token")
+
+    def __init__(self, send: Send, token: str | int) -> None:
+        self.send = send
+        self.token = token
+        self.started = False
+
+    async def progress(self, event: ToolProgress) -> None:
+        params: dict[str, Any] = {"progressToken": self.token, "progress": event.done}
+        if event.total is not None:
+            params["total"] = event.total
+        if event.message is not None:
+            params["message"] = event.message
+        notification = {"jsonrpc": "2.0", "method": "notifications/progress", "params": params}
+        if not self.started:
+            self.started = True
+            await self.send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+        await self.send({"type": "http.response.body", "body": _event(_ENCODE(notification)), "more_body": True})
+
+    async def end(self, body: bytes) -> None:
+        if not self.started:
+            await _respond(self.send, body)
+            return
+        await self.send({"type": "http.response.body", "body": _event(body)})
+
+
+def _event(data: bytes) -> bytes:
+    return b"event: message\r\ndata: %b\r\n\r\n" % data
+
+
+def _plain_meta(meta: object) -> bool:
+    """A request's ``_meta`` the SDK takes: an object whose progress token, if any, is a string or an integer."""
+    if not isinstance(meta, dict):
+        return False
+    if "progressToken" not in meta:
+        return True
+    token = meta["progressToken"]
+    return isinstance(token, str | int) and not isinstance(token, bool)
+
+
+def _plain_listing(params: dict[str, msgspec.Raw]) -> bool:
+    """``tools/list`` params the SDK takes: at most a string cursor and a plain ``_meta``."""
+    if not params.keys() <= {"cursor", "_meta"}:
+        return False
+    cursor = _param(params, "cursor")
+    return (cursor is None or isinstance(cursor, str)) and _plain_meta(_param(params, "_meta", {}))
+
+
+def _param(params: dict[str, msgspec.Raw], name: str, default: Any = None) -> Any:
+    """One param, decoded (``default`` when it is absent)."""
+    raw = params.get(name)
+    return default if raw is None else msgspec.json.decode(raw)
+
+
+def _route_path(scope: Scope) -> str:
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    return path[len(root) :] if root and path.startswith(root) else path
+
+
+def _allowed(value: bytes | None, allowed: tuple[str, ...]) -> bool:
+    """The SDK's rule: an exact match, or ``base:*`` matching ``base:`` and any port."""
+    if not value:
+        return False
+    text = value.decode("latin-1")
+    return any(text == entry or (entry.endswith(":*") and text.startswith(entry[:-1])) for entry in allowed)
+
+
+async def _read_body(receive: Receive) -> tuple[list[Message], bool]:
+    """The request's body messages, read up to the size limit; and whether the body is complete."""
+    messages: list[Message] = []
+    size = 0
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request":
+            return messages, False
+        size += len(message.get("body", b""))
+        if size > _MAX_BODY:
+            return messages, False
+        if not message.get("more_body", False):
+            return messages, True
+
+
+def _decoded(messages: list[Message]) -> _Request | None:
+    body = b"".join(message.get("body", b"") for message in messages)
+    if body.count(b"[") + body.count(b"{") > _MAX_NESTING:  # may nest deeper than the SDK reads
+        return None
+    try:
+        return _DECODE(body)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    """``receive`` for the SDK: the messages already read, then the rest of the request."""
+    pending = list(messages)
+
+    async def replayed() -> Message:
+        return pending.pop(0) if pending else await receive()
+
+    return replayed
+
+
+async def _respond(send: Send, body: bytes) -> None:
+    headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,180 @@
+"""A remote MCP tool as a local `Tool`: its schemas judged apart, its calls sent, its results read.
+
+`remote_tool` makes the `Tool` that `tinytools.providers.mcp._client.connect` puts in its
+toolbox for one ``tools/list`` entry, or says why the entry is refused. The input schema is
+enforced here through `InputSchema.parse` (closed when it does not say), the output schema
+through `compile_validator`; each that cannot be enforced is named in the refusal, and relaxed
+alone when the application keeps the tool with ``unenforced=``. A result is read by one rule:
+an error, a tinytools server's pending record, the structured content, or the text.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import time
+from collections.abc import Awaitable, Callable, Collection
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from tinytools._context import Progress
+from tinytools._errors import SchemaError, ToolError, WaitsElsewhere
+from tinytools._results import Pending
+from tinytools._schema.input_schema import InputSchema, compile_validator
+from tinytools._schema.signatures import EMPTY, Injection, Slot
+from tinytools._tool import NAME_PATTERN, Tool
+from tinytools.policy import SideEffect, ToolPolicy
+from tinytools.providers.mcp._wire import PENDING_META
+
+if TYPE_CHECKING:  # the SDK loads when a client connects, not when tinytools.providers.mcp is imported
+    from mcp import types
+
+__all__ = ["Send", "remote_tool"]
+
+Send = Callable[[str, dict[str, Any], "Progress | None"], Awaitable["types.CallToolResult"]]
+"""Sends one call (the server's tool name, the arguments, the call's progress) and returns the server's result."""
+
+_PROGRESS = "__tinytools_progress"
+"""The hidden parameter a remote tool's `Progress` comes in by (no schema property can hide it)."""
+
+
+def remote_tool(
+    send: Send,
+    listed: types.Tool,
+    *,
+    prefix: str,
+    timeout: float | None,
+    trust: bool,
+    unenforced: Collection[str],
+) -> tuple[Tool[..., Any], bool] | str:
+    """The local tool that calls ``listed`` on the server and whether a part is unenforced, or why it is refused.
+
+    The input and the output schema are judged apart: with the tool's name in ``unenforced``,
+    only the one that cannot be enforced goes unchecked here.
+    """
+    name, description = listed.name, listed.description or ""
+    if NAME_PATTERN.fullmatch(prefix + name) is None:
+        return f"{prefix + name!r} is not a tool name here (1 to 64 ASCII letters, digits, '_' or '-')"
+    schema, output = _input_schema(listed.input_schema), _output_schema(listed.output_schema)
+    problems = {part: exc for part, exc in (("input", schema), ("output", output)) if isinstance(exc, SchemaError)}
+    if problems and name not in unenforced:
+        return _refusal(name, problems)
+    if isinstance(schema, SchemaError):
+        schema = _Unenforced(listed.input_schema)
+        description += " (Its arguments are checked by the MCP server only.)"
+    checked_output = None if isinstance(output, SchemaError) else output
+    made = Tool(
+        _caller(send, name, listed.output_schema is not None),
+        name=name,
+        description=description,
+        input_schema=schema,
+        output_schema=checked_output,
+        validate_output=checked_output is not None,
+        slots=None if isinstance(schema, _Unenforced) else _slots(schema),
+        timeout=timeout,
+        policy=_policy(listed.annotations) if trust else None,
+    )
+    return made, bool(problems)
+
+
+def _input_schema(given: dict[str, Any]) -> InputSchema | SchemaError:
+    """A remote input schema as enforced here (closed when it does not say), or why it cannot be."""
+    raw = copy.deepcopy(given)
+    if isinstance(raw, dict) and raw.get("type") == "object" and "additionalProperties" not in raw:
+        raw["additionalProperties"] = False  # the model is shown the closed schema it is held to
+    try:
+        return InputSchema.parse(raw, copy=False)
+    except SchemaError as exc:
+        return exc
+
+
+def _output_schema(given: dict[str, Any] | None) -> dict[str, Any] | SchemaError | None:
+    """A remote output schema if it can be enforced here, or why it cannot be."""
+    if given is not None:
+        try:
+            compile_validator(given)
+        except SchemaError as exc:
+            return exc
+    return given
+
+
+def _refusal(name: str, problems: dict[str, SchemaError]) -> str:
+    """Why a remote tool is left out: which schema, where and what, and how to keep it anyway."""
+    found = "; ".join(f"its {part} schema cannot be enforced here ({exc})" for part, exc in problems.items())
+    kept = {"input": "its arguments checked by the MCP server only", "output": "its output not checked here"}
+    how = " and ".join(kept[part] for part in problems)
+    return f"{found}; connect(..., unenforced={{{name!r}}}) keeps it, {how}"
+
+
+class _Unenforced(InputSchema):
+    """A remote schema shown as the server gave it, and not checked here (the application opted in)."""
+
+    def check(self, arguments: object) -> Any:
+        if isinstance(arguments, dict):
+            return None
+        return InputSchema.parse({"type": "object", "additionalProperties": False}).check(arguments)
+
+
+def _slots(schema: InputSchema) -> tuple[Slot, ...]:
+    """Each argument by keyword, and the hidden `Progress` the pipeline injects."""
+    kind = inspect.Parameter.KEYWORD_ONLY
+    given = tuple(Slot(prop, kind=kind, default=EMPTY) for prop in schema.properties)
+    return (*given, Slot(_PROGRESS, kind=kind, default=None, injection=Injection("progress", "progress")))
+
+
+def _caller(send: Send, name: str, structured: bool) -> Any:
+    async def call_remote(**arguments: Any) -> Any:
+        progress = arguments.pop(_PROGRESS, None)
+        result = await send(name, arguments, progress)
+        return _read(result, structured)
+
+    call_remote.__name__ = call_remote.__qualname__ = f"remote_{name}"
+    return call_remote
+
+
+def _read(result: types.CallToolResult, structured: bool) -> Any:
+    """What the model reads of a result: structured content when sent, else the text blocks.
+
+    Raises:
+        ToolError: The result is an error, or lacks the structured content its schema promises.
+        WaitsElsewhere: The result is a tinytools server's pending one: the call waits there.
+    """
+    text = "\n".join(block.text for block in result.content if block.type == "text")
+    if result.is_error:
+        raise ToolError(text or "The remote tool failed and said nothing.", code="remote_error")
+    if result.meta and PENDING_META in result.meta:
+        raise _waits(result.meta[PENDING_META], text)
+    if result.structured_content is not None:
+        return result.structured_content
+    if structured:
+        raise ToolError(
+            "The remote tool declares an output schema but sent no structured content.", code="invalid_output"
+        )
+    return text
+
+
+def _waits(record: object, text: str) -> WaitsElsewhere:
+    """The pending call a tinytools server's ``_meta`` record (or, unreadable, its text) describes."""
+    try:
+        pending = msgspec.convert(record, Pending)
+    except msgspec.ValidationError:
+        return WaitsElsewhere(text.removeprefix("Pending: ") or "The MCP server holds the call.")
+    left = pending.expires_at - time.time()
+    return WaitsElsewhere(pending.request.message, ttl=left if left > 0 else None)
+
+
+def _policy(annotations: types.ToolAnnotations | None) -> ToolPolicy | None:
+    """The policy the server's hints describe (trusted only when the application says so)."""
+    if annotations is None:
+        return None
+    policy = ToolPolicy.classified()
+    if annotations.read_only_hint:
+        policy = policy.with_side_effects([SideEffect.READ_ONLY])
+    elif annotations.destructive_hint is not False:  # the spec's default for a tool that writes
+        policy = policy.with_side_effects([SideEffect.DESTRUCTIVE])
+    if annotations.open_world_hint:
+        policy = policy.with_side_effects(["network"])
+    if annotations.idempotent_hint:
+        policy = policy.with_runtime(idempotent=True)
+    return policy

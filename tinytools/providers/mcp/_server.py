@@ -1,0 +1,414 @@
+"""An MCP server for a toolbox: ``tools/list`` and ``tools/call`` through the dispatcher.
+
+Every ``tools/call`` goes through the dispatcher, so validation, policies and budgets apply as
+they do anywhere else. A tool's `Progress`, and each piece a generator tool streams (as a progress
+notification whose message is the piece), reach the client that asked for progress, and only
+that client: the call id is ``<session>/<request id>``, unique across the server's sessions
+(two clients of one server use the same JSON-RPC ids).
+
+Each session gets its own dispatcher (from ``dispatcher_factory``, by default a `Dispatcher`
+with the server's ``context`` and ``stores``) and its own injected values (``inject``, see
+`tinytools.providers.mcp._sessions`: a factory is called with the session's context when a tool
+first needs them, and torn down when the session ends), so a budget or deadline is one
+session's, not the server's. A session is what the SDK calls a connection: one per client under
+the 2025 protocol (stdio, stateful HTTP), and one per request under the sessionless 2026-07-28
+protocol and over stateless HTTP. A sync tool runs on a worker thread, never on the event loop.
+A call whose injected value is missing is answered as a failed tool result naming the
+parameter (code ``missing_injected_value``), never as a protocol error carrying exception text.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import weakref
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol
+
+import msgspec
+
+from tinytools._context import RunContext
+from tinytools._errors import InjectionError
+from tinytools._events import ToolEvent, ToolOutputChunk, ToolProgress
+from tinytools._results import StructuredError, ToolCall, ToolResult
+from tinytools._run.dispatcher import Dispatcher
+from tinytools._run.failures import missing_value
+from tinytools._tool import Tool
+from tinytools._toolbox import Toolbox
+from tinytools.providers._common import require
+from tinytools.providers.mcp._sessions import Inject, SessionContext, SessionValues, request_context
+from tinytools.providers.mcp._stdio import stdio_streams
+from tinytools.providers.mcp._wire import check_output, export_tools, sent_arguments, write_results
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel import Server
+
+__all__ = ["AsyncDispatcher", "DispatcherFactory", "Inject", "Service", "aserve", "build_server", "serve"]
+
+
+class AsyncDispatcher(Protocol):
+    """Anything that runs one call from async code, such as a `Dispatcher`."""
+
+    def adispatch(self, call: ToolCall, /, *, inject: Mapping[str, Any] | None = ...) -> Awaitable[ToolResult]:
+        """Run one call with the session's injected values and return its result."""
+        ...
+
+
+DispatcherFactory = Callable[..., AsyncDispatcher]
+"""Makes one session's dispatcher; called as ``factory(on_event=sink)``, where ``sink`` sends
+the session's progress to its client (``functools.partial(Dispatcher, toolbox, limits=...)``)."""
+
+Notify = Callable[[ToolProgress], Awaitable[None]]
+"""Sends one call's progress to the client that made it."""
+
+
+def build_server(
+    toolbox: Iterable[Tool[..., Any]],
+    *,
+    dispatcher: AsyncDispatcher | None = None,
+    dispatcher_factory: DispatcherFactory | None = None,
+    inject: Inject | None = None,
+    context: RunContext | None = None,
+    stores: Mapping[str, Any] | None = None,
+    name: str = "tinytools",
+    version: str | None = None,
+    instructions: str | None = None,
+) -> Server[Any]:
+    """An MCP server (``mcp.server.lowlevel.Server``) that lists and calls the tools.
+
+    Args:
+        toolbox: The tools to list (a `Toolbox` or any iterable of tools), in their order.
+        dispatcher: One dispatcher for every session (its budget and deadline are then the
+            server's); progress reaches clients only through its own ``on_event``.
+        dispatcher_factory: Makes each session's dispatcher, called as
+            ``dispatcher_factory(on_event=sink)``; by default
+            ``Dispatcher(toolbox, context=context, stores=stores, on_event=sink)``.
+        inject: Injected values for the served tools: a mapping every session shares, or a
+            factory called once per session, when a call first needs them, with its
+            `SessionContext` (or with nothing, if it takes no parameter); it returns the mapping,
+            or a context manager, or is a generator, whose exit is the session's teardown (see
+            `tinytools.providers.mcp._sessions`).
+        context: The `RunContext` of the default dispatchers.
+        stores: The named stores of the default dispatchers.
+        name: The server name reported to clients.
+        version: The server version reported to clients (by default tinytools' own).
+        instructions: Optional instructions for the client's model.
+
+    Raises:
+        ImportError: The ``mcp`` extra is not installed.
+        ValueError: More than one of ``dispatcher``, ``dispatcher_factory`` and
+            ``context``/``stores`` says how calls run.
+    """
+    service = Service(toolbox, dispatcher, dispatcher_factory, inject, context, stores)
+    return service.server(name, version, instructions)
+
+
+class Service:
+    """What serving a toolbox holds: its tools, their listing, and each session's state.
+
+    `build_server` answers the SDK's requests with it; the HTTP app's lean path answers plain
+    stateless requests with the same object, so both run calls alike.
+    """
+
+    __slots__ = ("listed", "needs_values", "routes", "tools")
+
+    def __init__(
+        self,
+        toolbox: Iterable[Tool[..., Any]],
+        dispatcher: AsyncDispatcher | None = None,
+        dispatcher_factory: DispatcherFactory | None = None,
+        inject: Inject | None = None,
+        context: RunContext | None = None,
+        stores: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.tools = toolbox if isinstance(toolbox, Toolbox) else Toolbox(toolbox)
+        self.listed = export_tools(self.tools)
+        self.needs_values = frozenset(tool.name for tool in self.tools if _takes_injected_values(tool))
+        """The tools a call of which opens the session's injected values."""
+        self.routes = _Routes(_opener(self.tools, dispatcher, dispatcher_factory, context, stores), inject)
+
+    async def call(
+        self, session: _Session, call: ToolCall, context: SessionContext, notify: Notify | None = None
+    ) -> dict[str, Any]:
+        """Run one call in the session; its ``CallToolResult`` in MCP's wire shape.
+
+        ``context`` is what the session's inject factory is given, if this call is the first to
+        need its values; ``notify`` sends the call's progress to the client that asked for it.
+        """
+        try:
+            inject = await session.values.get(context) if call.name in self.needs_values else None
+        except Exception:  # the application's inject factory failed: logged, never sent
+            return self.fault(call.name, call.id, "opening a session")
+        if notify is not None:
+            self.routes.open(call.id, notify)
+        try:
+            result = check_output(await session.run(call, inject=inject), self.tools.get(call.name))
+        except InjectionError as exc:
+            result = _missing_value(call, exc)
+        except Exception:  # an application dispatcher that raised: logged, never sent
+            return self.fault(call.name, call.id, "running the call")
+        finally:
+            if notify is not None:
+                self.routes.close(call.id)
+        return write_results([result], artifacts=session.artifacts)[0]
+
+    @staticmethod
+    def fault(name: str, call_id: str, doing: str) -> dict[str, Any]:
+        """The ``isError`` answer when the server itself failed: logged here, no exception text sent."""
+        _logger().exception("MCP call %r to %r: the server failed %s", call_id, name, doing)
+        message = f"The server failed while {doing} for tool {name!r}; the call was not answered by the tool."
+        error = StructuredError("server_error", message)
+        return write_results([ToolResult(call_id=call_id, name=name, status="outcome_unknown", error=error)])[0]
+
+    def server(
+        self, name: str = "tinytools", version: str | None = None, instructions: str | None = None
+    ) -> Server[Any]:
+        """An SDK low-level server answering ``tools/list`` and ``tools/call`` from this service.
+
+        The version reported to clients is by default tinytools' own.
+        """
+        lowlevel = require("mcp.server.lowlevel", "mcp")
+        types = require("mcp.types", "mcp")
+        listed = types.ListToolsResult(tools=[types.Tool.model_validate(entry) for entry in self.listed])
+        routes = self.routes
+
+        async def list_tools(context: Any, params: Any) -> Any:
+            return listed
+
+        async def call_tool(context: Any, params: Any) -> Any:
+            try:
+                session = routes.session(context)
+            except Exception:  # the application's dispatcher factory failed
+                return types.CallToolResult.model_validate(self.fault(params.name, "-", "opening a session"))
+            arguments = await _sent_arguments(context) or params.arguments or {}
+            call = ToolCall(routes.call_id(session, context), params.name, arguments)
+            token = _progress_token(context, params)
+            notify = (
+                None
+                if token is None
+                else partial(_notify, context.session, token, getattr(context, "request_id", None))
+            )
+            answer = await self.call(session, call, _session_context(session, context), notify)
+            return types.CallToolResult.model_validate(answer)
+
+        server: Server[Any] = lowlevel.Server(
+            name,
+            version=_version() if version is None else version,
+            instructions=instructions,
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+        )
+        return server
+
+
+class _Session:
+    """One client session's number, dispatcher and injected values."""
+
+    __slots__ = ("artifacts", "number", "run", "values")
+
+    def __init__(
+        self,
+        number: int,
+        run: Callable[..., Awaitable[ToolResult]],
+        values: SessionValues,
+        artifacts: Any = None,
+    ):
+        self.number = number
+        self.run = run
+        self.values = values
+        self.artifacts = artifacts
+        """The dispatcher's artifact store: a result's images are sent from it."""
+
+
+_Opener = Callable[[Callable[[ToolEvent], Awaitable[None]]], AsyncDispatcher]
+
+
+def _opener(
+    tools: Toolbox,
+    dispatcher: AsyncDispatcher | None,
+    factory: DispatcherFactory | None,
+    context: RunContext | None,
+    stores: Mapping[str, Any] | None,
+) -> _Opener:
+    """What a new session gets: its dispatcher, given its progress sink."""
+    chosen = (dispatcher is not None) + (factory is not None) + (context is not None or stores is not None)
+    if chosen > 1:
+        raise ValueError("pass one of dispatcher=, dispatcher_factory= and context=/stores=")
+    if factory is None and dispatcher is None:
+        factory = partial(Dispatcher, tools, context=context, stores=stores)
+
+    def open_session(sink: Callable[[ToolEvent], Awaitable[None]]) -> AsyncDispatcher:
+        made = dispatcher if factory is None else factory(on_event=sink)
+        assert made is not None  # one of the two, checked above
+        return made
+
+    return open_session
+
+
+def _takes_injected_values(tool: Tool[..., Any]) -> bool:
+    """Whether a call of the tool needs the application's injected values (``inject=``)."""
+    return any(slot.injection is not None and slot.injection.source == "inject" for slot in tool.slots or ())
+
+
+def _missing_value(call: ToolCall, exc: InjectionError) -> ToolResult:
+    """The server's configuration lacks a value: the client learns which, and nothing else."""
+    return msgspec.structs.replace(missing_value(call, exc, 0, holder="the server"), name=call.name, elapsed=0)
+
+
+def _logger() -> logging.Logger:
+    return logging.getLogger("tinytools.mcp")
+
+
+class _Routes:
+    """Each session's state, and which session, progress token and request a running call reports to."""
+
+    __slots__ = ("_count", "_inject", "_open", "_opener", "_pieces", "_sessions")
+
+    def __init__(self, opener: _Opener, inject: Inject | None) -> None:
+        self._sessions: weakref.WeakKeyDictionary[Any, _Session] = weakref.WeakKeyDictionary()
+        self._count = itertools.count(1)
+        self._open: dict[str, Notify] = {}
+        self._pieces: dict[str, int] = {}
+        self._opener = opener
+        self._inject = inject
+
+    def session(self, context: Any) -> _Session:
+        """The state of the request's session, made on its first call.
+
+        Its injected values are torn down when the SDK unwinds the connection's exit stack, at
+        the end of the session.
+        """
+        key = _connection(context)
+        state = self._sessions.get(key)
+        if state is None:
+            state = self._sessions[key] = self.new_session()
+            exit_stack = getattr(key, "exit_stack", None)
+            if exit_stack is not None:
+                exit_stack.push_async_callback(state.values.close)
+        return state
+
+    def new_session(self) -> _Session:
+        """A session of its own, with a number no other session of this server has.
+
+        Whoever makes one outside `session` closes its values (``session.values.close()``).
+        """
+        dispatcher = self._opener(self.report)
+        values = SessionValues(self._inject)
+        return _Session(next(self._count), dispatcher.adispatch, values, getattr(dispatcher, "artifacts", None))
+
+    @staticmethod
+    def call_id(session: _Session, context: Any) -> str:
+        """``<session>/<request id>``: JSON-RPC ids are unique within one session only."""
+        request_id = getattr(context, "request_id", None)
+        return f"{session.number}/{'-' if request_id is None else request_id}"
+
+    def open(self, call_id: str, notify: Notify) -> None:
+        self._open[call_id] = notify
+
+    def close(self, call_id: str) -> None:
+        self._open.pop(call_id, None)
+        self._pieces.pop(call_id, None)
+
+    async def report(self, event: ToolEvent) -> None:
+        notify = self._open.get(event.call_id)
+        if notify is None:
+            return
+        if isinstance(event, ToolOutputChunk):  # a streamed piece: a progress notification with its text
+            pieces = self._pieces[event.call_id] = self._pieces.get(event.call_id, 0) + 1
+            text = event.data if isinstance(event.data, str) else msgspec.json.encode(event.data).decode()
+            event = ToolProgress(event.call_id, event.name, event.elapsed, pieces, None, text)
+        if isinstance(event, ToolProgress):
+            await notify(event)
+
+
+async def _notify(session: Any, token: Any, request_id: Any, event: ToolProgress) -> None:
+    """Progress through the SDK, on the stream of the request that made the call."""
+    await session.send_progress_notification(
+        token, event.done, event.total, event.message, related_request_id=request_id
+    )
+
+
+async def _sent_arguments(context: Any) -> bytes | None:
+    """A call's arguments as the client sent them (JSON text), when the transport kept the request.
+
+    Over HTTP the SDK keeps the Starlette request, whose body it read; over stdio,
+    `tinytools.providers.mcp._stdio` keeps the line. Text is decoded by the pipeline as strictly
+    as any call's, so a repeated key is refused here as in every other way in.
+    """
+    read = getattr(getattr(context, "request", None), "body", None)
+    if read is None:
+        return None
+    try:
+        body = await read()
+    except Exception:  # a body that can no longer be read: the SDK's parsed arguments
+        return None
+    return sent_arguments(body, getattr(context, "request_id", None)) if isinstance(body, bytes) else None
+
+
+def _session_context(session: _Session, context: Any) -> SessionContext:
+    """What the SDK's request context says of the session, for the inject factory."""
+    scope = getattr(getattr(context, "request", None), "scope", None)
+    return request_context(
+        session.number,
+        scope if isinstance(scope, Mapping) else None,  # over stdio, the request is a line
+        session_id=getattr(_connection(context), "session_id", None),
+        protocol_version=getattr(context, "protocol_version", None),
+    )
+
+
+def _connection(context: Any) -> Any:
+    """What stays the same for every request of one client session.
+
+    The SDK makes a ``ServerSession`` per request, over one ``Connection`` per client session
+    (per request over stateless HTTP), which the handler context does not expose otherwise.
+    """
+    session = context.session
+    return getattr(session, "_connection", session)
+
+
+def _progress_token(context: Any, params: Any) -> Any:
+    """The client's progress token for this request, if it asked for progress."""
+    raw = getattr(context, "params", None)
+    meta = raw.get("_meta") if isinstance(raw, Mapping) else None
+    token = meta.get("progressToken") if isinstance(meta, Mapping) else None
+    if token is None:
+        meta_object = getattr(context, "meta", None) or getattr(params, "meta", None)
+        token = getattr(meta_object, "progress_token", None) or getattr(meta_object, "progressToken", None)
+    return None if isinstance(token, bool) else token
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tinytools")
+    except PackageNotFoundError:
+        return ""
+
+
+async def aserve(toolbox: Iterable[Tool[..., Any]], **options: Any) -> None:
+    """Serve the tools over stdio until the client disconnects (options as `build_server`).
+
+    Every request line gets an answer: one the SDK cannot read is answered with a JSON-RPC
+    error (see `tinytools.providers.mcp._stdio`).
+
+    Raises:
+        ImportError: The ``mcp`` extra is not installed.
+    """
+    server = build_server(toolbox, **options)
+    async with stdio_streams() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def serve(toolbox: Iterable[Tool[..., Any]], **options: Any) -> None:
+    """Run the tools as an MCP server over stdio, blocking until the client disconnects.
+
+    Options are those of `build_server` (``dispatcher``, ``dispatcher_factory``, ``inject``,
+    ``context``, ``stores``, ``name``, ``version``, ``instructions``).
+
+    Raises:
+        ImportError: The ``mcp`` extra is not installed.
+    """
+    anyio = require("anyio", "mcp")
+    anyio.run(partial(aserve, toolbox, **options))
