@@ -21,6 +21,7 @@ from tinytools import (
     dispatch,
     tool,
 )
+from tinytools._run.argument_messages import fragment
 
 
 def received(made: Tool[..., Any], arguments: dict[str, Any], **inject: Any) -> dict[str, Any]:
@@ -311,7 +312,7 @@ QUOTED = [
 def test_the_quoted_schema_shows_each_ref_as_its_definition(properties: dict[str, Any], defs: dict[str, Any]) -> None:
     made = _fragment(properties, defs)
     plain = json.dumps(_resolved(properties["a"], defs), ensure_ascii=False, separators=(",", ":"))
-    assert made.fragment("a") == (plain if len(plain) <= 400 else plain[:399] + "…")
+    assert fragment(made, "a") == (plain if len(plain) <= 400 else plain[:399] + "…")
 
 
 def test_the_quoted_schema_costs_no_more_than_the_characters_it_shows() -> None:
@@ -323,11 +324,11 @@ def test_the_quoted_schema_costs_no_more_than_the_characters_it_shows() -> None:
 
     def profile(frame: Any, event: str, arg: Any) -> None:
         nonlocal calls
-        calls += event == "call" and frame.f_code.co_filename.endswith("shapes.py")
+        calls += event == "call" and frame.f_code.co_filename.endswith("fragments.py")
 
     sys.setprofile(profile)
     try:
-        quoted = made.fragment("a")
+        quoted = fragment(made, "a")
     finally:
         sys.setprofile(None)
     assert (

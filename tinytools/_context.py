@@ -272,12 +272,12 @@ class CancellationToken:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
 
-        def settle() -> None:
+        def wake_future() -> None:
             if not future.done():
                 future.set_result(None)
 
         def wake() -> None:
-            loop.call_soon_threadsafe(settle)
+            loop.call_soon_threadsafe(wake_future)
 
         self.on_cancel(wake)
         await future

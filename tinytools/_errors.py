@@ -48,6 +48,7 @@ __all__ = [
     "ToolNotFound",
     "TransferError",
     "WaitsElsewhere",
+    "argument_place",
     "counted",
     "kept",
     "schema_failure",
@@ -256,14 +257,23 @@ class ArgumentsError(CallError, ValueError):
         if listed:
             body = "; ".join(map(str, listed)) + (f"; and {self.unlisted} more" if self.unlisted else "")
             return f"tool {shorten(self.tool)!r}: {body}" if self.tool is not None else body
-        where = []
-        if self.tool is not None:
-            where.append(f"tool {shorten(self.tool)!r}")
         if self.parameter is not None:
-            where.append(f"argument {shorten(self.parameter)!r} at {self.pointer or '/'}")
-        elif self.pointer:
+            place = argument_place(self.tool, self.parameter)
+            return f"{place}{shorten(self.pointer or '/')}: {self.reason}"
+        where = [f"tool {shorten(self.tool)!r}"] if self.tool is not None else []
+        if self.pointer:
             where.append(f"at {self.pointer}")
         return f"{', '.join(where)}: {self.reason}" if where else self.reason
+
+
+def argument_place(tool: str | None, parameter: str) -> str:
+    """What comes before an argument's JSON pointer in every text about it: ``tool 'x', argument 'a' at ``.
+
+    `ArgumentsError` and the message the model reads (`tinytools._run.argument_messages`) both
+    begin so; names are cut to `ECHO_LIMIT` characters.
+    """
+    named = f"tool {shorten(tool)!r}, " if tool is not None else ""
+    return f"{named}argument {shorten(parameter)!r} at "
 
 
 def schema_failure(reason: str, pointer: str, keyword: str, parameter: str | None, schema: Any) -> ArgumentsError:

@@ -18,10 +18,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, overload
 
 from typing_extensions import ParamSpec
 
-from tinytools._errors import ECHO_LIMIT, ArgumentsError, ToolDefinitionError, ToolDefinitionWarning, shorten
+from tinytools._errors import ArgumentsError, ToolDefinitionError, ToolDefinitionWarning, shorten
 from tinytools._results import ToolCall, ToolResult
 from tinytools._schema.callables import is_async, stream_kind
-from tinytools._schema.fragments import resolved_text
 from tinytools._schema.input_schema import InputSchema, compile_validator
 from tinytools._schema.keyword_order import in_keyword_order
 from tinytools._schema.signatures import (
@@ -33,15 +32,7 @@ from tinytools._schema.signatures import (
     read_signature,
     return_hint,
 )
-from tinytools._tool_options import (
-    NAME_PATTERN,
-    check_durable,
-    check_examples,
-    check_executor,
-    check_exposed,
-    check_name,
-    folded_runtime,
-)
+from tinytools._tool_options import NAME_PATTERN, ToolOptions, check_name
 from tinytools._toolformat import ToolFormat
 from tinytools.policy import ToolPolicy
 
@@ -83,30 +74,12 @@ class Tool(Generic[P, R]):
         input_schema: InputSchema,
         output_schema: dict[str, Any] | None = None,
         slots: tuple[Slot, ...] | None = None,
-        timeout: float | None = None,
-        parallel_safe: bool | None = None,
-        idempotent: bool = False,
-        retries: int = 0,
-        enabled: Callable[[Any], bool] | None = None,
-        validate_output: bool = False,
-        policy: ToolPolicy | None = None,
-        format: ToolFormat | None = None,
         keyword_call: Callable[..., Any] | None = None,
-        executor: str | None = None,
-        expose_errors: tuple[type[BaseException], ...] | list[type[BaseException]] = (),
-        external: bool = False,
-        background: bool = False,
-        reconcile: Callable[..., Any] | None = None,
-        cache_ttl: float | None = None,
-        idempotency_key: Callable[[dict[str, Any]], Any] | None = None,
-        defer: bool = False,
-        examples: Iterable[dict[str, Any]] | None = None,
+        options: ToolOptions | None = None,
+        **declared: Any,
     ):
+        """Make a tool of ``fn`` under ``input_schema``; ``declared`` are `tool`'s options (or ``options``)."""
         check_name(name)
-        if validate_output and output_schema is None:
-            raise ToolDefinitionError(
-                "validate_output=True needs an output schema: annotate the return type", tool=name
-            )
         self.fn = fn
         """The wrapped function."""
         self.name = name
@@ -121,51 +94,19 @@ class Tool(Generic[P, R]):
         """Every parameter of the function, in order; None for a hand-written schema's tool."""
         self.call = keyword_call
         """The application's own way to call the function with keyword arguments, or None."""
-        self.policy = folded_runtime(
-            policy or ToolPolicy(), name, timeout=timeout, idempotent=idempotent, retries=retries
-        )
-        """What the tool declares it may do, and how it runs (`ToolPolicy`; unclassified by default)."""
-        runtime = self.policy.runtime
-        self.timeout = runtime.timeout
-        """Seconds a call may run, or None (the policy's ``runtime.timeout``)."""
-        self.idempotent = bool(runtime.idempotent)
-        """Whether a repeated call is harmless; only idempotent tools retry."""
-        self.retries = runtime.max_retries or 0
-        """How many times an idempotent tool is retried after a timeout or `RetryableError`."""
-        self.needs_approval = self.policy.access.approval_required
-        """Whether every call needs an approver's yes (fail closed without one)."""
-        self.parallel_safe = parallel_safe is not False
-        """Whether calls may run concurrently with others in a batch."""
-        self.declared_parallel_safe = parallel_safe
-        """What ``@tool(parallel_safe=...)`` said, or None when it said nothing (`Toolbox.from_object`
-        then makes the methods of one instance serial)."""
-        self.enabled = enabled
-        """Says, from the application's state, whether the tool is offered this turn."""
-        self.validate_output = validate_output
-        """Whether outputs are checked against `output_schema` (failing with ``invalid_output``)."""
-        self.format = format if format is not None else ToolFormat.json()
-        """How the tool is shown, and its calls read, when a model calls tools through text."""
-        self.format.check(name, self.schema.properties)
         self.streams = stream_kind(fn)
         """``"sync"`` or ``"async"`` for a generator tool, whose pieces stream (`tinytools._run.streams`)."""
         self.is_async = is_async(fn) or self.streams == "async"
         """Whether the function runs on the event loop (it returns a coroutine, or is an async generator)."""
-        self.executor = check_executor(executor, name, self.is_async)
-        """Where a `Dispatcher` runs it: None (its default), ``"inline"``, ``"process"`` or a name."""
-        self.expose_errors = check_exposed(expose_errors, name)
-        """Exception types (besides `ToolError`) whose message the model may read."""
         self._hide(slots)
-        self.durable = check_durable(
-            self.policy, name, external=external, background=background, reconcile=reconcile,
-            cache_ttl=cache_ttl, idempotency_key=idempotency_key, injected=self.injected,
+        self.options = options or ToolOptions.read(
+            name, declared, schema=input_schema, has_output_schema=output_schema is not None,
+            injected=self.injected, is_async=self.is_async,
         )  # fmt: skip
-        """How calls may outlive their turn (external, background, reconcile, cache, idempotency key), or None."""
+        """Everything ``@tool`` declared, checked once (`ToolOptions`)."""
+        self._declare(self.options)
         self.namespace: str | None = None
         """The prefix `Toolbox.prefixed` gave the name, or None: a provider's namespace for it."""
-        self.defer = bool(defer)
-        """Left out of exports until a search reveals it; a call to it is refused until then."""
-        self.examples = check_examples(examples, input_schema, name)
-        """Whole-call examples of arguments, each accepted by the schema (Anthropic's ``input_examples``)."""
         self.binds: str | None = None
         """``"instance"`` or ``"class"`` for a method not yet bound (see `Tool.__get__`), else None."""
         self.static = False
@@ -176,10 +117,38 @@ class Tool(Generic[P, R]):
         self._self_schemas: dict[type, dict[str, Any] | None] = {}
         self._output_check: Callable[[Any], None] | None = None
         self._strict: StrictSchema | None = None
-        self._fragments: dict[str, str] = {}
-        self._framings: dict[str, tuple[str, str]] = {}
         self.__wrapped__ = fn
         self.__doc__ = fn.__doc__
+
+    def _declare(self, options: ToolOptions) -> None:
+        """Read what the options mean for each call: the values the run layer reads per call."""
+        self.policy = options.policy
+        """What the tool declares it may do, and how it runs (`ToolPolicy`; unclassified by default)."""
+        runtime = self.policy.runtime
+        self.timeout = runtime.timeout
+        """Seconds a call may run, or None (the policy's ``runtime.timeout``)."""
+        self.idempotent = bool(runtime.idempotent)
+        """Whether a repeated call is harmless; only idempotent tools retry."""
+        self.retries = runtime.max_retries or 0
+        """How many times an idempotent tool is retried after a timeout or `RetryableError`."""
+        self.needs_approval = self.policy.access.approval_required
+        """Whether every call needs an approver's yes (fail closed without one)."""
+        self.parallel_safe = options.parallel_safe is not False
+        """Whether calls may run concurrently with others in a batch."""
+        self.enabled = options.enabled
+        """Says, from the application's state, whether the tool is offered this turn."""
+        self.validate_output = options.validate_output
+        """Whether outputs are checked against `output_schema` (failing with ``invalid_output``)."""
+        self.format = options.format
+        """How the tool is shown, and its calls read, when a model calls tools through text."""
+        self.executor = options.executor
+        """Where a `Dispatcher` runs it: None (its default), ``"inline"``, ``"process"`` or a name."""
+        self.expose_errors = options.expose_errors
+        """Exception types (besides `ToolError`) whose message the model may read."""
+        self.defer = options.defer
+        """Left out of exports until a search reveals it; a call to it is refused until then."""
+        self.examples = options.examples
+        """Whole-call examples of arguments, each accepted by the schema (Anthropic's ``input_examples``)."""
 
     def _hide(self, slots: tuple[Slot, ...] | None) -> None:
         """Read what the injected (hidden) parameters need from the run."""
@@ -263,38 +232,6 @@ class Tool(Generic[P, R]):
             return f"at {shorten(exc.pointer or '/')}: {exc.reason}"
         return None
 
-    def fragment(self, parameter: str) -> str | None:
-        """The JSON text of one argument's schema, quoted in error messages (cached).
-
-        Each ``$ref`` to ``$defs`` is shown as the definition it names (a recursive one once), so
-        the fragment stands on its own.
-        """
-        cached = self._fragments.get(parameter)
-        if cached is None and parameter in self.schema.properties:
-            cached = self._fragments[parameter] = self.quoted(self.schema.properties[parameter])
-        return cached
-
-    def quoted(self, schema: Any) -> str:
-        """A fragment of the input schema as an error quotes it: JSON, ``$ref``s resolved, cut to 400 characters."""
-        return resolved_text(schema, self.input_schema.get("$defs", {}), 400)
-
-    def framing(self, parameter: str) -> tuple[str, str]:
-        """The text around an invalid-argument message for ``parameter``.
-
-        What comes before its pointer, and what follows the reason (its schema); kept for the
-        tool's own arguments.
-        """
-        cached = self._framings.get(parameter)
-        if cached is not None:
-            return cached
-        quoted = repr(parameter) if len(parameter) <= ECHO_LIMIT else repr(shorten(parameter))
-        fragment = self.fragment(parameter)
-        tail = "." if fragment is None else f". Schema of {quoted}: {fragment}"
-        framing = f"Invalid arguments: tool {self.name!r}, argument {quoted} at ", tail
-        if parameter in self.schema.properties:  # not a key the model made up: their number is unbounded
-            self._framings[parameter] = framing
-        return framing
-
     def serial(self) -> Tool[P, R]:
         """This tool, serial in batches: a call waits for the calls before it and runs alone (itself if it is)."""
         if not self.parallel_safe:
@@ -320,8 +257,7 @@ class Tool(Generic[P, R]):
         check_name(name)
         copied = copy.copy(self)
         copied.name = name
-        copied._strict, copied._fragments, copied._framings = None, {}, {}  # their messages name the tool
-        copied.__dict__.pop("_typed_reader", None)
+        copied._strict = None  # its rendering names the tool
         return copied
 
     def invoke(

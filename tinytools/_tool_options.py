@@ -1,7 +1,9 @@
-"""The checks of what `tinytools.Tool` is given: its name, its runtime options, executor and exposed errors.
+"""`ToolOptions`: everything ``@tool`` declares beyond a function's signature, as one value checked once.
 
-Each raises `ToolDefinitionError` naming the tool and the fix; `folded_runtime` folds ``@tool``'s
-``timeout``/``idempotent``/``retries`` into the tool's `ToolPolicy`, the one source of truth.
+`ToolOptions.read` checks what ``@tool(...)`` (or `Tool(...)`) was given against the tool it is
+for (its schema, its injected parameters, whether it is async) and raises `ToolDefinitionError`
+naming the tool and the fix; ``timeout``/``idempotent``/``retries`` are folded into the tool's
+`ToolPolicy`, the one source of truth for how it runs.
 """
 
 from __future__ import annotations
@@ -13,18 +15,10 @@ from typing import Any
 import msgspec
 
 from tinytools._errors import ToolDefinitionError
+from tinytools._toolformat import ToolFormat
 from tinytools.policy import SideEffect, ToolPolicy
 
-__all__ = [
-    "NAME_PATTERN",
-    "Durable",
-    "check_durable",
-    "check_examples",
-    "check_executor",
-    "check_exposed",
-    "check_name",
-    "folded_runtime",
-]
+__all__ = ["NAME_PATTERN", "ToolOptions", "check_name"]
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """Tool names every provider accepts without escaping."""
@@ -89,39 +83,126 @@ def check_executor(executor: Any, tool_name: str, is_async: bool) -> str | None:
     return executor
 
 
-class Durable(msgspec.Struct, frozen=True):
-    """How a tool's calls may outlive their turn (`tinytools._run.journal_stage`)."""
+def check_examples(examples: Any, schema: Any, name: str) -> tuple[dict[str, Any], ...]:
+    """Whole-call examples, each one the tool's schema accepts (shown to providers that take them).
 
+    Raises:
+        ToolDefinitionError: ``examples`` is not a list of argument objects, or the schema
+            refuses one (the message names which, and where).
+    """
+    if examples is None:
+        return ()
+    if isinstance(examples, (str, bytes, dict)) or not hasattr(examples, "__iter__"):
+        raise ToolDefinitionError("examples= takes a list of whole calls' arguments (dicts)", tool=name)
+    kept = []
+    for index, example in enumerate(examples):
+        if not isinstance(example, dict):
+            raise ToolDefinitionError(f"example {index} is not an object of arguments: {example!r:.80}", tool=name)
+        problem = schema.check(example)
+        if problem is not None:
+            raise ToolDefinitionError(f"example {index} does not match the tool's schema: {problem}", tool=name)
+        kept.append(dict(example))
+    return tuple(kept)
+
+
+class ToolOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``@tool`` declares about a tool beyond its signature (see `tinytools.tool`)."""
+
+    policy: ToolPolicy = ToolPolicy()
+    """What the tool may do and how it runs; ``timeout``, ``idempotent`` and ``retries`` folded in."""
+    parallel_safe: bool | None = None
+    """What ``parallel_safe=`` said: None when nothing (safe, but `Toolbox.from_object` makes methods serial)."""
+    enabled: Callable[[Any], bool] | None = None
+    """Says, from the application's state, whether the tool is offered this turn."""
+    validate_output: bool = False
+    """Whether outputs are checked against the output schema."""
+    format: ToolFormat = ToolFormat.json()
+    """How the tool is shown, and its calls read, when a model calls tools through text."""
+    executor: str | None = None
+    """Where a `Dispatcher` runs it: None (its default), ``"inline"``, ``"process"`` or a name."""
+    expose_errors: tuple[type[BaseException], ...] = ()
+    """Exception types (besides `ToolError`) whose message the model may read."""
     external: bool = False
     """The application runs the tool elsewhere: a call ends its turn pending, answered with the output."""
     background: bool = False
     """A call runs on after its turn ends: pending (kind ``task``) until it finishes."""
     reconcile: Callable[..., Any] | None = None
-    """Asked, after a crash, whether a call that started ever happened (see `Dispatcher`)."""
+    """Asked, after a crash, whether a call that started ever happened."""
     cache_ttl: float | None = None
     """Seconds a result may be reused for the same arguments (read-only tools)."""
     idempotency_key: Callable[[dict[str, Any]], Any] | None = None
-    """What "the same act" is in the tool's domain: calls of a run whose arguments give the same key are one call."""
+    """What "the same act" is in the tool's domain: calls of a run whose arguments give the same key are one act."""
+    defer: bool = False
+    """Left out of exports until a search reveals it."""
+    examples: tuple[dict[str, Any], ...] = ()
+    """Whole-call examples of arguments, each accepted by the schema."""
+
+    @property
+    def outlives_turn(self) -> bool:
+        """Whether a call may end its turn before the tool ran (an external or background tool's)."""
+        return self.external or self.background
+
+    @classmethod
+    def read(
+        cls,
+        name: str,
+        declared: dict[str, Any],
+        *,
+        schema: Any,
+        has_output_schema: bool,
+        injected: tuple[str, ...],
+        is_async: bool,
+    ) -> ToolOptions:
+        """The options ``@tool`` was given for the tool ``name``, checked against it.
+
+        Raises:
+            ToolDefinitionError: An option is unknown, malformed, or contradicts another or the tool.
+        """
+        unknown = sorted(set(declared) - _DECLARED)
+        if unknown:
+            raise ToolDefinitionError(f"@tool takes no option {', '.join(unknown)}", tool=name)
+        policy = folded_runtime(
+            declared.get("policy") or ToolPolicy(), name, timeout=declared.get("timeout"),
+            idempotent=bool(declared.get("idempotent", False)), retries=declared.get("retries", 0) or 0,
+        )  # fmt: skip
+        validate_output = bool(declared.get("validate_output", False))
+        if validate_output and not has_output_schema:
+            raise ToolDefinitionError(
+                "validate_output=True needs an output schema: annotate the return type", tool=name
+            )
+        chosen = declared.get("format")
+        shown = chosen if chosen is not None else ToolFormat.json()
+        shown.check(name, schema.properties)
+        outliving = _outliving(policy, name, declared, injected)
+        return cls(
+            policy=policy, parallel_safe=declared.get("parallel_safe"), enabled=declared.get("enabled"),
+            validate_output=validate_output, format=shown,
+            executor=check_executor(declared.get("executor"), name, is_async),
+            expose_errors=check_exposed(declared.get("expose_errors", ()), name),
+            defer=bool(declared.get("defer", False)),
+            examples=check_examples(declared.get("examples"), schema, name), **outliving,
+        )  # fmt: skip
 
 
-def check_durable(
-    policy: ToolPolicy,
-    name: str,
-    *,
-    external: bool,
-    background: bool,
-    reconcile: Callable[..., Any] | None,
-    cache_ttl: float | None,
-    idempotency_key: Callable[[dict[str, Any]], Any] | None = None,
-    injected: tuple[str, ...] = (),
-) -> Durable | None:
-    """The tool's `Durable` options, None when it has none.
+_DECLARED = frozenset(
+    {
+        "timeout", "parallel_safe", "idempotent", "retries", "enabled", "validate_output", "policy", "format",
+        "executor", "expose_errors", "external", "background", "reconcile", "cache_ttl", "idempotency_key",
+        "defer", "examples",
+    }
+)  # fmt: skip
+"""Every option ``@tool`` takes."""
+
+
+def _outliving(policy: ToolPolicy, name: str, declared: dict[str, Any], injected: tuple[str, ...]) -> dict[str, Any]:
+    """How the tool's calls may outlive their turn: checked against each other and the policy.
 
     Raises:
         ToolDefinitionError: The options contradict each other or the policy.
     """
-    if not (external or background or reconcile is not None or cache_ttl is not None or idempotency_key is not None):
-        return None
+    external, background = bool(declared.get("external", False)), bool(declared.get("background", False))
+    reconcile, cache_ttl = declared.get("reconcile"), declared.get("cache_ttl")
+    idempotency_key = declared.get("idempotency_key")
     if external and background:
         raise ToolDefinitionError("a tool is external or runs in the background, not both", tool=name)
     for option, value in (("reconcile", reconcile), ("idempotency_key", idempotency_key)):
@@ -144,26 +225,7 @@ def check_durable(
                 tool=name,
             )
     ttl = None if cache_ttl is None else float(cache_ttl)
-    return Durable(bool(external), bool(background), reconcile, ttl, idempotency_key)
-
-
-def check_examples(examples: Any, schema: Any, name: str) -> tuple[dict[str, Any], ...]:
-    """Whole-call examples, each one the tool's schema accepts (shown to providers that take them).
-
-    Raises:
-        ToolDefinitionError: ``examples`` is not a list of argument objects, or the schema
-            refuses one (the message names which, and where).
-    """
-    if examples is None:
-        return ()
-    if isinstance(examples, (str, bytes, dict)) or not hasattr(examples, "__iter__"):
-        raise ToolDefinitionError("examples= takes a list of whole calls' arguments (dicts)", tool=name)
-    kept = []
-    for index, example in enumerate(examples):
-        if not isinstance(example, dict):
-            raise ToolDefinitionError(f"example {index} is not an object of arguments: {example!r:.80}", tool=name)
-        problem = schema.check(example)
-        if problem is not None:
-            raise ToolDefinitionError(f"example {index} does not match the tool's schema: {problem}", tool=name)
-        kept.append(dict(example))
-    return tuple(kept)
+    return {
+        "external": external, "background": background, "reconcile": reconcile, "cache_ttl": ttl,
+        "idempotency_key": idempotency_key,
+    }  # fmt: skip

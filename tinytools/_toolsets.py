@@ -124,7 +124,7 @@ def method_tool(obj: object, owner: type, attribute: str, member: Member, *, pre
             made = value if not prefix else value.renamed(prefix + value.name)
         else:
             made = make_tool(value, name=prefix + attribute)
-        return made if made.static or made.declared_parallel_safe is not None else made.serial()
+        return made if made.static or made.options.parallel_safe is not None else made.serial()
     except ToolDefinitionError as exc:
         where = (member.defined_by or owner).__qualname__
         raise ToolDefinitionError(

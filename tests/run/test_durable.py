@@ -159,7 +159,10 @@ def test_four_call_ids_are_four_payments_unless_the_tool_declares_its_act(tmp_pa
     assert PAID == [("o1", 100.0)]
     assert [result.call_id for result in results] == ["c0", "c1", "c2", "c3"]
     assert len({str(result.output) for result in results}) == 1
-    assert results[0].output["key"] not in (declared.durable.call_key("c0"), declared.durable.call_key("c1"))
+    assert results[0].output["key"] not in (
+        declared.journal_stage.call_key("c0"),
+        declared.journal_stage.call_key("c1"),
+    )
     again = declared.dispatch(ToolCall("c1", "pay_once", {"order": "o2", "amount": 1}))  # c1 is its own call
     assert again.error is not None and again.error.code == "duplicate_call_id"
     another = declared.dispatch(ToolCall("c9", "pay_once", {"order": "o2", "amount": 5}))
@@ -199,7 +202,7 @@ def test_the_injected_key_is_the_calls_own_and_stable_across_resends(tmp_path: P
     journal = SQLiteJournal(tmp_path / "j.db")
     first = Dispatcher([keyed], journal=journal, context=RunContext(run_id="r"))
     one, two = (first.dispatch(ToolCall(call_id, "keyed", {"n": 1})).output for call_id in ("a", "b"))
-    assert one != two and one == first.durable.call_key("a")
+    assert one != two and one == first.journal_stage.call_key("a")
     elsewhere = Dispatcher([keyed], context=RunContext(run_id="r"))  # no journal: the same key all the same
     assert elsewhere.dispatch(ToolCall("a", "keyed", {"n": 1})).output == one
 

@@ -313,7 +313,7 @@ def test_a_call_left_started_by_a_dead_worker(
     journal = SQLiteJournal(tmp_path / "journal.db")
     dispatcher = Dispatcher([send, post], journal=journal, context=RunContext(run_id="r"))
     arguments = canonical({"n": n})
-    key = dispatcher.durable.call_key("c1")
+    key = dispatcher.journal_stage.call_key("c1")
     left = Entry(key=key, run_id="r", call_id="c1", tool=tool_name, arguments=arguments, owner=_dead_owner())
     assert journal.claim(left) is None
     result = dispatcher.dispatch(ToolCall("c1", tool_name, {"n": n}))

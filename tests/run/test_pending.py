@@ -198,7 +198,7 @@ def test_a_tampered_or_foreign_handle_is_refused(tmp_path: Path) -> None:
     other = make(tmp_path / "other", key="another key")
     with pytest.raises(PendingError):
         other.resume(waiting.pending.handle, {"approved": True})
-    unknown = other.durable.handle("f" * 40, 1)
+    unknown = other.journal_stage.handles.handle("f" * 40, 1)
     with pytest.raises(PendingError) as missing:
         other.resume(unknown, {"approved": True})
     assert missing.value.code == "unknown_handle"
@@ -271,7 +271,7 @@ def test_a_background_call_is_pending_until_it_finishes(tmp_path: Path) -> None:
     RELEASE.set()
     final = dispatcher.resume(waiting.pending.handle)
     assert final.status == "succeeded" and final.output["n"] == 42 and final.call_id == "c6"
-    assert final.output["key"] == dispatcher.durable.call_key("c6")
+    assert final.output["key"] == dispatcher.journal_stage.call_key("c6")
     assert dispatcher.poll(waiting.pending.handle) == final
     assert DONE == ["crunch 21"]
 
@@ -566,7 +566,7 @@ def test_a_running_background_call_that_expires_is_told_once(tmp_path: Path) -> 
     (ended,) = dispatcher.expire(time.time() + 7200)
     RELEASE.set()
     for _ in range(200):
-        if not dispatcher.durable.tasks:
+        if not dispatcher.journal_stage.tasks:
             break
         time.sleep(0.01)
     assert ended.status == "outcome_unknown" and dispatcher.poll(waiting.pending.handle) == ended

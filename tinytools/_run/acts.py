@@ -23,11 +23,11 @@ from tinytools._errors import ArgumentsError, kept
 from tinytools._results import ToolResult
 from tinytools._run.call_state import started_arguments
 from tinytools._run.failures import failed, tool_failure
-from tinytools._run.journals import Entry, owner_alive
+from tinytools._run.journals import Entry, canonical, owner_alive
 
 if TYPE_CHECKING:
-    from tinytools._run.call_state import Flight
-    from tinytools._run.journal_stage import Durable
+    from tinytools._run.call_state import CallState
+    from tinytools._run.journal_stage import JournalStage
     from tinytools._run.plans import Read
 
 __all__ = ["Acts"]
@@ -36,85 +36,85 @@ __all__ = ["Acts"]
 class Acts:
     """One dispatcher's declared acts, kept in its journal (in memory without one)."""
 
-    def __init__(self, durable: Durable):
-        self.durable = durable
+    def __init__(self, stage: JournalStage):
+        self.stage = stage
 
-    def key(self, flight: Flight, read: Read) -> str | ToolResult | None:
+    def key(self, state: CallState, read: Read) -> str | ToolResult | None:
         """The key of the act the call names, None when it names none, or the call's failure."""
-        tool = flight.plan.tool
-        declared = tool.durable.idempotency_key if tool.durable is not None else None
+        tool = state.plan.tool
+        declared = tool.options.idempotency_key
         if declared is None:
             return None
         try:
-            value = declared(flight.plan.normalised(read, started_arguments(read, flight.call)))
+            value = declared(state.plan.normalised(read, started_arguments(read, state.call)))
         except ArgumentsError as exc:
-            return flight.plan.invalid(flight.call, kept(exc), flight.start)
+            return state.plan.invalid(state.call, kept(exc), state.start)
         except Exception as exc:  # the application's function failed: the call cannot be made safely
-            return tool_failure(flight.call, tool.name, exc, flight.start)
+            return tool_failure(state.call, tool.name, exc, state.start)
         if value is None:
             return None
         if isinstance(value, float) and not math.isfinite(value):
             message = f"Tool {tool.name!r} could not name this call's act (its idempotency_key gave {value!r})."
-            return failed(flight.call, tool.name, "tool_error", message, flight.start)
+            return failed(state.call, tool.name, "tool_error", message, state.start)
         try:
-            written = self.durable.canonical(value)
+            written = canonical(value)
         except Exception as exc:
-            return tool_failure(flight.call, tool.name, exc, flight.start)
-        run, name = self.durable.run_id.encode(), tool.name.encode()
+            return tool_failure(state.call, tool.name, exc, state.start)
+        run, name = self.stage.run_id.encode(), tool.name.encode()
         return hashlib.sha256(b"act\0%b\0%b\0%b" % (run, name, written)).hexdigest()[:40]
 
-    async def claim(self, flight: Flight, read: Read) -> ToolResult | None:
+    async def claim(self, state: CallState, read: Read) -> ToolResult | None:
         """Claim the call's act before its tool runs: None to run it, else what the act came to."""
-        key = self.key(flight, read)
+        key = self.key(state, read)
         if key is None or key.__class__ is not str:
             return key  # type: ignore[return-value]
-        durable, plan = self.durable, flight.plan
-        flight.act = key
-        if durable.journal is None and not durable.remember:
+        stage, plan = self.stage, state.plan
+        state.act = key
+        if stage.journal is None and not stage.remember:
             return None  # a toolbox's default dispatcher: one-line calls of no run, each its own act
         mine = Entry(
-            key=key, run_id=durable.run_id, call_id=f"act:{key}", tool=plan.name,
-            arguments=durable.canonical(started_arguments(read, flight.call)), owner=durable.owner,
+            key=key, run_id=stage.run_id, call_id=f"act:{key}", tool=plan.name,
+            arguments=canonical(started_arguments(read, state.call)), owner=stage.owner,
         )  # fmt: skip
-        waited_until = time.monotonic() + durable.wait_bound(plan.tool)
+        waited_until = time.monotonic() + stage.wait_bound(plan.tool)
         delay = 0.002
         while True:
-            found = durable.store.claim(mine)
+            found = stage.store.claim(mine)
             if found is None:
-                flight.act_step = 0
+                state.act_step = 0
                 return None
             if found.state == "done":
-                flight.answered = True  # recorded as the model reads it
-                return durable.stored(found, flight.call.id)
+                state.answered = True  # recorded as the model reads it
+                return stage.entries.stored(found, state.call.id)
             if not owner_alive(found.owner):
-                return self._orphan(flight, found)
-            if durable.token.cancelled or time.monotonic() > waited_until:
+                return self._orphan(state, found)
+            if stage.token.cancelled or time.monotonic() > waited_until:
                 message = f"Tool {plan.name!r} is still making this act in another call; its outcome is unknown."
-                result = failed(flight.call, plan.name, "in_progress", message, flight.start)
+                result = failed(state.call, plan.name, "in_progress", message, state.start)
                 result.status = "outcome_unknown"
                 return result
-            await flight.scope.driver.pause(delay, durable.token)
+            await state.scope.driver.pause(delay, stage.token)
             delay = min(delay * 2, 0.05)
 
-    def _orphan(self, flight: Flight, found: Entry) -> ToolResult | None:
+    def _orphan(self, state: CallState, found: Entry) -> ToolResult | None:
         """An act whose worker died while making it: taken over by an idempotent tool, else unknown."""
-        durable, plan = self.durable, flight.plan
-        if plan.tool.idempotent and durable.store.advance(found.key, found.step, owner=durable.owner):
-            flight.act_step = found.step + 1
+        stage, plan = self.stage, state.plan
+        if plan.tool.idempotent and stage.store.advance(found.key, found.step, owner=stage.owner):
+            state.act_step = found.step + 1
             return None
         message = f"Tool {plan.name!r} was making this act in a worker that stopped; it may have acted."
-        result = failed(flight.call, plan.name, "outcome_unknown", message, flight.start)
+        result = failed(state.call, plan.name, "outcome_unknown", message, state.start)
         result.status = "outcome_unknown"
         return result
 
-    def record(self, flight: Flight, result: ToolResult) -> None:
+    def record(self, state: CallState, result: ToolResult) -> None:
         """The call that claimed its act ended: the act's outcome recorded, or the act given back."""
-        step = flight.act_step
-        if step is None or flight.act is None:
+        step = state.act_step
+        if step is None or state.act is None:
             return
-        flight.act_step = None
-        store = self.durable.store
-        if result.status == "pending" or not flight.acted:  # nothing was done: another call may do it
-            store.release(flight.act, step)
+        state.act_step = None
+        store = self.stage.store
+        if result.status == "pending" or not state.acted:  # nothing was done: another call may do it
+            store.release(state.act, step)
         else:
-            store.advance(flight.act, step, state="done", result=result.to_json())
+            store.advance(state.act, step, state="done", result=result.to_json())

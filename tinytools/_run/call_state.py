@@ -1,7 +1,7 @@
 """The records of one call inside the pipeline, and the stage every other stage may return to: reading.
 
 `Scope` is what an entry point brings (injected values, the allowlist, its step, its driver);
-`Flight` is one admitted call on its way through the stages. `read_arguments` decodes and
+`CallState` is one admitted call on its way through the stages. `read_arguments` decodes and
 validates a call's arguments once, against the schema the dispatcher enforces, and `invalid` is
 what a call whose arguments fail becomes; both serve the read stage, a call a middleware replaced,
 an approver's edit and a retry alike.
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from tinytools._run.secrets import Secrets
     from tinytools._run.stream_boundary import StreamBoundary
 
-__all__ = ["Flight", "Scope", "call_arguments", "invalid", "read_arguments", "started_arguments"]
+__all__ = ["CallState", "Scope", "call_arguments", "invalid", "read_arguments", "started_arguments"]
 
 
 class Scope:
@@ -60,7 +60,7 @@ class Scope:
         return self._step_id if self._step_id is not None else f"step-{self._step}"
 
 
-class Flight:
+class CallState:
     """One admitted call on its way through the stages."""
 
     __slots__ = (
@@ -131,25 +131,25 @@ class Flight:
         """Whether another worker ended the call first (an expiry): its end was told already."""
 
 
-def read_arguments(flight: Flight, *, events: bool) -> Read | ToolResult:
+def read_arguments(state: CallState, *, events: bool) -> Read | ToolResult:
     """Decode and validate the call's arguments against the schema this dispatcher enforces."""
     try:
-        read = flight.plan.read(flight.call)
+        read = state.plan.read(state.call)
     except ArgumentsError as exc:
         read = kept(exc)  # kept, not raised: no frame of this call in it
     if read.__class__ is Read:
         return read
-    return invalid(flight, read, events=events)  # type: ignore[arg-type]
+    return invalid(state, read, events=events)  # type: ignore[arg-type]
 
 
-def invalid(flight: Flight, error: ArgumentsError, *, events: bool) -> ToolResult:
+def invalid(state: CallState, error: ArgumentsError, *, events: bool) -> ToolResult:
     """The invalid-arguments stage: the event, then the repairable result (or the raise of ``fail``)."""
     if events:
-        recovery = "fail" if flight.plan.fail_invalid and error.keyword != "json" else "tool_error"
-        elapsed = perf_counter_ns() - flight.start
-        call = flight.call
-        flight.queued.append(InvalidToolArgs(call.id, flight.plan.name, elapsed, call.arguments, error, recovery))
-    return flight.plan.invalid(flight.call, error, flight.start)
+        recovery = "fail" if state.plan.fail_invalid and error.keyword != "json" else "tool_error"
+        elapsed = perf_counter_ns() - state.start
+        call = state.call
+        state.queued.append(InvalidToolArgs(call.id, state.plan.name, elapsed, call.arguments, error, recovery))
+    return state.plan.invalid(state.call, error, state.start)
 
 
 def started_arguments(read: Read, call: ToolCall) -> dict[str, Any]:

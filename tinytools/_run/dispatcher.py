@@ -27,7 +27,7 @@ from tinytools._run.call_state import Scope
 from tinytools._run.drivers import AsyncDriver, SyncDriver, drive
 from tinytools._run.express import express
 from tinytools._run.gate import Gate
-from tinytools._run.journal_stage import Durable
+from tinytools._run.journal_stage import JournalStage
 from tinytools._run.limits import Limits
 from tinytools._run.output_checks import DEFAULT_ENCODER
 from tinytools._run.pending_calls import cancel_pending, expire, poll, resume
@@ -148,7 +148,7 @@ class Dispatcher:
         """Turns outputs that are not plain data into plain data, for every plan of this dispatcher."""
         limit = DEFAULT_INLINE_OUTPUT_BYTES if max_inline_output_bytes is DEFAULT else max_inline_output_bytes
         self.boundary = Boundary(hook=redact, limit=limit, store=artifacts)
-        self.durable = Durable(journal, signing_key, pending_ttl, self.run_id, self.token, self.boundary)
+        self.journal_stage = JournalStage(journal, signing_key, pending_ttl, self.run_id, self.token, self.boundary)
         self.routes = _routes(self.toolbox, executor)
         self.policies = Policies(middleware)
         started = perf_counter()
@@ -167,7 +167,7 @@ class Dispatcher:
             context=self.context,
             stores=Stores(stores),
             plan_for=self.plan,
-            durable=self.durable,
+            journal_stage=self.journal_stage,
         )
         self._plans: dict[str, Plan] = {}
         self._plain = not middleware and on_event is None and redact is None and journal is None
@@ -181,7 +181,7 @@ class Dispatcher:
         """From now on every call is admitted, and refused; the run's pending calls end."""
         self._express.clear()
         self.admission.recheck()
-        if self.durable.store.waiting(self.run_id):
+        if self.journal_stage.store.waiting(self.run_id):
             drive(cancel_pending(self.pipeline, None, self.scope(self._sync, None, None, None)))
 
     @property
@@ -214,7 +214,7 @@ class Dispatcher:
                 fail_invalid=self.invalid_args == "fail",
                 plain=self._plain,
                 encoder=self.encoder,
-                journaled=self.durable.journal is not None,
+                journaled=self.journal_stage.journal is not None,
             )
             if plan.plain and not tool.defer:  # a deferred tool's calls meet admission, which checks the reveal
                 plan.express = express(plan, self.admission)
@@ -332,11 +332,11 @@ class Dispatcher:
         ``signing_key`` resumes them. By default this run's calls; ``all_runs=True`` for every run
         in the journal. An entry this version of tinytools cannot read is logged and left out.
         """
-        durable = self.durable
+        stage = self.journal_stage
         listed = []
-        for entry in durable.store.waiting(None if all_runs else self.run_id):
+        for entry in stage.store.waiting(None if all_runs else self.run_id):
             try:
-                listed.append(durable.listed(entry))
+                listed.append(stage.entries.listed(entry))
             except JournalError as exc:
                 logging.getLogger("tinytools.journal").error("pending() left out an entry: %s", exc)
         return sorted(listed, key=lambda item: (item.pending.expires_at, item.call_id))

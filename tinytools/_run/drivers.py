@@ -59,7 +59,7 @@ class Driver(ABC):
         self._send: Callable[[ToolEvent], Any] = put if put is not None else sink  # type: ignore[assignment]
 
     @abstractmethod
-    async def settle(self, value: Awaitable[Any]) -> Any:
+    async def wait_for(self, value: Awaitable[Any]) -> Any:
         """A hook's awaitable answer, awaited."""
 
     @abstractmethod
@@ -89,7 +89,7 @@ class Driver(ABC):
 class SyncDriver(Driver):
     """Runs the pipeline for sync entry points, on the caller's thread (see the module)."""
 
-    async def settle(self, value: Awaitable[Any]) -> Any:
+    async def wait_for(self, value: Awaitable[Any]) -> Any:
         """A hook's awaitable answer, run to its end on this thread's loop."""
         return run_coroutine(_awaited(value))
 
@@ -148,7 +148,7 @@ class SyncDriver(Driver):
                     tool_threads().abandon(future)
                     return Outcome(CANCELLED)
                 if future.done():
-                    return _settled(future.result())
+                    return _outcome_of(future.result())
                 if _now() >= deadline:
                     tool_threads().abandon(future)
                     return Outcome(TIMEOUT)
@@ -167,7 +167,7 @@ class SyncDriver(Driver):
 class AsyncDriver(Driver):
     """Runs the pipeline for async entry points, on the running loop (see the module)."""
 
-    async def settle(self, value: Awaitable[Any]) -> Any:
+    async def wait_for(self, value: Awaitable[Any]) -> Any:
         """A hook's awaitable answer, awaited on the running loop."""
         return await value
 
@@ -201,7 +201,7 @@ class AsyncDriver(Driver):
         try:
             stop = await _first_of(task, work, loop)
             if stop is None:
-                return _settled(task.result())
+                return _outcome_of(task.result())
             await _stop(task, work, future if not work.is_async else None)
             return Outcome(stop)
         except BaseException:  # the caller itself was cancelled: the work must not run on unseen
@@ -359,7 +359,7 @@ async def _guarded_call(work: Work) -> Any:
         return Raised(exc)
 
 
-def _settled(value: Any) -> Outcome:
+def _outcome_of(value: Any) -> Outcome:
     if value.__class__ is Raised:
         if propagates(value.exception) and not _cancellation(value.exception):
             raise value.exception

@@ -20,28 +20,28 @@ from tinytools._run.plans import Read
 from tinytools._schema.strict_json import decoded_arguments
 
 if TYPE_CHECKING:
-    from tinytools._run.call_state import Flight
+    from tinytools._run.call_state import CallState
 
 __all__ = ["read_edit"]
 
 
-def read_edit(flight: Flight, *, strict_form: bool) -> Read | ArgumentsError:
-    """Decode and validate the arguments of ``flight.call``, written by the application (see the module).
+def read_edit(state: CallState, *, strict_form: bool) -> Read | ArgumentsError:
+    """Decode and validate the arguments of ``state.call``, written by the application (see the module).
 
     Args:
-        flight: The call, its arguments the application's.
+        state: The call, its arguments the application's.
         strict_form: Whether, in strict mode, arguments in the strict form are taken too (a
             middleware's, written from the model's call; not an approver's, written from restored ones).
     """
-    plan = flight.plan
+    plan = state.plan
     strict = plan.strict
     if strict is None:  # the schema the dispatcher enforces is the canonical one
         try:
-            return plan.read(flight.call)
+            return plan.read(state.call)
         except ArgumentsError as exc:
             return kept(exc)  # kept, not raised: no frame of this call in it
     try:
-        arguments = decoded_arguments(flight.call)  # a dict is copied: the application keeps its own
+        arguments = decoded_arguments(state.call)  # a dict is copied: the application keeps its own
     except ArgumentsError as exc:
         return kept(exc)
     problem = plan.tool.schema.check(arguments)

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any
 
-from tinytools._errors import ArgumentsError, InjectionError, ToolError, shorten
+from tinytools._errors import InjectionError, ToolError, shorten
 from tinytools._results import Pending, PendingKind, PendingRequest, StructuredError, ToolCall, ToolResult
 from tinytools._run.near_misses import closest_name
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from tinytools.executors._failures import ExecutorError
 
 __all__ = [
-    "argument_failure",
+    "as_unknown",
     "cancelled",
     "denied",
     "executor_failure",
@@ -60,7 +60,8 @@ def failed(
     )
 
 
-def _unknown(result: ToolResult) -> ToolResult:
+def as_unknown(result: ToolResult) -> ToolResult:
+    """The result marked ``outcome_unknown``: the tool may have acted, and nobody can tell."""
     result.status = "outcome_unknown"
     return result
 
@@ -76,71 +77,6 @@ def unknown_tool(call: ToolCall, available: Iterable[str], start: int) -> ToolRe
     hint = "" if suggestion is None else f" Did you mean {suggestion!r}?"
     message = f"Unknown tool {shorten(call.name)!r}.{hint} Available tools: {listed}."
     return failed(call, call.name, "unknown_tool", message, start)
-
-
-def argument_failure(call: ToolCall, tool: Tool[..., Any], error: ArgumentsError, start: int) -> ToolResult:
-    """The result for arguments that are not JSON, or that failed the schema."""
-    error.tool = tool.name
-    if error.keyword == "json":
-        if call.invalid is not None:  # a call written in text (JSON, XML or p-type) that did not parse
-            reason = shorten(call.invalid)
-            message = f"The call to tool {tool.name!r} could not be read ({reason}). Write the call again."
-        else:
-            message = (
-                f"The arguments for tool {tool.name!r} could not be read as JSON ({shorten(error.reason)}). "
-                "Send the arguments again as one JSON object."
-            )
-        return failed(call, tool.name, "malformed_arguments", message, start)
-    if len(error.errors) > 1:  # several failures: name them all
-        return failed(call, tool.name, "invalid_arguments", _listing(tool, error), start, _details(error))
-    parameter = error.parameter
-    if parameter is None:
-        message = f"Invalid arguments: {error}."
-        details = {"pointer": error.pointer, "keyword": error.keyword}
-    else:
-        # the same text as str(error) and the argument's schema, from parts kept per argument:
-        # this is the hot path of a bad call
-        head, tail = tool.framing(parameter)
-        message = f"{head}{shorten(error.pointer or '/')}: {error.reason}{_tail(tool, error, tail)}"
-        details = {"pointer": error.pointer, "keyword": error.keyword, "parameter": parameter}
-    return failed(call, tool.name, "invalid_arguments", message, start, details)
-
-
-def _tail(tool: Tool[..., Any], error: ArgumentsError, argument_tail: str) -> str:
-    """What follows the reason: the argument's schema, or, for a failure inside it, the failing value's own."""
-    parameter, pointer = error.parameter, error.pointer
-    if parameter is None or pointer == "" or (pointer.count("/") == 1 and error.keyword != "required"):
-        return argument_tail  # the argument itself failed (or is missing, or unknown): its schema is the leaf
-    return "." if error.schema is None else f". Schema: {tool.quoted(error.schema)}"
-
-
-def _listing(tool: Tool[..., Any], error: ArgumentsError) -> str:
-    """The message for several failures: one line each, as a single failure's, then the count left out."""
-    lines = [f"Invalid arguments: tool {tool.name!r}, {len(error.errors) + error.unlisted} problems:"]
-    for each in error.errors:
-        parameter = each.parameter
-        if parameter is None:
-            lines.append(f"- {each}.")
-        else:
-            tail = _tail(tool, each, tool.framing(parameter)[1])
-            lines.append(f"- argument {shorten(parameter)!r} at {shorten(each.pointer or '/')}: {each.reason}{tail}")
-    if error.unlisted:
-        lines.append(f"- and {error.unlisted} more, not listed.")
-    return "\n".join(lines)
-
-
-def _details(error: ArgumentsError) -> dict[str, Any]:
-    """The first failure's fields, then every failing argument listed (``errors``) and the count left out."""
-    details: dict[str, Any] = {"pointer": error.pointer, "keyword": error.keyword}
-    if error.parameter is not None:
-        details["parameter"] = error.parameter
-    details["errors"] = [
-        {"pointer": each.pointer, "keyword": each.keyword, "reason": each.reason}
-        | ({} if each.parameter is None else {"parameter": each.parameter})
-        for each in error.errors
-    ]
-    details["unlisted"] = error.unlisted
-    return details
 
 
 def propagates(exc: BaseException) -> bool:
@@ -200,7 +136,7 @@ def timed_out(call: ToolCall, tool: Tool[..., Any], start: int) -> ToolResult:
         f"Tool {tool.name!r} did not finish within {tool.timeout} seconds; it may still have "
         "acted, so it was not retried."
     )
-    return _unknown(failed(call, tool.name, "timeout", message, start))
+    return as_unknown(failed(call, tool.name, "timeout", message, start))
 
 
 def cancelled(call: ToolCall, tool: Tool[..., Any], start: int, *, started: bool) -> ToolResult:
@@ -209,7 +145,7 @@ def cancelled(call: ToolCall, tool: Tool[..., Any], start: int, *, started: bool
         return failed(call, tool.name, "cancelled", "The run was cancelled; the call was not made.", start)
     if tool.idempotent:
         return failed(call, tool.name, "cancelled", "The run was cancelled while the tool ran.", start)
-    return _unknown(
+    return as_unknown(
         failed(call, tool.name, "cancelled", "The run was cancelled while the tool ran; it may have acted.", start)
     )
 
@@ -230,7 +166,7 @@ def executor_failure(exc: ExecutorError, call: ToolCall, tool: Tool[..., Any], s
         )
         message += "; the tool may have acted, so it was not retried." if unknown else "."
     result = failed(call, tool.name, exc.code, message, start, {"error_id": error_id})
-    return _unknown(result) if unknown else result
+    return as_unknown(result) if unknown else result
 
 
 def logger() -> logging.Logger:

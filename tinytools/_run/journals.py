@@ -22,14 +22,32 @@ import time
 import weakref
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import msgspec
 from typing_extensions import override
 
 from tinytools._errors import JournalError
 
-__all__ = ["Entry", "Journal", "JournalError", "MemoryJournal", "SQLiteJournal", "State", "owner_alive", "this_owner"]
+__all__ = [
+    "Entry",
+    "Journal",
+    "JournalError",
+    "MemoryJournal",
+    "SQLiteJournal",
+    "State",
+    "canonical",
+    "owner_alive",
+    "this_owner",
+]
+
+_SORTED = msgspec.json.Encoder(order="sorted").encode
+
+
+def canonical(value: Any) -> bytes:
+    """A value as canonical JSON (sorted keys, no spaces): what keys and comparisons read."""
+    return _SORTED(value)
+
 
 State = Literal["started", "pending", "done"]
 """Where a journaled call stands: running (or died running), waiting, or ended."""

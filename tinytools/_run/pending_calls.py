@@ -17,9 +17,10 @@ import msgspec
 
 from tinytools._errors import JournalError, PendingError
 from tinytools._results import ToolCall, ToolResult
-from tinytools._run.call_state import Flight, Scope, read_arguments
+from tinytools._run.call_state import CallState, Scope, read_arguments
+from tinytools._run.entries import Parked
 from tinytools._run.failures import denied, failed
-from tinytools._run.journal_stage import Durable, Parked
+from tinytools._run.journal_stage import JournalStage
 from tinytools._run.journals import Entry, owner_alive
 from tinytools._run.output_checks import finish
 from tinytools._run.pipeline import Pipeline
@@ -35,10 +36,10 @@ async def resume(pipeline: Pipeline, handle: str, answer: Any, scope: Scope, err
             the requested schema, or ``error`` is given for a call that is not external (the
             call stays pending).
     """
-    durable = pipeline.durable
-    key, step = durable.read_handle(handle)
-    entry = _entry(durable, key)
-    parked = durable.parked(entry) if entry.pending else None
+    stage = pipeline.journal_stage
+    key, step = stage.handles.read_handle(handle)
+    entry = _entry(stage, key)
+    parked = stage.entries.parked(entry) if entry.pending else None
     if parked is not None and parked.kind == "task" and (answer is not None or error is not None):
         raise PendingError("a background call takes no answer: it ends by itself", code="invalid_answer")
     if entry.state != "pending" or entry.step != step or parked is None or parked.kind == "task":
@@ -48,17 +49,17 @@ async def resume(pipeline: Pipeline, handle: str, answer: Any, scope: Scope, err
     if error is not None and parked.kind != "external":
         raise PendingError("only an external call is resumed with error=", code="invalid_answer")
     if error is None:
-        answer = durable.check_answer(parked, answer)
+        answer = stage.entries.check_answer(parked, answer)
     runs = parked.kind == "input" or (parked.kind == "approval" and answer["approved"])
     tool = pipeline.admission.toolbox.get(entry.tool)
     if runs and tool is not None:  # missing values raise before anything moves: the same handle works again
         pipeline.plan_for(tool).check_injected(scope.inject)
-    validated = durable.arguments(entry)  # what cannot be read is refused before anything moves
+    validated = stage.entries.arguments(entry)  # what cannot be read is refused before anything moves
     answers = [*parked.answers, answer] if parked.kind == "input" else parked.answers
     kept = msgspec.json.encode(msgspec.structs.replace(parked, answers=answers))
-    if not durable.store.advance(key, step, state="started", owner=durable.owner, pending=kept):
-        return await _outcome(pipeline, _entry(durable, key), step, scope)  # another worker moved it first
-    moved = msgspec.structs.replace(entry, state="started", owner=durable.owner, pending=kept, step=step + 1)
+    if not stage.store.advance(key, step, state="started", owner=stage.owner, pending=kept):
+        return await _outcome(pipeline, _entry(stage, key), step, scope)  # another worker moved it first
+    moved = msgspec.structs.replace(entry, state="started", owner=stage.owner, pending=kept, step=step + 1)
     return await _run(pipeline, moved, entry, validated, parked, (answer, error), scope)
 
 
@@ -72,7 +73,7 @@ async def _run(
     scope: Scope,
 ) -> ToolResult:
     """Run the resumed call through the pipeline, from the stage it waited at (``waited``: its entry then)."""
-    durable = pipeline.durable
+    stage = pipeline.journal_stage
     answer, error = answered
     arguments = parked.arguments if parked.arguments is not None else validated
     call = ToolCall(entry.call_id, entry.tool, arguments)
@@ -80,95 +81,95 @@ async def _run(
     tool = pipeline.admission.toolbox.get(entry.tool)
     if tool is None:
         message = f"Tool {entry.tool!r} is not in this dispatcher's toolbox, so its pending call cannot go on."
-        return durable.record_entry(entry, failed(call, entry.tool, "unknown_tool", message, start)) or await _outcome(
+        return stage.record_entry(entry, failed(call, entry.tool, "unknown_tool", message, start)) or await _outcome(
             pipeline, entry, entry.step, scope
         )
-    flight = Flight(call, pipeline.plan_for(tool), scope, start)
-    flight.key, flight.step, flight.arguments = entry.key, entry.step, validated
-    flight.resumed = parked.kind != "approval"  # an approved call goes on as any call: an external one waits again
-    flight.waited = waited
-    flight.answers = list(parked.answers) + ([answer] if parked.kind == "input" else [])
+    state = CallState(call, pipeline.plan_for(tool), scope, start)
+    state.key, state.step, state.arguments = entry.key, entry.step, validated
+    state.resumed = parked.kind != "approval"  # an approved call goes on as any call: an external one waits again
+    state.waited = waited
+    state.answers = list(parked.answers) + ([answer] if parked.kind == "input" else [])
     try:
-        return await _go_on(pipeline, flight, parked, answer, error)
+        return await _go_on(pipeline, state, parked, answer, error)
     except BaseException:  # the application's mistake: a call that did not act waits again
-        durable.interrupted(flight)
+        stage.interrupted(state)
         raise
 
 
-async def _go_on(pipeline: Pipeline, flight: Flight, parked: Parked, answer: Any, error: str | None) -> ToolResult:
+async def _go_on(pipeline: Pipeline, state: CallState, parked: Parked, answer: Any, error: str | None) -> ToolResult:
     """The stages a resumed call goes through: its end, a denial, or execution."""
-    call, plan, start = flight.call, flight.plan, flight.start
+    call, plan, start = state.call, state.plan, state.start
     tool = plan.tool
     if parked.kind == "external":
         if error is not None:
-            return await pipeline.end(flight, failed(call, plan.name, "tool_error", error, start))
-        return await pipeline.end(flight, finish(call, tool, answer, start, pipeline.boundary.store, plan.encoder))
+            return await pipeline.end(state, failed(call, plan.name, "tool_error", error, start))
+        return await pipeline.end(state, finish(call, tool, answer, start, pipeline.boundary.store, plan.encoder))
     if parked.kind == "approval" and not answer["approved"]:
         rule = plan.approval.name if plan.approval is not None else "approval"
         reason = answer.get("reason") or "the approver said no"
-        pipeline.note_denied(flight, rule, reason)
-        return await pipeline.end(flight, denied(call, plan.name, rule, reason, start))
-    read = read_arguments(flight, events=pipeline.sink is not None)  # checked again, by this toolbox
+        pipeline.note_denied(state, rule, reason)
+        return await pipeline.end(state, denied(call, plan.name, rule, reason, start))
+    read = read_arguments(state, events=pipeline.sink is not None)  # checked again, by this toolbox
     if isinstance(read, ToolResult):
-        return await pipeline.end(flight, read)
-    return await pipeline.go(flight, read)
+        return await pipeline.end(state, read)
+    return await pipeline.go(state, read)
 
 
 async def _outcome(pipeline: Pipeline, entry: Entry, step: int, scope: Scope) -> ToolResult:
     """What a call the handle no longer moves stands at: its final result, waited for if it runs.
 
     A call another live worker runs is waited for as long as a journaled call would be (see
-    `Durable.wait_bound`); past that, its pending result says it is still running.
+    `JournalStage.wait_bound`); past that, its pending result says it is still running.
     """
-    durable = pipeline.durable
+    stage = pipeline.journal_stage
     delay = 0.002
     tool = pipeline.admission.toolbox.get(entry.tool)
-    waited_until = time.monotonic() + (durable.wait_bound(tool) if tool is not None else 600.0)
+    waited_until = time.monotonic() + (stage.wait_bound(tool) if tool is not None else 600.0)
     while True:
         now = await poll_entry(pipeline, entry, scope)
         if now.status != "pending" or (entry.state == "pending" and entry.step != step):
             return now  # ended, or waiting for something new (a new handle)
-        if durable.token.cancelled or time.monotonic() > waited_until:
+        if stage.token.cancelled or time.monotonic() > waited_until:
             return now
-        running = entry.state == "started" or durable.parked(entry).kind == "task"
+        running = entry.state == "started" or stage.entries.parked(entry).kind == "task"
         if running and not owner_alive(entry.owner):
             message = f"Tool {entry.tool!r} was running this call in a worker that stopped; it may have acted."
             unknown = failed(ToolCall(entry.call_id, entry.tool, {}), entry.tool, "outcome_unknown", message, 0)
             unknown.status = "outcome_unknown"
-            ended = durable.record_entry(entry, unknown)
+            ended = stage.record_entry(entry, unknown)
             if ended is not None:
                 return ended
-        await scope.driver.pause(delay, durable.token)
+        await scope.driver.pause(delay, stage.token)
         delay = min(delay * 2, 0.05)
-        entry = _entry(durable, entry.key)
+        entry = _entry(stage, entry.key)
 
 
 async def poll_entry(pipeline: Pipeline, entry: Entry, scope: Scope) -> ToolResult:
     """The call's final result if it ended (or just expired), else its pending result."""
-    durable = pipeline.durable
+    stage = pipeline.journal_stage
     if entry.state == "done":
-        return durable.stored(entry, entry.call_id)
+        return stage.entries.stored(entry, entry.call_id)
     if entry.state == "started":  # resumed, and running: no answer moves it now
-        return durable.running_result(entry)
-    parked = durable.parked(entry)
+        return stage.entries.running_result(entry)
+    parked = stage.entries.parked(entry)
     if entry.state == "pending" and time.time() >= parked.expires_at:
         return await end_entry(pipeline, entry, "expired", scope)
-    return durable.pending_result(entry, entry.call_id)
+    return stage.entries.pending_result(entry, entry.call_id)
 
 
 async def poll(pipeline: Pipeline, handle: str, scope: Scope) -> ToolResult:
     """Where the call of a handle stands now: its final result, or its pending one (never waits)."""
-    key, _ = pipeline.durable.read_handle(handle)
-    return await poll_entry(pipeline, _entry(pipeline.durable, key), scope)
+    key, _ = pipeline.journal_stage.handles.read_handle(handle)
+    return await poll_entry(pipeline, _entry(pipeline.journal_stage, key), scope)
 
 
 async def end_entry(pipeline: Pipeline, entry: Entry, why: str, scope: Scope) -> ToolResult:
     """End a pending call (``expired`` or ``cancelled``) once, and tell the sink its final result."""
-    durable = pipeline.durable
-    result = durable.ended(entry, pipeline.admission.toolbox.get(entry.tool), why)
+    stage = pipeline.journal_stage
+    result = stage.ended(entry, pipeline.admission.toolbox.get(entry.tool), why)
     if result is None:  # resumed meanwhile: it ends as it runs
-        return await _outcome(pipeline, _entry(durable, entry.key), entry.step, scope)
-    durable.stop_task(entry.key)
+        return await _outcome(pipeline, _entry(stage, entry.key), entry.step, scope)
+    stage.tasks.stop(entry.key)
     return await _told(pipeline, entry, result, scope)
 
 
@@ -177,19 +178,19 @@ async def expire(pipeline: Pipeline, now: float, scope: Scope) -> list[ToolResul
 
     A call resumed meanwhile is no longer waiting: it is left to end as it runs.
     """
-    durable = pipeline.durable
+    stage = pipeline.journal_stage
     ended = []
-    for entry in durable.store.waiting():
+    for entry in stage.store.waiting():
         try:
-            due = durable.parked(entry).expires_at <= now
+            due = stage.entries.parked(entry).expires_at <= now
         except JournalError as exc:  # one entry this version cannot read stops no other from ending
             logging.getLogger("tinytools.journal").error("expire skipped an entry: %s", exc)
             continue
         if not due:
             continue
-        result = durable.ended(entry, pipeline.admission.toolbox.get(entry.tool), "expired")
+        result = stage.ended(entry, pipeline.admission.toolbox.get(entry.tool), "expired")
         if result is not None:
-            durable.stop_task(entry.key)
+            stage.tasks.stop(entry.key)
             ended.append(await _told(pipeline, entry, result, scope))
     return ended
 
@@ -204,14 +205,14 @@ async def _told(pipeline: Pipeline, entry: Entry, result: ToolResult, scope: Sco
 
 async def cancel_pending(pipeline: Pipeline, handle: str | None, scope: Scope) -> list[ToolResult]:
     """End one pending call (its handle), or every pending call of this run, as cancelled."""
-    durable = pipeline.durable
+    stage = pipeline.journal_stage
     if handle is None:
-        entries = durable.store.waiting(durable.run_id)
+        entries = stage.store.waiting(stage.run_id)
     else:
-        key, _ = durable.read_handle(handle)
-        entry = _entry(durable, key)
+        key, _ = stage.handles.read_handle(handle)
+        entry = _entry(stage, key)
         if entry.state == "started":  # already resumed: a task of this process is told, and the end awaited
-            durable.stop_task(entry.key)
+            stage.tasks.stop(entry.key)
             return [await _outcome(pipeline, entry, entry.step, scope)]
         if entry.state != "pending":
             return [await poll_entry(pipeline, entry, scope)]
@@ -227,8 +228,8 @@ async def cancel_pending(pipeline: Pipeline, handle: str | None, scope: Scope) -
     return ended
 
 
-def _entry(durable: Durable, key: str) -> Entry:
-    entry = durable.store.get(key)
+def _entry(stage: JournalStage, key: str) -> Entry:
+    entry = stage.store.get(key)
     if entry is None:
         raise PendingError("the journal holds no call for this handle", code="unknown_handle")
     return entry

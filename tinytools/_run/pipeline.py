@@ -34,12 +34,13 @@ from tinytools._events import ToolCompleted, ToolDenied, ToolEvent, ToolFailed, 
 from tinytools._results import ToolCall, ToolResult
 from tinytools._run.admission import Admission, Admitted, not_revealed
 from tinytools._run.boundary import Boundary
-from tinytools._run.call_state import Flight, Scope, call_arguments, read_arguments, started_arguments
+from tinytools._run.call_state import CallState, Scope, call_arguments, read_arguments, started_arguments
 from tinytools._run.drivers import SyncDriver, drive
 from tinytools._run.edits import read_edit
+from tinytools._run.entries import APPROVAL_SCHEMA
 from tinytools._run.execution import Attempts
 from tinytools._run.failures import cancelled, denied, failed, hook_failure, missing_value, propagates, waiting
-from tinytools._run.journal_stage import APPROVAL_SCHEMA, Durable
+from tinytools._run.journal_stage import JournalStage
 from tinytools._run.plans import Plan, Read
 from tinytools._run.policy_enforcement import Policies, ask, refused_edit
 from tinytools._run.secrets import Secrets
@@ -63,10 +64,10 @@ class Pipeline:
         context: RunContext,
         stores: Stores,
         plan_for: Callable[[Any], Plan],
-        durable: Durable,
+        journal_stage: JournalStage,
     ):
         self.admission = admission
-        self.durable = durable
+        self.journal_stage = journal_stage
         self.boundary = boundary
         self.policies = policies
         hooks = [m for m in middleware if m not in policies.middleware]
@@ -104,115 +105,118 @@ class Pipeline:
 
     async def run_admitted(self, admitted: Admitted, scope: Scope, start: int) -> ToolResult:
         """The stages after admission: read, before-middleware, policy, execute, after-middleware, the boundary."""
-        flight = Flight(admitted.call, admitted.plan, scope, start)
+        state = CallState(admitted.call, admitted.plan, scope, start)
         if admitted.rewritten and self.sink is not None:
-            await self.emit_rewrite(admitted, flight)
-        read = read_arguments(flight, events=self.sink is not None)
+            await self.emit_rewrite(admitted, state)
+        read = read_arguments(state, events=self.sink is not None)
         if read.__class__ is Read and self.before:
-            read = self.before_middleware(flight, read)  # type: ignore[assignment]
+            read = self.before_middleware(state, read)  # type: ignore[assignment]
             if read.__class__ is not Read and read.__class__ is not ToolResult:  # type: ignore[comparison-overlap]
                 read = await read  # type: ignore[misc]
-        plan = flight.plan
-        if read.__class__ is Read and plan.durable:
-            flight.arguments = started_arguments(read, flight.call)
-            answered = await self.durable.claim(flight, read)
+        plan = state.plan
+        if read.__class__ is Read and plan.journaled:
+            state.arguments = started_arguments(read, state.call)
+            answered = await self.journal_stage.claim(state, read)
             if answered is not None:
-                if flight.answered and answered.status == "succeeded" and is_search(plan.tool):  # its reveal too
+                if state.answered and answered.status == "succeeded" and is_search(plan.tool):  # its reveal too
                     self.admission.revealed.add(
                         entry["name"] for entry in answered.output if isinstance(entry, dict) and "name" in entry
                     )
-                return await self.end(flight, answered)
+                return await self.end(state, answered)
         try:
-            return await self.decide(flight, read)
+            return await self.decide(state, read)
         except BaseException:  # a claimed call cut short (its caller cancelled, the application's mistake)
-            if flight.step is not None:
-                self.durable.interrupted(flight)
+            if state.step is not None:
+                self.journal_stage.interrupted(state)
             raise
 
-    async def decide(self, flight: Flight, read: Read | ToolResult) -> ToolResult:
+    async def decide(self, state: CallState, read: Read | ToolResult) -> ToolResult:
         """Policy and approval, then execution: or the call's end, for a call already answered."""
-        plan = flight.plan
+        plan = state.plan
         if read.__class__ is Read and (plan.denial is not None or plan.approval is not None):
-            read = await self.authorise(flight, read)
+            read = await self.authorise(state, read)
         if read.__class__ is Read:
-            return await self.go(flight, read)
-        return await self.end(flight, read)  # type: ignore[arg-type]
+            return await self.go(state, read)
+        return await self.end(state, read)  # type: ignore[arg-type]
 
-    async def go(self, flight: Flight, read: Read) -> ToolResult:
+    async def go(self, state: CallState, read: Read) -> ToolResult:
         """Execute the call, then after-middleware and its end (where a resumed call comes in).
 
         An external tool's call, and a background tool's, park pending instead: the application
         runs the first, a thread of its own the second.
         """
-        durable = flight.plan.tool.durable
-        if durable is not None and not flight.resumed and (durable.external or durable.background):
-            if durable.external:
-                message = f"Run tool {flight.plan.name!r} with the call's arguments, then resume it with the output."
-                schema = flight.plan.tool.output_schema or {}
-                return await self.end(flight, waiting(flight.call, flight.plan.name, "external", message, schema, None))
-            try:
-                flight.plan.check_injected(flight.scope.inject)  # a task that could not start must not wait
-            except InjectionError as exc:
-                return await self.end(flight, missing_value(flight.call, exc, flight.start))
-            message = f"Tool {flight.plan.name!r} is running in the background."
-            parked = await self.end(flight, waiting(flight.call, flight.plan.name, "task", message, None, None))
-            if parked.status == "pending":
-                self.background(flight, read)
-            return parked
-        if durable is not None and durable.cache_ttl is not None:
-            reused = self.durable.reused(flight)
+        options = state.plan.tool.options
+        if options.outlives_turn and not state.resumed:
+            return await self.park_outliving(state, read)
+        if options.cache_ttl is not None:
+            reused = self.journal_stage.cache.reused(state)
             if reused is not None:
-                return await self.end(flight, reused)
-        if durable is not None and durable.idempotency_key is not None:
-            made = await self.durable.acts.claim(flight, read)  # the same act, made by another call already
+                return await self.end(state, reused)
+        if options.idempotency_key is not None:
+            made = await self.journal_stage.acts.claim(state, read)  # the same act, made by another call already
             if made is not None:
-                return await self.end(flight, made)
-        result = await self.attempts.execute(flight, read)
+                return await self.end(state, made)
+        result = await self.attempts.execute(state, read)
         if self.after:
-            result = self.after_middleware(flight, result)  # type: ignore[assignment]
+            result = self.after_middleware(state, result)  # type: ignore[assignment]
             if result.__class__ is not ToolResult:
                 result = await result  # type: ignore[misc]
-        return await self.end(flight, result)
+        return await self.end(state, result)
 
-    def background(self, flight: Flight, read: Read) -> None:
+    async def park_outliving(self, state: CallState, read: Read) -> ToolResult:
+        """An external tool's call, or a background tool's, parked pending: run elsewhere, or on a thread."""
+        plan = state.plan
+        if plan.tool.options.external:
+            message = f"Run tool {plan.name!r} with the call's arguments, then resume it with the output."
+            schema = plan.tool.output_schema or {}
+            return await self.end(state, waiting(state.call, plan.name, "external", message, schema, None))
+        try:
+            plan.check_injected(state.scope.inject)  # a task that could not start must not wait
+        except InjectionError as exc:
+            return await self.end(state, missing_value(state.call, exc, state.start))
+        message = f"Tool {plan.name!r} is running in the background."
+        parked = await self.end(state, waiting(state.call, plan.name, "task", message, None, None))
+        if parked.status == "pending":
+            self.background(state, read)
+        return parked
+
+    def background(self, state: CallState, read: Read) -> None:
         """Run a parked task's call on a thread of its own, to its recorded end."""
-        scope = flight.scope
+        scope = state.scope
         alone = Scope(SyncDriver(self.sink), scope.inject, scope.allowed, scope.step_id, 0)
-        task = Flight(flight.call, flight.plan, alone, flight.start)
-        task.key, task.step, task.arguments, task.resumed = flight.key, flight.step, flight.arguments, True
-        self.durable.run_task(task, lambda: drive(self.go(task, read)))
+        task = CallState(state.call, state.plan, alone, state.start)
+        task.key, task.step, task.arguments, task.resumed = state.key, state.step, state.arguments, True
+        self.journal_stage.tasks.start(task, lambda: drive(self.go(task, read)))
 
-    async def end(self, flight: Flight, result: ToolResult) -> ToolResult:
+    async def end(self, state: CallState, result: ToolResult) -> ToolResult:
         """The call's end: sealed at the boundary, recorded in the journal, told to the sink."""
-        plan, scope = flight.plan, flight.scope
+        plan, scope = state.plan, state.scope
         tool = plan.tool
-        if not flight.answered:  # a journaled answer was sealed when it was made
-            if flight.secrets is None and (tool.secret_keys or tool.fixed_secrets):  # made before binding
-                flight.secrets = Secrets.of(plan.secrets(scope.inject))
-            note = flight.pieces.note() if flight.pieces is not None else None
-            result = self.boundary.seal(result, flight.secrets, flight.start, note)
-            if flight.step is not None or result.status == "pending":
-                result = self.durable.record(flight, result)
-            if tool.durable is not None and tool.durable.cache_ttl is not None:
-                self.durable.keep(flight, result)
-        if self.sink is None or flight.superseded:  # nothing to tell (again): the result is the call's end
-            return (
-                result if result.call_id == flight.call.id else msgspec.structs.replace(result, call_id=flight.call.id)
-            )
-        done = self.complete(flight.call, result, flight, scope)
+        if not state.answered:  # a journaled answer was sealed when it was made
+            if state.secrets is None and (tool.secret_keys or tool.fixed_secrets):  # made before binding
+                state.secrets = Secrets.of(plan.secrets(scope.inject))
+            note = state.pieces.note() if state.pieces is not None else None
+            result = self.boundary.seal(result, state.secrets, state.start, note)
+            if state.step is not None or result.status == "pending":
+                result = self.journal_stage.record(state, result)
+            if tool.options.cache_ttl is not None:
+                self.journal_stage.cache.keep(state, result)
+        if self.sink is None or state.superseded:  # nothing to tell (again): the result is the call's end
+            return result if result.call_id == state.call.id else msgspec.structs.replace(result, call_id=state.call.id)
+        done = self.complete(state.call, result, state, scope)
         return done if done.__class__ is ToolResult else await done  # type: ignore[misc]
 
-    async def emit_rewrite(self, admitted: Admitted, flight: Flight) -> None:
+    async def emit_rewrite(self, admitted: Admitted, state: CallState) -> None:
         """The `UnknownToolCall` event of a call the unknown-tool policy sent to its fallback."""
-        sent, name = admitted.sent, flight.plan.name
-        elapsed = perf_counter_ns() - flight.start
-        pending = flight.scope.driver.emit(
+        sent, name = admitted.sent, state.plan.name
+        elapsed = perf_counter_ns() - state.start
+        pending = state.scope.driver.emit(
             UnknownToolCall(sent.id, name, elapsed, sent.name, sent.arguments, f"rewrite:{name}")
         )
         if pending is not None:
             await pending
 
-    def before_middleware(self, flight: Flight, read: Read, first: int = 0) -> Read | ToolResult | Awaitable[Any]:
+    def before_middleware(self, state: CallState, read: Read, first: int = 0) -> Read | ToolResult | Awaitable[Any]:
         """Each before-middleware in order: go on, replace the call (read again), or answer it.
 
         Sync hooks run here and now; the first that answers with an awaitable leaves the rest to
@@ -220,126 +224,130 @@ class Pipeline:
         """
         for index in range(first, len(self.before)):
             try:
-                outcome = self.before[index](flight.call, flight.plan.tool)
+                outcome = self.before[index](state.call, state.plan.tool)
             except BaseException as exc:
                 if propagates(exc):
                     raise
-                return hook_failure(flight.call, flight.plan.name, "middleware", exc, flight.start)
+                return hook_failure(state.call, state.plan.name, "middleware", exc, state.start)
             if outcome.__class__ not in _ANSWERS and isawaitable(outcome):
-                return self._before_later(flight, read, index, outcome)
-            moved = self._before_answer(flight, read, outcome)
+                return self._before_later(state, read, index, outcome)
+            moved = self._before_answer(state, read, outcome)
             if moved.__class__ is not Read:
                 return moved
             read = moved
         return read
 
-    async def _before_later(self, flight: Flight, read: Read, index: int, pending: Awaitable[Any]) -> Read | ToolResult:
+    async def _before_later(
+        self, state: CallState, read: Read, index: int, pending: Awaitable[Any]
+    ) -> Read | ToolResult:
         try:
-            outcome = await flight.scope.driver.settle(pending)
+            outcome = await state.scope.driver.wait_for(pending)
         except BaseException as exc:
             if propagates(exc):
                 raise
-            return hook_failure(flight.call, flight.plan.name, "middleware", exc, flight.start)
-        moved = self._before_answer(flight, read, outcome)
+            return hook_failure(state.call, state.plan.name, "middleware", exc, state.start)
+        moved = self._before_answer(state, read, outcome)
         if moved.__class__ is not Read:
             return moved
-        rest = self.before_middleware(flight, moved, index + 1)
+        rest = self.before_middleware(state, moved, index + 1)
         return rest if rest.__class__ is Read or rest.__class__ is ToolResult else await rest  # type: ignore[misc]
 
-    def _before_answer(self, flight: Flight, read: Read, outcome: Any) -> Read | ToolResult:
+    def _before_answer(self, state: CallState, read: Read, outcome: Any) -> Read | ToolResult:
         """What one before-middleware's answer means: go on, answer the call, or read a new one."""
         if isinstance(outcome, ToolResult):
             error = outcome.error
             if error is not None and error.code == "policy_denied":
-                self.note_denied(flight, (error.details or {}).get("rule", "policy"), error.message)
-            return _well_formed(flight, outcome)
+                self.note_denied(state, (error.details or {}).get("rule", "policy"), error.message)
+            return _well_formed(state, outcome)
         if isinstance(outcome, ToolCall):
-            return self.relocate(flight, outcome)
+            return self.relocate(state, outcome)
         return read
 
-    def relocate(self, flight: Flight, call: ToolCall) -> Read | ToolResult:
+    def relocate(self, state: CallState, call: ToolCall) -> Read | ToolResult:
         """A call a middleware replaced: looked up, checked against the allowlist and read again."""
         tool = self.admission.toolbox.get(call.name)
         if tool is None:
             message = f"Middleware sent the call to an unknown tool {shorten(call.name)!r}."
-            return failed(call, call.name, "unknown_tool", message, flight.start)
-        allowed = flight.scope.allowed
+            return failed(call, call.name, "unknown_tool", message, state.start)
+        allowed = state.scope.allowed
         if allowed is not None and tool.name not in allowed:
             message = f"Tool {shorten(call.name)!r} is not available in this turn."
-            return failed(call, tool.name, "tool_not_allowed", message, flight.start)
+            return failed(call, tool.name, "tool_not_allowed", message, state.start)
         if tool.defer and tool.name not in self.admission.revealed:
-            return not_revealed(call, tool, self.admission.toolbox, flight.start)
-        flight.call = ToolCall(flight.call.id, tool.name, call.arguments, call.invalid)
-        flight.plan = self.plan_for(tool)
-        read = read_edit(flight, strict_form=True)
+            return not_revealed(call, tool, self.admission.toolbox, state.start)
+        state.call = ToolCall(state.call.id, tool.name, call.arguments, call.invalid)
+        state.plan = self.plan_for(tool)
+        read = read_edit(state, strict_form=True)
         if isinstance(read, Read):
             return read
-        return hook_failure(flight.call, tool.name, "middleware", read, flight.start)  # the application's mistake
+        return hook_failure(state.call, tool.name, "middleware", read, state.start)  # the application's mistake
 
-    async def authorise(self, flight: Flight, read: Read) -> Read | ToolResult:
+    async def authorise(self, state: CallState, read: Read) -> Read | ToolResult:
         """The policy stage: static rules, then the approver, on the final validated arguments."""
-        plan = flight.plan
+        plan = state.plan
         if plan.denial is not None:
             rule, reason = plan.denial
-            self.note_denied(flight, rule, reason)
-            return denied(flight.call, plan.name, rule, reason, flight.start)
+            self.note_denied(state, rule, reason)
+            return denied(state.call, plan.name, rule, reason, state.start)
         if plan.approval is None:
             return read
-        arguments = read.arguments if read.arguments is not None else call_arguments(flight.call)
-        decision = await ask(plan.approval, plan.tool, flight.call, arguments, flight.scope.driver, self.token)
+        arguments = read.arguments if read.arguments is not None else call_arguments(state.call)
+        decision = await ask(plan.approval, plan.tool, state.call, arguments, state.scope.driver, self.token)
         if decision.kind == "approve":
             return read
         if decision.kind == "defer":
-            return waiting(flight.call, plan.name, "approval", decision.reason, APPROVAL_SCHEMA, decision.ttl)
+            return waiting(state.call, plan.name, "approval", decision.reason, APPROVAL_SCHEMA, decision.ttl)
         if decision.kind == "cancelled":
-            return cancelled(flight.call, plan.tool, flight.start, started=False)
+            return cancelled(state.call, plan.tool, state.start, started=False)
         if decision.kind == "edit":
-            flight.call = ToolCall(flight.call.id, plan.name, decision.arguments or {})
-            edited = read_edit(flight, strict_form=False)
+            state.call = ToolCall(state.call.id, plan.name, decision.arguments or {})
+            edited = read_edit(state, strict_form=False)
             if isinstance(edited, Read):
                 return edited
             decision = refused_edit(plan.name, edited)
-        self.note_denied(flight, plan.approval.name, decision.reason)
-        return denied(flight.call, plan.name, plan.approval.name, decision.reason, flight.start)
+        self.note_denied(state, plan.approval.name, decision.reason)
+        return denied(state.call, plan.name, plan.approval.name, decision.reason, state.start)
 
     def after_middleware(
-        self, flight: Flight, result: ToolResult, first: int = 0
+        self, state: CallState, result: ToolResult, first: int = 0
     ) -> ToolResult | Awaitable[ToolResult]:
         """Each after-middleware in order: keep the result or replace it (an async one left to await)."""
         for index in range(first, len(self.after)):
             try:
-                replacement = self.after[index](flight.call, flight.plan.tool, result)
+                replacement = self.after[index](state.call, state.plan.tool, result)
             except BaseException as exc:
                 if propagates(exc):
                     raise
-                result = hook_failure(flight.call, flight.plan.name, "middleware", exc, flight.start)
+                result = hook_failure(state.call, state.plan.name, "middleware", exc, state.start)
                 continue
             if replacement is not None and replacement.__class__ is not ToolResult and isawaitable(replacement):
-                return self._after_later(flight, result, index, replacement)
+                return self._after_later(state, result, index, replacement)
             if isinstance(replacement, ToolResult):
-                result = _well_formed(flight, replacement)
+                result = _well_formed(state, replacement)
         return result
 
-    async def _after_later(self, flight: Flight, result: ToolResult, index: int, pending: Awaitable[Any]) -> ToolResult:
+    async def _after_later(
+        self, state: CallState, result: ToolResult, index: int, pending: Awaitable[Any]
+    ) -> ToolResult:
         try:
-            replacement = await flight.scope.driver.settle(pending)
+            replacement = await state.scope.driver.wait_for(pending)
         except BaseException as exc:
             if propagates(exc):
                 raise
-            replacement = hook_failure(flight.call, flight.plan.name, "middleware", exc, flight.start)
+            replacement = hook_failure(state.call, state.plan.name, "middleware", exc, state.start)
         if isinstance(replacement, ToolResult):
-            result = _well_formed(flight, replacement)
-        rest = self.after_middleware(flight, result, index + 1)
+            result = _well_formed(state, replacement)
+        rest = self.after_middleware(state, result, index + 1)
         return rest if rest.__class__ is ToolResult else await rest  # type: ignore[misc]
 
-    def note_denied(self, flight: Flight, rule: str, reason: str) -> None:
+    def note_denied(self, state: CallState, rule: str, reason: str) -> None:
         """Queue the `ToolDenied` event of a call a rule refused (delivered with its last events)."""
         if self.sink is not None:
-            elapsed = perf_counter_ns() - flight.start
-            flight.queued.append(ToolDenied(flight.call.id, flight.plan.name, elapsed, rule, reason))
+            elapsed = perf_counter_ns() - state.start
+            state.queued.append(ToolDenied(state.call.id, state.plan.name, elapsed, rule, reason))
 
     def complete(
-        self, call: ToolCall, result: ToolResult, flight: Flight | None, scope: Scope
+        self, call: ToolCall, result: ToolResult, state: CallState | None, scope: Scope
     ) -> ToolResult | Awaitable[ToolResult]:
         """Deliver the call's last events (`ToolFailed`, `ToolCompleted`) and hand the result back.
 
@@ -349,13 +357,11 @@ class Pipeline:
             result = msgspec.structs.replace(result, call_id=call.id)
         if self.sink is None:
             return result
-        events = [] if flight is None else flight.queued
-        if flight is not None and flight.failure is not None and flight.failure.error is not None:
-            error = self.boundary.error(flight.failure.error, flight.secrets)
-            events.append(
-                ToolFailed(call.id, flight.plan.name, perf_counter_ns() - flight.start, error, flight.exception)
-            )
-        start = flight.start if flight is not None else perf_counter_ns() - result.elapsed
+        events = [] if state is None else state.queued
+        if state is not None and state.failure is not None and state.failure.error is not None:
+            error = self.boundary.error(state.failure.error, state.secrets)
+            events.append(ToolFailed(call.id, state.plan.name, perf_counter_ns() - state.start, error, state.exception))
+        start = state.start if state is not None else perf_counter_ns() - result.elapsed
         if result.status == "pending":
             events.append(ToolPending(call.id, result.name, perf_counter_ns() - start, result))
         else:
@@ -382,10 +388,10 @@ def _refusal_event(call: ToolCall, result: ToolResult, start: int) -> ToolEvent:
     return ToolDenied(call.id, result.name, elapsed, code, reason)
 
 
-def _well_formed(flight: Flight, result: ToolResult) -> ToolResult:
+def _well_formed(state: CallState, result: ToolResult) -> ToolResult:
     """A result a middleware made, if it is one (its call id is set later); else ``middleware_error``."""
     try:
-        msgspec.structs.replace(result, call_id=flight.call.id).validate()
+        msgspec.structs.replace(result, call_id=state.call.id).validate()
     except ResultError as exc:
-        return hook_failure(flight.call, flight.plan.name, "middleware", exc, flight.start)
+        return hook_failure(state.call, state.plan.name, "middleware", exc, state.start)
     return result

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from tinytools._errors import ArgumentsError, InjectionError, kept
 from tinytools._results import ToolCall, ToolResult
-from tinytools._run.failures import argument_failure, tool_failure
+from tinytools._run.argument_messages import argument_failure
+from tinytools._run.failures import tool_failure
 from tinytools._schema.converters import ConversionError, conversion_failure, refused
 from tinytools._schema.fast_decode import Reader, positional_reader
 from tinytools._schema.signatures import EMPTY, Slot
@@ -95,7 +96,16 @@ class Plan:
         """Whether arguments that fail the schema raise `ArgumentsError` (``invalid_args="fail"``)."""
         self.runtime = bool(tool.wants) or "call" in tool.injection_sources.values()
         """Whether the tool takes values only the pipeline makes (a token, an invocation, ...)."""
-        self.durable = journaled or tool.durable is not None or bool(tool.wants & {"key", "ask"}) or bool(approval)
+        options = tool.options
+        self.journaled = (
+            journaled
+            or options.outlives_turn
+            or options.idempotency_key is not None
+            or options.reconcile is not None
+            or options.cache_ttl is not None
+            or bool(tool.wants & {"key", "ask"})
+            or bool(approval)
+        )
         """Whether calls meet the journal stage: the dispatcher journals, or the tool needs a key or may wait."""
         self.typed: Reader | None = None if strict or not _by_position(tool) else _pending
         self.plain = plain and self._plain()
@@ -113,7 +123,7 @@ class Plan:
             or tool.fixed_secrets
             or tool.is_async
             or tool.remote_keys
-            or self.durable
+            or self.journaled
             or tool.streams
         )
 

@@ -50,7 +50,7 @@ def default_dispatcher(toolbox: _Tools) -> Dispatcher:
     if made is None:
         made = toolbox._dispatcher = Dispatcher(toolbox)
         made._revealed.grows = False  # no run: a search here reveals nothing for later calls
-        made.durable.remember = False  # nor does a call remember another: each is a one-line call of its own
+        made.journal_stage.remember = False  # nor does a call remember another: each is a one-line call of its own
     return made  # type: ignore[no-any-return]
 
 

@@ -319,12 +319,12 @@ class _Generator(CodeGeneratorDraft07):
         """Emit a line; a type guard the schema's ``type`` has settled becomes cheaper or ``True``."""
         if line in _GUARDS:
             passing, template, condition = _GUARDS[line]
-            line = template.replace("{}", self._settled(passing) or condition)
+            line = template.replace("{}", self._decided(passing) or condition)
         elif line.startswith("def fn(var): "):  # uniqueItems: a tuple is an array too
             line = line.replace("(dict, list)", "(dict, list, tuple)")
         return super().l(line, *args, **kwds)
 
-    def _settled(self, passing: set[str]) -> str:
+    def _decided(self, passing: set[str]) -> str:
         """A guard's condition if this schema's ``type`` (checked first) settles it, else ""."""
         types = self._definition.get("type", ()) if isinstance(self._definition, dict) else ()
         allowed = {types} if isinstance(types, str) else set(types)

@@ -165,7 +165,7 @@ async def _bridge(future: concurrent.futures.Future[Any], *, remote: bool, on_br
     loop = asyncio.get_running_loop()
     waiter: asyncio.Future[Any] = loop.create_future()
 
-    def settle(done: concurrent.futures.Future[Any]) -> None:
+    def hand_back(done: concurrent.futures.Future[Any]) -> None:
         if waiter.done():
             return
         if done.cancelled():
@@ -185,7 +185,7 @@ async def _bridge(future: concurrent.futures.Future[Any], *, remote: bool, on_br
 
     def done(finished: concurrent.futures.Future[Any]) -> None:
         with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits for this call any more
-            loop.call_soon_threadsafe(settle, finished)
+            loop.call_soon_threadsafe(hand_back, finished)
 
     future.add_done_callback(done)
     try:
