@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 
 from tinytools._errors import ArgumentsError, kept
 from tinytools._results import ToolResult
-from tinytools._run.call_state import started_arguments
 from tinytools._run.failures import failed, tool_failure
 from tinytools._run.journals import Entry, canonical, owner_alive
+from tinytools._run.reading import started_arguments
 
 if TYPE_CHECKING:
     from tinytools._run.call_state import CallState

@@ -1,24 +1,17 @@
-"""The records of one call inside the pipeline, and the stage every other stage may return to: reading.
+"""The records of one call inside the pipeline: what its entry point brought, and where it stands.
 
 `Scope` is what an entry point brings (injected values, the allowlist, its step, its driver);
-`CallState` is one admitted call on its way through the stages. `read_arguments` decodes and
-validates a call's arguments once, against the schema the dispatcher enforces, and `invalid` is
-what a call whose arguments fail becomes; both serve the read stage, a call a middleware replaced,
-an approver's edit and a retry alike.
+`CallState` is one admitted call on its way through the stages: what each stage learnt of it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
-from tinytools._errors import ArgumentsError, kept
-from tinytools._events import InvalidToolArgs, ToolEvent
+from tinytools._events import ToolEvent
 from tinytools._results import ToolCall, ToolResult
-from tinytools._run.plans import Plan, Read
+from tinytools._run.plans import Plan
 
 if TYPE_CHECKING:
     from tinytools._context import CancellationToken
@@ -29,7 +22,7 @@ if TYPE_CHECKING:
     from tinytools._run.secrets import Secrets
     from tinytools._run.stream_boundary import StreamBoundary
 
-__all__ = ["CallState", "Scope", "call_arguments", "invalid", "read_arguments", "started_arguments"]
+__all__ = ["CallState", "Scope"]
 
 
 class Scope:
@@ -129,41 +122,3 @@ class CallState:
         """Whether the tool was started (what a call interrupted before then may do again)."""
         self.superseded = False
         """Whether another worker ended the call first (an expiry): its end was told already."""
-
-
-def read_arguments(state: CallState, *, events: bool) -> Read | ToolResult:
-    """Decode and validate the call's arguments against the schema this dispatcher enforces."""
-    try:
-        read = state.plan.read(state.call)
-    except ArgumentsError as exc:
-        read = kept(exc)  # kept, not raised: no frame of this call in it
-    if read.__class__ is Read:
-        return read
-    return invalid(state, read, events=events)  # type: ignore[arg-type]
-
-
-def invalid(state: CallState, error: ArgumentsError, *, events: bool) -> ToolResult:
-    """The invalid-arguments stage: the event, then the repairable result (or the raise of ``fail``)."""
-    if events:
-        recovery = "fail" if state.plan.fail_invalid and error.keyword != "json" else "tool_error"
-        elapsed = perf_counter_ns() - state.start
-        call = state.call
-        state.queued.append(InvalidToolArgs(call.id, state.plan.name, elapsed, call.arguments, error, recovery))
-    return state.plan.invalid(state.call, error, state.start)
-
-
-def started_arguments(read: Read, call: ToolCall) -> dict[str, Any]:
-    """The arguments a `ToolStarted` event shows: as validated, or the call's own."""
-    return read.arguments if read.arguments is not None else call_arguments(call)
-
-
-def call_arguments(call: ToolCall) -> dict[str, Any]:
-    """The arguments of a call as data, for events and approvers (decoded when they are text)."""
-    arguments = call.arguments
-    if isinstance(arguments, dict):
-        return arguments
-    try:
-        decoded = msgspec.json.decode(arguments)
-    except (ValueError, TypeError, RecursionError):  # DecodeError is a ValueError
-        return {}
-    return decoded if isinstance(decoded, dict) else {}

@@ -33,7 +33,7 @@ from tinytools._run.output_checks import DEFAULT_ENCODER
 from tinytools._run.pending_calls import cancel_pending, expire, poll, resume
 from tinytools._run.pipeline import Pipeline
 from tinytools._run.plans import Plan
-from tinytools._run.policy_enforcement import Policies
+from tinytools._run.policy_enforcement import PolicyEnforcement
 from tinytools._run.threads import run_coroutine
 from tinytools._tool import Tool
 from tinytools._toolbox import Toolbox, as_toolbox
@@ -150,7 +150,7 @@ class Dispatcher:
         self.boundary = Boundary(hook=redact, limit=limit, store=artifacts)
         self.journal_stage = JournalStage(journal, signing_key, pending_ttl, self.run_id, self.token, self.boundary)
         self.routes = _routes(self.toolbox, executor)
-        self.policies = Policies(middleware)
+        self.policies = PolicyEnforcement(middleware)
         started = perf_counter()
         deadline_at = None if self.limits.deadline is None else started + self.limits.deadline
         self._revealed = Revealed(revealed)

@@ -9,7 +9,7 @@ caller's thread (on a pool thread when it has a timeout, so the wait can end), a
 thread's own loop only for what is async (an async tool, middleware or sink).
 
 Both bound a call by its timeout and by the run's cancellation, and a call that ends before its
-work does leaves the work behind, reported: a thread becomes a stray (`tinytools._run.threads`), a
+job does leaves the job behind, reported: a thread becomes a stray (`tinytools._run.threads`), a
 task that ignores its cancellation is logged. Faults of sinks stay in the event.
 """
 
@@ -30,8 +30,8 @@ from tinytools._run.jobs import (
     RETURNED,
     TIMEOUT,
     Channel,
+    Job,
     Outcome,
-    Work,
     call_work,
     in_task,
     inside,
@@ -67,8 +67,8 @@ class Driver(ABC):
         """Hand an event to the sink (faults logged, never fatal); what is left to await, if anything."""
 
     @abstractmethod
-    def start(self, work: Work) -> Outcome | Awaitable[Outcome]:
-        """Run the work, bounded by its timeout and the run's cancellation: its outcome, or what to await."""
+    def start(self, job: Job) -> Outcome | Awaitable[Outcome]:
+        """Run the job, bounded by its timeout and the run's cancellation: its outcome, or what to await."""
 
     @abstractmethod
     async def pause(self, seconds: float, token: CancellationToken) -> None:
@@ -101,49 +101,49 @@ class SyncDriver(Driver):
         if pending is not None:
             run_coroutine(_guarded(pending, event))
 
-    def start(self, work: Work) -> Outcome:
+    def start(self, job: Job) -> Outcome:
         """A sync tool inline (on a pool thread under a timeout); an async one on this thread's loop."""
-        if work.is_async:  # an async tool needs a loop: this thread's own
-            return run_coroutine(AsyncDriver(self.sink).execute(work))  # type: ignore[no-any-return]
-        if work.timeout is None:
-            return self._inline(work)
-        return self._threaded(work)
+        if job.is_async:  # an async tool needs a loop: this thread's own
+            return run_coroutine(AsyncDriver(self.sink).execute(job))  # type: ignore[no-any-return]
+        if job.timeout is None:
+            return self._inline(job)
+        return self._threaded(job)
 
-    def _inline(self, work: Work) -> Outcome:
-        channel = work.channel
+    def _inline(self, job: Job) -> Outcome:
+        channel = job.channel
         if channel is not None:
             channel.notify = lambda: self._flush(channel)
         try:  # on this very thread: a cancellation here can only be the tool's own
-            return Outcome(RETURNED, work.fn(*work.args, **work.kwargs))
+            return Outcome(RETURNED, job.fn(*job.args, **job.kwargs))
         except BaseException as exc:
             if propagates(exc):
                 raise
             return Outcome(RAISED, exc)
 
-    def _threaded(self, work: Work) -> Outcome:
+    def _threaded(self, job: Job) -> Outcome:
         wake = threading.Event()
         try:
-            future = tool_threads().submit(call_work, work, name=work.name)
+            future = tool_threads().submit(call_work, job, name=job.name)
         except ThreadsExhausted as exc:
             return Outcome(REFUSED, exc)
         future.add_done_callback(lambda _: wake.set())
         cancelled: list[bool] = []
 
         def on_cancel() -> None:
-            if not inside(work):  # a tool that cancels its own run still finishes its call
+            if not inside(job):  # a tool that cancels its own run still finishes its call
                 cancelled.append(True)
                 wake.set()
 
-        forget = work.token.on_cancel(on_cancel)
-        if work.channel is not None:
-            work.channel.notify = wake.set
-        deadline = _now() + work.timeout  # type: ignore[operator]
+        forget = job.token.on_cancel(on_cancel)
+        if job.channel is not None:
+            job.channel.notify = wake.set
+        deadline = _now() + job.timeout  # type: ignore[operator]
         try:
             while True:
                 wake.wait(max(0.0, deadline - _now()))
                 wake.clear()
-                if work.channel is not None:
-                    self._flush(work.channel)
+                if job.channel is not None:
+                    self._flush(job.channel)
                 if cancelled:  # the run was cancelled while the tool ran: whatever it did is unknown
                     tool_threads().abandon(future)
                     return Outcome(CANCELLED)
@@ -178,34 +178,34 @@ class AsyncDriver(Driver):
         pending = self.deliver(event)
         return None if pending is None else _guarded(pending, event)
 
-    def start(self, work: Work) -> Awaitable[Outcome]:
-        """The work's run on this loop, to await (see `execute`)."""
-        return self.execute(work)
+    def start(self, job: Job) -> Awaitable[Outcome]:
+        """The job's run on this loop, to await (see `execute`)."""
+        return self.execute(job)
 
-    async def execute(self, work: Work) -> Outcome:
+    async def execute(self, job: Job) -> Outcome:
         """A sync tool on a pool thread, an async one in a task of its own (in this task without a timeout)."""
         import asyncio
 
-        if work.is_async and work.timeout is None and work.channel is None:
-            return await _in_place(work)
+        if job.is_async and job.timeout is None and job.channel is None:
+            return await _in_place(job)
         loop = asyncio.get_running_loop()
-        if work.is_async:
-            task: asyncio.Future[Any] = loop.create_task(_guarded_call(work))
+        if job.is_async:
+            task: asyncio.Future[Any] = loop.create_task(_guarded_call(job))
         else:
             try:
-                future = tool_threads().submit(call_work, work, name=work.name)
+                future = tool_threads().submit(call_work, job, name=job.name)
             except ThreadsExhausted as exc:
                 return Outcome(REFUSED, exc)
             task = asyncio.wrap_future(future)
-        relay = _Relay(self, work.channel, loop) if work.channel is not None else None
+        relay = _Relay(self, job.channel, loop) if job.channel is not None else None
         try:
-            stop = await _first_of(task, work, loop)
+            stop = await _first_of(task, job, loop)
             if stop is None:
                 return _outcome_of(task.result())
-            await _stop(task, work, future if not work.is_async else None)
+            await _stop(task, job, future if not job.is_async else None)
             return Outcome(stop)
-        except BaseException:  # the caller itself was cancelled: the work must not run on unseen
-            await _stop(task, work, future if not work.is_async else None, wait=False)
+        except BaseException:  # the caller itself was cancelled: the job must not run on unseen
+            await _stop(task, job, future if not job.is_async else None, wait=False)
             raise
         finally:
             if relay is not None:
@@ -265,7 +265,7 @@ class _Relay:
                 await pending
 
 
-async def _in_place(work: Work) -> Outcome:
+async def _in_place(job: Job) -> Outcome:
     """Await an async tool with no timeout in this very task; the run's cancellation cancels it here.
 
     No task of its own: its cancellation is this task's, caught here and taken back (`uncancel`),
@@ -283,13 +283,13 @@ async def _in_place(work: Work) -> Outcome:
             task.cancel()
 
     def on_cancel() -> None:
-        if not inside(work):  # a tool that cancels its own run still finishes its call
+        if not inside(job):  # a tool that cancels its own run still finishes its call
             loop.call_soon_threadsafe(cancel_here)
 
-    forget = work.token.on_cancel(on_cancel)
-    entered = in_task.set(work)
+    forget = job.token.on_cancel(on_cancel)
+    entered = in_task.set(job)
     try:
-        value = await work.fn(*work.args, **work.kwargs)
+        value = await job.fn(*job.args, **job.kwargs)
     except asyncio.CancelledError:
         if not state["cancelled"]:
             raise
@@ -307,17 +307,17 @@ async def _in_place(work: Work) -> Outcome:
     return Outcome(RETURNED, value)
 
 
-async def _first_of(task: asyncio.Future[Any], work: Work, loop: asyncio.AbstractEventLoop) -> str | None:
-    """Wait for the work, its timeout or the run's cancellation: None when the work ended first."""
+async def _first_of(task: asyncio.Future[Any], job: Job, loop: asyncio.AbstractEventLoop) -> str | None:
+    """Wait for the job, its timeout or the run's cancellation: None when the job ended first."""
     waiter = loop.create_future()
     task.add_done_callback(lambda _: _resolve(waiter, None))
 
     def on_cancel() -> None:
-        if not inside(work):  # a tool that cancels its own run still finishes its call
+        if not inside(job):  # a tool that cancels its own run still finishes its call
             loop.call_soon_threadsafe(_resolve, waiter, CANCELLED)
 
-    forget = work.token.on_cancel(on_cancel)
-    timer = loop.call_later(work.timeout, _resolve, waiter, TIMEOUT) if work.timeout is not None else None
+    forget = job.token.on_cancel(on_cancel)
+    timer = loop.call_later(job.timeout, _resolve, waiter, TIMEOUT) if job.timeout is not None else None
     try:
         return await waiter  # type: ignore[no-any-return]
     finally:
@@ -326,8 +326,8 @@ async def _first_of(task: asyncio.Future[Any], work: Work, loop: asyncio.Abstrac
             timer.cancel()
 
 
-async def _stop(task: asyncio.Future[Any], work: Work, future: Any, *, wait: bool = True) -> None:
-    """End the wait for work that has not finished: cancel a task, leave a thread as a stray."""
+async def _stop(task: asyncio.Future[Any], job: Job, future: Any, *, wait: bool = True) -> None:
+    """End the wait for job that has not finished: cancel a task, leave a thread as a stray."""
     import asyncio
 
     if future is not None:  # a thread cannot be stopped; its token (if any) was told
@@ -338,7 +338,7 @@ async def _stop(task: asyncio.Future[Any], work: Work, future: Any, *, wait: boo
     if wait:
         done, _ = await asyncio.wait({task}, timeout=GRACE_SECONDS)
         if not done:
-            abandon_task(task, work.name)
+            abandon_task(task, job.name)
 
 
 def _resolve(waiter: Any, value: Any) -> None:
@@ -346,13 +346,13 @@ def _resolve(waiter: Any, value: Any) -> None:
         waiter.set_result(value)
 
 
-async def _guarded_call(work: Work) -> Any:
+async def _guarded_call(job: Job) -> Any:
     """Await an async tool inside its task; what it raises comes back as a `Raised`."""
     import asyncio
 
-    in_task.set(work)
+    in_task.set(job)
     try:
-        return await work.fn(*work.args, **work.kwargs)
+        return await job.fn(*job.args, **job.kwargs)
     except asyncio.CancelledError:
         raise
     except BaseException as exc:  # GeneratorExit included: thrown up the task it would close the caller

@@ -29,17 +29,18 @@ from tinytools._events import ToolEvent, ToolOutputChunk, ToolStarted
 from tinytools._results import ToolResult
 from tinytools._run.admission import Admission
 from tinytools._run.boundary import Boundary
-from tinytools._run.call_state import CallState, invalid, read_arguments, started_arguments
+from tinytools._run.call_state import CallState
 from tinytools._run.failures import cancelled, denied, executor_failure, propagates, timed_out, tool_failure, waiting
-from tinytools._run.jobs import CANCELLED, RAISED, REFUSED, RETURNED, Channel, Outcome, Work
+from tinytools._run.jobs import CANCELLED, RAISED, REFUSED, RETURNED, Channel, Job, Outcome
 from tinytools._run.output_checks import finish
 from tinytools._run.plans import DefaultFailed, Read
-from tinytools._run.policy_enforcement import Policies
+from tinytools._run.policy_enforcement import PolicyEnforcement
+from tinytools._run.reading import invalid, read_arguments, started_arguments
 from tinytools._run.secrets import Secrets
 from tinytools._run.streams import TooLarge, async_stream, sync_stream, then_end
 from tinytools.executors._failures import ExecutorError
 
-__all__ = ["BACKOFF_SECONDS", "Attempts"]
+__all__ = ["BACKOFF_SECONDS", "Execution"]
 
 BACKOFF_SECONDS = 0.05
 """First retry delay; doubled on each further attempt."""
@@ -49,7 +50,7 @@ def _nothing() -> None:
     """The end of a stream nobody listens to: nothing to let out."""
 
 
-class Attempts:
+class Execution:
     """The execution stage of one dispatcher (see the module)."""
 
     def __init__(
@@ -57,7 +58,7 @@ class Attempts:
         *,
         admission: Admission,
         boundary: Boundary,
-        policies: Policies,
+        policies: PolicyEnforcement,
         sink: Any,
         token: CancellationToken,
         context: RunContext,
@@ -116,16 +117,16 @@ class Attempts:
                 if state.token is not None:  # the last attempt's token was cancelled by its timeout
                     state.token.detach()
                     state.token = None  # the next attempt gets a fresh one
-            work = self.work(state, read, attempt)
-            if work.__class__ is not Work:
-                return work  # type: ignore[return-value]
+            job = self.job(state, read, attempt)
+            if job.__class__ is not Job:
+                return job  # type: ignore[return-value]
             if self.sink is not None:
                 elapsed = perf_counter_ns() - state.start
                 pending = driver.emit(ToolStarted(call.id, plan.name, elapsed, started_arguments(read, call), attempt))
                 if pending is not None:
                     await pending
             state.acted = True
-            outcome = driver.start(work)
+            outcome = driver.start(job)
             if outcome.__class__ is not Outcome:
                 try:
                     outcome = await outcome  # type: ignore[misc]
@@ -139,7 +140,7 @@ class Attempts:
         assert result is not None
         return result
 
-    def work(self, state: CallState, read: Read, attempt: int) -> Work | ToolResult:
+    def job(self, state: CallState, read: Read, attempt: int) -> Job | ToolResult:
         """The tool's call for one attempt: its arguments bound by slot, with runtime values."""
         plan = state.plan
         runtime = self.runtime(state, attempt) if plan.runtime else None
@@ -155,7 +156,7 @@ class Attempts:
         if plan.route is not None:
             route = plan.route
             streamed = (self.stream(state, tool.fn),) if tool.streams is not None else ()
-            return Work(
+            return Job(
                 route.run, (state.call, args, kwargs, *streamed), {}, name=plan.name, is_async=True,
                 timeout=tool.timeout, token=self.token, channel=state.channel,
             )  # fmt: skip
@@ -164,7 +165,7 @@ class Attempts:
             fn = self.stream(state, fn)
         elif state.channel is not None and "progress" in tool.wants:  # its emitted pieces end with it
             fn = then_end(fn, state.channel, is_async=tool.is_async)
-        return Work(
+        return Job(
             fn, args, kwargs, name=plan.name, is_async=tool.is_async,
             timeout=tool.timeout, token=self.token, channel=state.channel,
         )  # fmt: skip

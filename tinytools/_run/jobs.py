@@ -1,6 +1,6 @@
-"""A piece of work the pipeline hands its driver, and how it ended.
+"""A piece of job the pipeline hands its driver, and how it ended.
 
-`Work` is one bounded call: a tool's, or an approver's. `Outcome` says how it ended. `Channel`
+`Job` is one bounded call: a tool's, or an approver's. `Outcome` says how it ended. `Channel`
 carries the call's progress events while it runs. `call_work` runs it on the current thread and
 remembers, for the run's cancellation, that this thread is inside it (`inside`): a tool that
 cancels its own run still finishes its own call.
@@ -24,8 +24,8 @@ __all__ = [
     "RETURNED",
     "TIMEOUT",
     "Channel",
+    "Job",
     "Outcome",
-    "Work",
     "call_work",
     "in_task",
     "inside",
@@ -35,7 +35,7 @@ RETURNED, RAISED, TIMEOUT, CANCELLED, REFUSED = "returned", "raised", "timeout",
 
 
 class Outcome:
-    """How one piece of work ended.
+    """How one piece of job ended.
 
     ``returned`` (a value), ``raised`` (an exception), ``timeout``, ``cancelled`` (the run was)
     or ``refused`` (no thread could take it).
@@ -94,8 +94,8 @@ class Channel:
         return events
 
 
-class Work:
-    """One bounded piece of work: a tool's call, or an approver's answer."""
+class Job:
+    """One bounded piece of job: a tool's call, or an approver's answer."""
 
     __slots__ = ("args", "channel", "fn", "is_async", "kwargs", "name", "timeout", "token")
 
@@ -123,23 +123,23 @@ class Work:
         self.token = token
         """The run's token: its cancellation ends the wait."""
         self.channel = channel
-        """The call's progress events, delivered while the work runs."""
+        """The call's progress events, delivered while the job runs."""
 
 
 _here = threading.local()
-in_task: contextvars.ContextVar[Work | None] = contextvars.ContextVar("tinytools_work", default=None)
-"""The work whose task this is (set by the task that runs async work)."""
+in_task: contextvars.ContextVar[Job | None] = contextvars.ContextVar("tinytools_work", default=None)
+"""The job whose task this is (set by the task that runs async job)."""
 
 
-def inside(work: Work) -> bool:
-    """Whether this code runs inside ``work`` (its thread, or its task)."""
-    return getattr(_here, "work", None) is work or in_task.get() is work
+def inside(job: Job) -> bool:
+    """Whether this code runs inside ``job`` (its thread, or its task)."""
+    return getattr(_here, "job", None) is job or in_task.get() is job
 
 
-def call_work(work: Work) -> Any:
-    """Run sync work on this thread."""
-    _here.work = work
+def call_work(job: Job) -> Any:
+    """Run sync job on this thread."""
+    _here.job = job
     try:
-        return work.fn(*work.args, **work.kwargs)
+        return job.fn(*job.args, **job.kwargs)
     finally:
-        _here.work = None
+        _here.job = None

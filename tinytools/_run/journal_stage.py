@@ -32,12 +32,12 @@ from tinytools._errors import SchemaError
 from tinytools._results import ToolCall, ToolResult
 from tinytools._run.acts import Acts
 from tinytools._run.background import BackgroundTasks
-from tinytools._run.call_state import call_arguments
 from tinytools._run.entries import Entries, Parked
 from tinytools._run.failures import as_unknown, failed
 from tinytools._run.handles import Handles, signing_key
 from tinytools._run.journals import Entry, Journal, MemoryJournal, canonical, owner_alive, this_owner
 from tinytools._run.output_checks import finish
+from tinytools._run.reading import call_arguments
 from tinytools._run.result_cache import ResultCache
 from tinytools._run.secrets import Secrets
 

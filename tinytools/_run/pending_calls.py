@@ -17,13 +17,14 @@ import msgspec
 
 from tinytools._errors import JournalError, PendingError
 from tinytools._results import ToolCall, ToolResult
-from tinytools._run.call_state import CallState, Scope, read_arguments
+from tinytools._run.call_state import CallState, Scope
 from tinytools._run.entries import Parked
 from tinytools._run.failures import denied, failed
 from tinytools._run.journal_stage import JournalStage
 from tinytools._run.journals import Entry, owner_alive
 from tinytools._run.output_checks import finish
 from tinytools._run.pipeline import Pipeline
+from tinytools._run.reading import read_arguments
 
 __all__ = ["cancel_pending", "expire", "poll", "resume"]
 

@@ -34,15 +34,16 @@ from tinytools._events import ToolCompleted, ToolDenied, ToolEvent, ToolFailed, 
 from tinytools._results import ToolCall, ToolResult
 from tinytools._run.admission import Admission, Admitted, not_revealed
 from tinytools._run.boundary import Boundary
-from tinytools._run.call_state import CallState, Scope, call_arguments, read_arguments, started_arguments
+from tinytools._run.call_state import CallState, Scope
 from tinytools._run.drivers import SyncDriver, drive
 from tinytools._run.edits import read_edit
 from tinytools._run.entries import APPROVAL_SCHEMA
-from tinytools._run.execution import Attempts
+from tinytools._run.execution import Execution
 from tinytools._run.failures import cancelled, denied, failed, hook_failure, missing_value, propagates, waiting
 from tinytools._run.journal_stage import JournalStage
 from tinytools._run.plans import Plan, Read
-from tinytools._run.policy_enforcement import Policies, ask, refused_edit
+from tinytools._run.policy_enforcement import PolicyEnforcement, ask, refused_edit
+from tinytools._run.reading import call_arguments, read_arguments, started_arguments
 from tinytools._run.secrets import Secrets
 from tinytools._search import is_search
 
@@ -57,7 +58,7 @@ class Pipeline:
         *,
         admission: Admission,
         boundary: Boundary,
-        policies: Policies,
+        policies: PolicyEnforcement,
         middleware: Sequence[Any],
         sink: Any,
         token: CancellationToken,
@@ -76,7 +77,7 @@ class Pipeline:
         self.sink = sink
         self.token = token
         self.plan_for = plan_for
-        self.attempts = Attempts(
+        self.execution = Execution(
             admission=admission,
             boundary=boundary,
             policies=policies,
@@ -156,7 +157,7 @@ class Pipeline:
             made = await self.journal_stage.acts.claim(state, read)  # the same act, made by another call already
             if made is not None:
                 return await self.end(state, made)
-        result = await self.attempts.execute(state, read)
+        result = await self.execution.execute(state, read)
         if self.after:
             result = self.after_middleware(state, result)  # type: ignore[assignment]
             if result.__class__ is not ToolResult:

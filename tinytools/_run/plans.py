@@ -84,7 +84,7 @@ class Plan:
         self.route = route
         """The executor the tool runs on, or None for this process."""
         self.tries = 1 + tool.retries if tool.idempotent else 1
-        """Attempts a call may make (only idempotent tools retry)."""
+        """Execution a call may make (only idempotent tools retry)."""
         self.exposed = exposed
         """Exception types whose message the model may read."""
         self.boundary = boundary

@@ -1,6 +1,6 @@
 """Policy enforcement: the application's rules, decided once per tool, and approvers asked per call.
 
-`Policies` reads the `PolicyMiddleware` objects a dispatcher was given. Static rules depend on the
+`PolicyEnforcement` reads the `PolicyMiddleware` objects a dispatcher was given. Static rules depend on the
 tool alone, so their decision is made once, when the tool's plan is made. An approver is asked
 on every call of a tool whose policy says ``approval_required``, with the call's final, validated
 arguments (after middleware, after strict mode's nulls were restored), bounded by the rule's
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from tinytools._errors import ArgumentsError
 from tinytools._run.failures import logger
-from tinytools._run.jobs import CANCELLED, RAISED, RETURNED, TIMEOUT, Outcome, Work
+from tinytools._run.jobs import CANCELLED, RAISED, RETURNED, TIMEOUT, Job, Outcome
 from tinytools.policy import Approval, ApprovalRequest, PolicyMiddleware, Rule, policy_of
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from tinytools._run.drivers import Driver
     from tinytools._tool import Tool
 
-__all__ = ["EDIT_REFUSED", "NO_APPROVER", "Decision", "Policies", "ask", "refused_edit"]
+__all__ = ["EDIT_REFUSED", "NO_APPROVER", "Decision", "PolicyEnforcement", "ask", "refused_edit"]
 
 NO_APPROVER = "it needs approval and no approver is configured"
 EDIT_REFUSED = "the approver's edit of the arguments does not fit the tool"
@@ -51,7 +51,7 @@ class Decision:
         self.ttl = ttl
 
 
-class Policies:
+class PolicyEnforcement:
     """The rules of one dispatcher (its `PolicyMiddleware` objects, in order)."""
 
     def __init__(self, middleware: Iterable[Any]):
@@ -98,13 +98,13 @@ async def ask(
     is_async = inspect.iscoroutinefunction(approver) or inspect.iscoroutinefunction(
         getattr(approver, "__call__", None)  # noqa: B004 - a callable object's own method
     )
-    work = Work(approver, (request,), {}, name=tool.name, is_async=is_async, timeout=rule.timeout, token=token)
-    outcome = await _outcome(driver, work)
+    job = Job(approver, (request,), {}, name=tool.name, is_async=is_async, timeout=rule.timeout, token=token)
+    outcome = await _outcome(driver, job)
     if outcome.kind == RETURNED:
         answer = outcome.value
         if inspect.isawaitable(answer):  # a sync callable that returned a coroutine
-            work = Work(_await, (answer,), {}, name=tool.name, is_async=True, timeout=rule.timeout, token=token)
-            outcome = await _outcome(driver, work)
+            job = Job(_await, (answer,), {}, name=tool.name, is_async=True, timeout=rule.timeout, token=token)
+            outcome = await _outcome(driver, job)
             if outcome.kind == RETURNED:
                 return read_answer(outcome.value)
         else:
@@ -145,8 +145,8 @@ def refused_edit(tool: str, problem: ArgumentsError) -> Decision:
     return Decision("deny", EDIT_REFUSED)
 
 
-async def _outcome(driver: Driver, work: Work) -> Outcome:
-    outcome = driver.start(work)
+async def _outcome(driver: Driver, job: Job) -> Outcome:
+    outcome = driver.start(job)
     return outcome if outcome.__class__ is Outcome else await outcome  # type: ignore[misc]
 
 

@@ -64,7 +64,7 @@ class ThreadsExhausted(Exception):
     """Too many stray threads are still running; the call was not started."""
 
 
-class _Work:
+class _Submitted:
     __slots__ = ("abandoned", "args", "fn", "future", "name")
 
     def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], name: str):
@@ -84,9 +84,9 @@ class ToolThreads:
         self.stray_limit = stray_limit
         """Strays allowed before new threaded calls are refused."""
         self._lock = threading.Lock()
-        self._idle: list[queue.SimpleQueue[_Work | None]] = []
+        self._idle: list[queue.SimpleQueue[_Submitted | None]] = []
         self._strays = 0
-        self._running: dict[concurrent.futures.Future[Any], _Work] = {}
+        self._running: dict[concurrent.futures.Future[Any], _Submitted] = {}
 
     @property
     def strays(self) -> int:
@@ -104,7 +104,7 @@ class ToolThreads:
         Raises:
             ThreadsExhausted: `stray_limit` strays are running.
         """
-        work = _Work(fn, args, name)
+        work = _Submitted(fn, args, name)
         with self._lock:
             if self._strays >= self.stray_limit:
                 raise ThreadsExhausted(
@@ -137,7 +137,7 @@ class ToolThreads:
             self.stray_limit,
         )
 
-    def _serve(self, inbox: queue.SimpleQueue[_Work | None]) -> None:
+    def _serve(self, inbox: queue.SimpleQueue[_Submitted | None]) -> None:
         while True:
             work = self._next(inbox)
             if work is None:
@@ -146,7 +146,7 @@ class ToolThreads:
             with self._lock:
                 self._idle.append(inbox)
 
-    def _next(self, inbox: queue.SimpleQueue[_Work | None]) -> _Work | None:
+    def _next(self, inbox: queue.SimpleQueue[_Submitted | None]) -> _Submitted | None:
         import queue  # already loaded: this thread's inbox is one
 
         try:
@@ -158,7 +158,7 @@ class ToolThreads:
                     return None
             return inbox.get()  # work is on its way
 
-    def _run(self, work: _Work) -> None:
+    def _run(self, work: _Submitted) -> None:
         future = work.future
         if future.set_running_or_notify_cancel():
             thread = threading.current_thread()

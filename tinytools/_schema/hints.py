@@ -32,7 +32,7 @@ from tinytools._schema import fields as records
 from tinytools._schema import pydantic_models as models
 from tinytools._schema.annotations import constraints, split_annotated
 from tinytools._schema.converters import Converter
-from tinytools._schema.described import described
+from tinytools._schema.docstrings import described
 from tinytools._schema.fragments import enum_schema, exact_types, union_schema, with_default
 from tinytools._schema.type_forms import (
     LITERALS,
