@@ -1,7 +1,5 @@
 """Turn plain Python functions into tools a language model can call."""
 
-from types import ModuleType as _ModuleType
-
 from tinytools._context import (
     Ask,
     CancellationToken,
@@ -66,18 +64,6 @@ from tinytools._tool import Tool, tool
 from tinytools._toolbox import Toolbox
 from tinytools._toolformat import ToolFormat
 from tinytools.policy import ToolPolicy
-
-Tool.runners = (dispatch, adispatch)  # Tool.invoke runs through the pipeline, which sits above Tool
-
-
-def _stable() -> _ModuleType:
-    """The exports' stability tools, loaded when first used (they load every adapter)."""
-    from tinytools.providers import _fingerprints as stable
-
-    return stable
-
-
-Toolbox.stable = _stable  # Toolbox.fingerprint and .diff use the adapters, which sit above Toolbox
 
 __all__ = [
     "NOT_RUN",

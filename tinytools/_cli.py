@@ -24,6 +24,7 @@ import msgspec
 
 from tinytools._errors import SchemaError
 from tinytools._events import ToolEvent, ToolOutputChunk, ToolProgress
+from tinytools._exports import PROVIDERS, export
 from tinytools._results import ToolCall
 from tinytools._run.dispatcher import Dispatcher
 from tinytools._tool import Tool
@@ -102,14 +103,13 @@ def _print_json(value: Any) -> None:
     sys.stdout.write(msgspec.json.format(msgspec.json.encode(value), indent=2).decode() + "\n")
 
 
-PROVIDERS = {
-    "openai": "openai",
-    "openai-responses": "openai_responses",
-    "anthropic": "anthropic",
-    "gemini": "gemini",
-    "mcp": "mcp",
-}
-"""``--provider`` choices and the adapter module each one names."""
+_CHOICES = [name.replace("_", "-") for name in PROVIDERS]
+"""``--provider`` choices: the registry's names, written with dashes."""
+_STRICT = [name.replace("_", "-") for name, provider in PROVIDERS.items() if provider.strict]
+
+
+def _or(names: list[str]) -> str:
+    return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else names[0]
 
 
 def _schema(args: argparse.Namespace) -> int:
@@ -117,10 +117,9 @@ def _schema(args: argparse.Namespace) -> int:
     if args.provider is None:
         _print_json(toolbox.schemas())
         return 0
-    adapter = importlib.import_module(f"tinytools.providers.{PROVIDERS[args.provider]}")
     options = {"strict": True} if args.strict else {}
     try:
-        _print_json(adapter.export_tools(toolbox, **options))
+        _print_json(export(toolbox, args.provider.replace("-", "_"), **options))
     except SchemaError as exc:
         raise TargetError(str(exc)) from None
     return 0
@@ -225,10 +224,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     schema = commands.add_parser("schema", help="print the schemas of the tools in TARGET")
     schema.add_argument("target", help="path/to/file.py or pkg.module, optionally :name")
-    schema.add_argument("--provider", choices=list(PROVIDERS), help="print the tools in this provider's shape")
-    schema.add_argument(
-        "--strict", action="store_true", help="strict mode (with --provider openai, openai-responses or anthropic)"
-    )
+    schema.add_argument("--provider", choices=_CHOICES, help="print the tools in this provider's shape")
+    schema.add_argument("--strict", action="store_true", help=f"strict mode (with --provider {_or(_STRICT)})")
     schema.set_defaults(run=_schema, parser=schema)
     call = commands.add_parser(
         "call",
@@ -253,8 +250,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra:  # said by the command's own parser, which shows that command's syntax
         args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    if getattr(args, "strict", False) and args.provider not in ("openai", "openai-responses", "anthropic"):
-        parser.error("--strict needs --provider openai, openai-responses or anthropic")
+    if getattr(args, "strict", False) and args.provider not in _STRICT:
+        parser.error(f"--strict needs --provider {_or(_STRICT)}")
     try:
         status: int = args.run(args)
     except UsageError as exc:

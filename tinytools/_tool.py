@@ -14,7 +14,7 @@ import sys
 import types
 import warnings
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from typing_extensions import ParamSpec
 
@@ -39,13 +39,25 @@ from tinytools.policy import ToolPolicy
 if TYPE_CHECKING:
     from tinytools._schema.strict_mode import StrictSchema
 
-__all__ = ["INJECTABLE_TYPES", "NAME_PATTERN", "Injected", "Tool", "make_tool", "tool"]
+__all__ = ["INJECTABLE_TYPES", "NAME_PATTERN", "Injected", "Tool", "make_tool", "runs_calls", "tool"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 
 _RUNTIME_SOURCES = frozenset({"token", "invocation", "progress", "stores", "key", "ask", "discovery"})
+_RUNNERS: list[Callable[..., Any]] = []
+"""`tinytools.dispatch` and `tinytools.adispatch`, registered by the run layer (`runs_calls`)."""
+
+
+def runs_calls(sync: Callable[..., Any], run_async: Callable[..., Any]) -> None:
+    """Register the run layer's one-line entry points, which `Tool.invoke` and `ainvoke` run a call through.
+
+    The pipeline sits above the nouns: ``tinytools._run.shortcuts`` registers itself when imported.
+    """
+    _RUNNERS[:] = [sync, run_async]
+
+
 _INVOCATIONS = itertools.count(1)
 """Numbers the calls `Tool.invoke` makes: each is a call of its own (a call is its id)."""
 
@@ -57,12 +69,6 @@ class Tool(Generic[P, R]):
     (``@tool`` over a method, or over a ``@classmethod``), it is a descriptor:
     ``instance.method`` is that instance's tool (``cls.method`` the class's, for a class
     method), with ``self``/``cls`` bound and never shown to the model.
-    """
-
-    runners: ClassVar[tuple[Callable[..., Any], Callable[..., Any]]]
-    """`tinytools.dispatch` and `tinytools.adispatch`, which `invoke` and `ainvoke` run a call through.
-
-    Set by the ``tinytools`` package: the call pipeline sits above the nouns and is not imported here.
     """
 
     def __init__(
@@ -117,6 +123,9 @@ class Tool(Generic[P, R]):
         self._self_schemas: dict[type, dict[str, Any] | None] = {}
         self._output_check: Callable[[Any], None] | None = None
         self._strict: StrictSchema | None = None
+        self.memo: dict[str, Any] = {}
+        """What the layers above keep for this tool, derived from it once (the run layer's typed reader,
+        its one-tool toolbox); a copy of the tool (`renamed`, `bound_to`) starts with none."""
         self.__wrapped__ = fn
         self.__doc__ = fn.__doc__
 
@@ -207,6 +216,13 @@ class Tool(Generic[P, R]):
     def __repr__(self) -> str:
         return f"<Tool {self.name!r}>"
 
+    def __copy__(self) -> Tool[P, R]:
+        """A copy with the same definition; what layers above derived from the original (`memo`) is not copied."""
+        copied: Tool[P, R] = object.__new__(type(self))
+        copied.__dict__.update(self.__dict__)
+        copied.memo = {}
+        return copied
+
     def strict(self) -> StrictSchema:
         """The strict-mode rendering of the input schema, built on first use (`tinytools._schema.strict_mode`).
 
@@ -268,13 +284,13 @@ class Tool(Generic[P, R]):
         ``arguments`` is what a model would send: a JSON object, as a dict or as text. The call
         runs exactly as `tinytools.dispatch` runs it, with this tool alone.
         """
-        return Tool.runners[0](self._call(arguments), self, inject=inject)  # type: ignore[no-any-return]
+        return _RUNNERS[0](self._call(arguments), self, inject=inject)  # type: ignore[no-any-return]
 
     async def ainvoke(
         self, arguments: Mapping[str, Any] | str | None = None, *, inject: Mapping[str, Any] | None = None
     ) -> ToolResult:
         """`invoke` from async code: the call runs as `tinytools.adispatch` runs it."""
-        return await Tool.runners[1](self._call(arguments), self, inject=inject)  # type: ignore[no-any-return]
+        return await _RUNNERS[1](self._call(arguments), self, inject=inject)  # type: ignore[no-any-return]
 
     def _call(self, arguments: Mapping[str, Any] | str | None) -> ToolCall:
         given: Any = {} if arguments is None else arguments

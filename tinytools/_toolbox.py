@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 from tinytools._encoding import Encoders, check_encoders
 from tinytools._errors import ToolDefinitionError, ToolDefinitionWarning
+from tinytools._exports import diff, fingerprint
 from tinytools._search import ToolIndex, document_of, is_search, search_tool
 from tinytools._tool import NAME_PATTERN, Tool, make_tool
 from tinytools._toolsets import Member, members, method_tool
@@ -33,17 +34,12 @@ _RENAME_FIX = "choose a new name that no other tool or alias of the toolbox has"
 class Toolbox:
     """Tools held by their names; names must differ even when case is ignored.
 
-    (``Toolbox.stable`` is set by the package: the exports' stability tools, which sit in
-    `tinytools.providers`, above this module.)
-
     ``Toolbox([get_weather, search])`` takes `Tool` objects or plain functions (which are
     turned into tools with default options). ``aliases`` maps other names a provider may use
     (``{"getWeather": "get_weather"}``) to canonical ones; results and events always carry the
     canonical name. ``deferred`` names tools (or gives them) to leave out of exports until a
     search reveals them in a run, as ``@tool(defer=True)`` does (see `Toolbox.search`).
     """
-
-    stable: ClassVar[Callable[[], Any]]
 
     def __init__(
         self,
@@ -61,7 +57,9 @@ class Toolbox:
         self._folded: dict[str, str] = {}
         self._aliases: dict[str, str] = {}
         self._sources: dict[str, str] = {}  # name or alias -> where it came from, for collision messages
-        self._dispatcher: Any = None  # the default Dispatcher of tinytools._run.shortcuts, made on first use
+        self.memo: dict[str, Any] = {}
+        """What the layers above keep for this toolbox as it is now (its default dispatcher, made on
+        first use by `tinytools.dispatch`): emptied whenever the toolbox changes."""
         self._index: Any = None  # the search index, made on first search
         for item in tools:
             self.add(item)
@@ -88,7 +86,7 @@ class Toolbox:
                 tool=added.name,
             )
         self._put(added, None)
-        self._dispatcher = None
+        self.memo.clear()
         return added
 
     def alias(self, alias: str, name: str) -> None:
@@ -100,7 +98,7 @@ class Toolbox:
         if name not in self._tools:
             raise ToolDefinitionError(f"cannot alias {alias!r} to {name!r}: no such tool", tool=name)
         self._put_alias(alias, name, None)
-        self._dispatcher = None
+        self.memo.clear()
 
     def _claim(self, name: str, owner: str, source: str | None, fix: str | None) -> None:
         """Take ``name`` (a tool's, or an alias of the tool ``owner``), refusing one already taken."""
@@ -383,17 +381,17 @@ class Toolbox:
         The same tools give the same fingerprint in every process (any hash seed, import order
         or Python version); a changed byte changes it. ``provider`` is ``openai``,
         ``openai_responses``, ``anthropic``, ``gemini`` or ``mcp``; ``options`` are that
-        adapter's ``export_tools`` options (see `tinytools.providers._fingerprints`).
+        adapter's ``export_tools`` options (see `tinytools._exports`).
         """
-        return str(Toolbox.stable().fingerprint(self, provider, **options))
+        return fingerprint(self, provider, **options)
 
     def diff(self, previous: Any, provider: str = "openai", **options: Any) -> Any:
         """Which tools were added, removed or changed (and where) since ``previous``, an earlier export.
 
-        Returns an `ExportDiff` (`tinytools.providers._fingerprints`): see why a prompt cache would miss
+        Returns an `ExportDiff` (`tinytools._exports`): see why a prompt cache would miss
         before paying for it.
         """
-        return Toolbox.stable().diff(self, previous, provider, **options)
+        return diff(self, previous, provider, **options)
 
     def search_tool(self, *, k: int = 5) -> Tool[..., Any]:
         """The ``search_tools`` tool, added to this toolbox: the model finds deferred tools with it.

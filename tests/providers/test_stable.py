@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tinytools import Tool, Toolbox, tool
-from tinytools.providers import _fingerprints as stable
+from tinytools import _exports as stable
 
 from .servers import server_env
 
@@ -30,12 +30,12 @@ ORDERS = [
     "import pydantic, enum, dataclasses",
     "import tinytools.providers.gemini, tinytools.providers.anthropic",
     "import tests.providers.stable_tools",
-    "import tinytools.providers._fingerprints, tinytools.providers.openai",
+    "import tinytools.providers, tinytools.providers.openai",
 ]
 SCRIPT = """
 {first}
 import hashlib, json
-from tinytools.providers import _fingerprints as stable
+from tinytools import _exports as stable
 from tests.providers import stable_tools
 box = stable_tools.toolbox()
 out = {{}}

@@ -218,7 +218,7 @@ class Dispatcher:
             )
             if plan.plain and not tool.defer:  # a deferred tool's calls meet admission, which checks the reveal
                 plan.express = express(plan, self.admission)
-                if not self.token.cancelled and self.toolbox._tools.get(tool.name) is tool:
+                if not self.token.cancelled and self.toolbox.get(tool.name) is tool:
                     self._express[tool.name] = plan.express
         return plan
 

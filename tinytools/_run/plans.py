@@ -368,9 +368,9 @@ def _typed_reader(tool: Tool[..., Any]) -> Reader:
 
     The reader is the tool's, kept on it: every dispatcher (one per run) shares it.
     """
-    reader: Reader | None = tool.__dict__.get("_typed_reader")
+    reader: Reader | None = tool.memo.get("reader")
     if reader is None:
-        reader = tool.__dict__["_typed_reader"] = _build_reader(tool) or _general
+        reader = tool.memo["reader"] = _build_reader(tool) or _general
     return reader
 
 

@@ -2,11 +2,11 @@
 
 Each is a dispatcher's call, not an implementation of its own: `dispatch` and `adispatch` use the
 toolbox's default `Dispatcher` (no limits, no middleware, no events; made on first use and kept
-with the toolbox until it changes), and the batch functions a fresh one with the concurrency
-asked for. A `Toolbox` and a single `Tool` keep their default dispatcher between calls (a
-tool keeps its one-tool toolbox in its own ``__dict__``, a cycle the garbage collector frees
-with the tool, so `Tool.invoke` costs what a toolbox's call does); an iterable of tools makes
-a new toolbox each time.
+in the toolbox's `memo` until it changes), and the batch functions a fresh one with the
+concurrency asked for. A `Toolbox` and a single `Tool` keep their default dispatcher between
+calls (a tool keeps its one-tool toolbox in its `memo`, so `Tool.invoke` costs what a toolbox's
+call does); an iterable of tools makes a new toolbox each time. Importing this module registers
+`dispatch` and `adispatch` as what `Tool.invoke` runs calls through.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 from tinytools._results import ToolCall, ToolResult
 from tinytools._run.dispatcher import Dispatcher
-from tinytools._tool import Tool
+from tinytools._tool import Tool, runs_calls
 from tinytools._toolbox import Toolbox, as_toolbox
 
 __all__ = ["adispatch", "adispatch_many", "default_dispatcher", "dispatch", "dispatch_many", "solo_toolbox"]
@@ -26,19 +26,14 @@ _Tools = Toolbox | Tool[..., Any] | Iterable[Tool[..., Any]]
 """What the one-line functions take: a `Toolbox`, a single `Tool`, or an iterable of tools."""
 
 
-_SOLO = "_solo_toolbox"
-"""The key of a tool's one-tool toolbox in the tool's ``__dict__``."""
-
-
 def solo_toolbox(tool: Tool[..., Any]) -> Toolbox:
-    """The toolbox of ``tool`` alone, made once and kept with the tool.
+    """The toolbox of ``tool`` alone, made once and kept in the tool's `memo`.
 
-    A copy of the tool (`Tool.renamed`, `Tool.bound_to`) copies the key too, so the toolbox is
-    taken only while it holds this very tool, alone.
+    It is taken only while it holds this very tool, alone (an application may change it).
     """
-    box: Toolbox | None = tool.__dict__.get(_SOLO)
-    if box is None or len(box._tools) != 1 or box._tools.get(tool.name) is not tool:
-        box = tool.__dict__[_SOLO] = Toolbox([tool])
+    box: Toolbox | None = tool.memo.get("toolbox")
+    if box is None or len(box) != 1 or box.get(tool.name) is not tool:
+        box = tool.memo["toolbox"] = Toolbox([tool])
     return box
 
 
@@ -46,12 +41,12 @@ def default_dispatcher(toolbox: _Tools) -> Dispatcher:
     """The toolbox's default `Dispatcher`, made on first use and kept until the toolbox changes."""
     if toolbox.__class__ is not Toolbox:
         toolbox = solo_toolbox(toolbox) if isinstance(toolbox, Tool) else as_toolbox(toolbox)
-    made = toolbox._dispatcher
+    made: Dispatcher | None = toolbox.memo.get("dispatcher")
     if made is None:
-        made = toolbox._dispatcher = Dispatcher(toolbox)
+        made = toolbox.memo["dispatcher"] = Dispatcher(toolbox)
         made._revealed.grows = False  # no run: a search here reveals nothing for later calls
         made.journal_stage.remember = False  # nor does a call remember another: each is a one-line call of its own
-    return made  # type: ignore[no-any-return]
+    return made
 
 
 def dispatch(
@@ -66,7 +61,7 @@ def dispatch(
         InjectionError: The application did not supply an injected value.
     """
     box = toolbox if toolbox.__class__ is Toolbox else solo_toolbox(toolbox) if isinstance(toolbox, Tool) else None
-    made: Dispatcher | None = box._dispatcher if box is not None else None
+    made: Dispatcher | None = box.memo.get("dispatcher") if box is not None else None
     if made is not None:  # the default dispatcher's first step, without a call to get there
         express = made._express.get(call.name)
         if express is not None:
@@ -108,3 +103,6 @@ async def adispatch_many(
 ) -> list[ToolResult]:
     """Run a batch from async code with a fresh `Dispatcher`; results in call order."""
     return await Dispatcher(toolbox, max_concurrency=max_concurrency).adispatch_many(calls, inject=inject)
+
+
+runs_calls(dispatch, adispatch)

@@ -10,6 +10,13 @@ declarations in the provider's shape, ``read_calls(response)`` reads `ToolCall` 
 a response (a plain dict or the SDK's own object), and ``write_results(results)`` gives the
 messages, items, blocks or parts that carry the results back. `tinytools.providers.mcp` also
 serves a toolbox as an MCP server over stdio.
+
+Which adapters there are, by the name ``provider=`` takes (``Toolbox.fingerprint``,
+``Toolbox.diff``, ``tinytools schema --provider``), is one registry: ``tinytools._exports.PROVIDERS``
+(a new adapter is its module and one line there). `sent` is the bytes a request carries for an
+export, and `ExportDiff` what ``Toolbox.diff`` returns.
 """
 
-__all__: list[str] = []
+from tinytools._exports import ExportDiff, sent
+
+__all__ = ["ExportDiff", "sent"]

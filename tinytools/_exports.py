@@ -1,37 +1,51 @@
-"""Cache-stable declarations: what an export's bytes are, a short hash of them, and what changed.
+"""The provider registry, and what an export's bytes are: a short hash of them, and what changed.
+
+`PROVIDERS` names every provider adapter once: the name ``provider=`` takes (``Toolbox.fingerprint``,
+``Toolbox.diff``, ``tinytools schema --provider``), the module that exports for it (imported only
+when used: ``import tinytools`` loads no adapter), and whether it has a strict mode. A new
+provider is its module and one line here.
 
 A provider caches a prompt by its bytes, the tool declarations first. The same tools exported
 twice give the same bytes in any process: every adapter builds its dicts in a fixed order, and
 the schemas come from the signatures in parameter order. `sent` is those bytes (compact JSON, keys
 in the order the adapter wrote them, as an SDK sends them); `fingerprint` a short hash of them;
 `diff` which tools were added, removed or changed since an earlier export, and where.
-
-``Toolbox.fingerprint(provider=...)`` and ``Toolbox.diff(previous, provider=...)`` call these.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 
-from tinytools._tool import Tool
-from tinytools.providers import anthropic, gemini, openai, openai_responses
-from tinytools.providers.mcp import _wire as wire
+if TYPE_CHECKING:
+    from tinytools._tool import Tool
 
-__all__ = ["EXPORTERS", "ExportDiff", "diff", "fingerprint", "sent"]
+__all__ = ["PROVIDERS", "ExportDiff", "Provider", "adapter", "diff", "export", "fingerprint", "sent"]
 
-EXPORTERS: dict[str, Callable[..., Any]] = {
-    "openai": openai.export_tools,
-    "openai_responses": openai_responses.export_tools,
-    "anthropic": anthropic.export_tools,
-    "gemini": gemini.export_tools,
-    "mcp": wire.export_tools,
+
+class Provider(NamedTuple):
+    """One provider adapter, as the registry knows it."""
+
+    module: str
+    """The module whose ``export_tools`` writes this provider's declarations."""
+    strict: bool = False
+    """Whether ``export_tools(..., strict=True)`` renders OpenAI-style strict schemas."""
+
+
+PROVIDERS: dict[str, Provider] = {
+    "openai": Provider("tinytools.providers.openai", strict=True),
+    "openai_responses": Provider("tinytools.providers.openai_responses", strict=True),
+    "anthropic": Provider("tinytools.providers.anthropic", strict=True),
+    "gemini": Provider("tinytools.providers.gemini"),
+    "mcp": Provider("tinytools.providers.mcp._wire"),
 }
-"""Each provider's ``export_tools``, by the name ``provider=`` takes."""
+"""Every provider, by the name ``provider=`` takes."""
 
 
 class ExportDiff(msgspec.Struct, frozen=True):
@@ -52,16 +66,25 @@ class ExportDiff(msgspec.Struct, frozen=True):
         return not (self.added or self.removed or self.changed or self.moved)
 
 
+def adapter(provider: str) -> ModuleType:
+    """The module that exports for ``provider``, imported on first use.
+
+    Raises:
+        ValueError: ``provider`` is not one of `PROVIDERS`.
+    """
+    found = PROVIDERS.get(provider)
+    if found is None:
+        raise ValueError(f"provider is one of {', '.join(PROVIDERS)}, not {provider!r}")
+    return importlib.import_module(found.module)
+
+
 def export(tools: Iterable[Tool[..., Any]], provider: str, **options: Any) -> Any:
     """The tools exported for ``provider`` with the adapter's ``options``.
 
     Raises:
-        ValueError: ``provider`` is not one of `EXPORTERS`.
+        ValueError: ``provider`` is not one of `PROVIDERS`.
     """
-    exporter = EXPORTERS.get(provider)
-    if exporter is None:
-        raise ValueError(f"provider is one of {', '.join(EXPORTERS)}, not {provider!r}")
-    return exporter(tools, **options)
+    return adapter(provider).export_tools(tools, **options)
 
 
 def sent(declarations: Any) -> bytes:
