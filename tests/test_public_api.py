@@ -14,6 +14,61 @@ def test_all_matches_what_the_package_exposes() -> None:
     assert tinytools.__all__ == constants_first
 
 
+PUBLIC_MODULES = {
+    "tinytools",
+    "tinytools.policy",
+    "tinytools.formats",
+    "tinytools.executors",
+    "tinytools.providers",
+    "tinytools.providers.openai",
+    "tinytools.providers.openai_responses",
+    "tinytools.providers.anthropic",
+    "tinytools.providers.gemini",
+    "tinytools.providers.mcp",
+}
+"""What a user imports; every other module is marked internal by a leading underscore in its path."""
+
+
+def _modules() -> list[str]:
+    import pkgutil
+
+    return ["tinytools"] + [info.name for info in pkgutil.walk_packages(tinytools.__path__, "tinytools.")]
+
+
+def test_every_module_is_public_or_marked_internal() -> None:
+    unmarked = [
+        name
+        for name in _modules()
+        if name not in PUBLIC_MODULES
+        and name != "tinytools.__main__"
+        and not any(part.startswith("_") for part in name.split(".")[1:])
+    ]
+    assert unmarked == [], f"modules neither public nor marked internal: {unmarked}"
+    assert all(name in _modules() for name in PUBLIC_MODULES)
+
+
+def test_every_public_name_reports_a_public_module() -> None:
+    import importlib
+    import inspect
+
+    internal = []
+    for module_name in sorted(PUBLIC_MODULES):
+        module = importlib.import_module(module_name)
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if (inspect.isclass(obj) or inspect.isfunction(obj)) and obj.__module__ not in PUBLIC_MODULES:
+                internal.append(f"{module_name}.{name} ({obj.__module__})")
+    assert internal == [], f"public names that say they live in an internal module: {internal}"
+
+
+def test_public_classes_still_read_their_annotations() -> None:
+    import msgspec
+
+    result = tinytools.ToolResult(call_id="c", name="t", status="succeeded", output={"a": 1})
+    assert msgspec.json.decode(result.to_json(), type=tinytools.ToolResult) == result
+    assert tinytools.ToolResult.__module__ == "tinytools" and repr(tinytools.Dispatcher) == "<class 'tinytools.Dispatcher'>"
+
+
 def test_every_module_declares_all() -> None:
     import importlib
     import pkgutil

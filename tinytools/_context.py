@@ -17,6 +17,7 @@ import msgspec
 
 from tinytools._errors import CancelledCall, NeedsInput
 from tinytools._events import ToolEvent, ToolOutputChunk, ToolProgress
+from tinytools._public import publish
 from tinytools._results import ToolCall
 
 __all__ = [
@@ -286,3 +287,6 @@ class CancellationToken:
         """Raise `CancelledCall` if cancellation was requested (for cooperative tools)."""
         if self.cancelled:
             raise CancelledCall(self.reason or "cancelled")
+
+
+publish("tinytools", RunContext, Invocation, IdempotencyKey, Ask, Progress, Stores, CancellationToken)

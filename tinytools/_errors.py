@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+from tinytools._public import publish
+
 __all__ = [
     "ECHO_LIMIT",
     "MAX_LISTED",
@@ -437,3 +439,23 @@ class ToolDefinitionWarning(UserWarning):
 
     For example: it has no description at all, or a parameter's default cannot be shown as JSON.
     """
+
+
+publish(
+    "tinytools",
+    TinyToolsError,
+    ToolDefinitionError,
+    SchemaError,
+    InjectionError,
+    TransferError,
+    ResultError,
+    ArgumentsError,
+    ToolNotFound,
+    ToolError,
+    RetryableError,
+    NeedsInput,
+    PendingError,
+    JournalError,
+    CancelledCall,
+    ToolDefinitionWarning,
+)

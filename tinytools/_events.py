@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from tinytools._errors import ArgumentsError
+from tinytools._public import publish
 from tinytools._results import StructuredError, ToolResult
 
 __all__ = [
@@ -161,3 +162,18 @@ def _log_sink_failure(event: ToolEvent) -> None:
     import logging
 
     logging.getLogger("tinytools").exception("event sink failed on %s for call %r", type(event).__name__, event.call_id)
+
+
+publish(
+    "tinytools",
+    ToolEvent,
+    ToolStarted,
+    ToolCompleted,
+    ToolPending,
+    ToolFailed,
+    UnknownToolCall,
+    InvalidToolArgs,
+    ToolDenied,
+    ToolProgress,
+    ToolOutputChunk,
+)

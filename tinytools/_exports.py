@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 
+from tinytools._public import publish
+
 if TYPE_CHECKING:
     from tinytools._tool import Tool
 
@@ -157,3 +159,6 @@ def _first_difference(old: Any, new: Any, pointer: str) -> str | None:
 
 def _escape(key: Any) -> str:
     return str(key).replace("~", "~0").replace("/", "~1")
+
+
+publish("tinytools.providers", ExportDiff, sent)

@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from tinytools._public import publish
+
 __all__ = [
     "ArtifactRef",
     "Content",
@@ -282,3 +284,17 @@ def _block_text(block: Content) -> str:
     if isinstance(block, JsonContent):
         return _encode(block.data).decode()
     return f"[{block.artifact.media_type} artifact {block.artifact.key}]"
+
+
+publish(
+    "tinytools",
+    ToolCall,
+    StructuredError,
+    ArtifactRef,
+    TextContent,
+    PendingRequest,
+    Pending,
+    PendingCall,
+    ToolOutput,
+    ToolResult,
+)

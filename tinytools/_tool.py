@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 from typing_extensions import ParamSpec
 
 from tinytools._errors import ArgumentsError, ToolDefinitionError, ToolDefinitionWarning, shorten
+from tinytools._public import publish
 from tinytools._results import ToolCall, ToolResult
 from tinytools._schema.callables import is_async, stream_kind
 from tinytools._schema.input_schema import InputSchema, compile_validator
@@ -443,3 +444,6 @@ def make_tool(
         made._late_return = read.late_return
         made.validate_output = made.validate_output or bool(checks_later)
     return made
+
+
+publish("tinytools", Tool, tool)

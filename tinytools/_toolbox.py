@@ -15,6 +15,7 @@ from typing import Any
 from tinytools._encoding import Encoders, check_encoders
 from tinytools._errors import ToolDefinitionError, ToolDefinitionWarning
 from tinytools._exports import diff, fingerprint
+from tinytools._public import publish
 from tinytools._search import ToolIndex, document_of, is_search, search_tool
 from tinytools._tool import NAME_PATTERN, Tool, make_tool
 from tinytools._toolsets import Member, members, method_tool
@@ -481,3 +482,6 @@ def _within(number: int, source: str | None) -> str:
 def _cut(items: list[str]) -> str:
     shown = ", ".join(items[:_REPR_ITEMS])
     return shown if len(items) <= _REPR_ITEMS else f"{shown}, ... {len(items) - _REPR_ITEMS} more"
+
+
+publish("tinytools", Toolbox)

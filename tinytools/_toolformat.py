@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from tinytools._errors import ToolDefinitionError
+from tinytools._public import publish
 
 __all__ = ["Syntax", "ToolFormat"]
 
@@ -139,3 +140,6 @@ def _order(order: Iterable[str]) -> tuple[str, ...]:
     if duplicates:
         raise ToolDefinitionError(f"ToolFormat.ptype names {', '.join(map(repr, duplicates))} twice")
     return names
+
+
+publish("tinytools", ToolFormat)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 
 from tinytools._errors import ToolNotFound, shorten
+from tinytools._public import publish
 from tinytools._results import ToolCall, ToolResult
 from tinytools._run.failures import failed, unknown_tool
 from tinytools._run.limits import Limits
@@ -226,3 +227,6 @@ def _argument_bytes(arguments: Any, limit: int) -> int:
         return 0  # not JSON: decoding refuses it
     except RecursionError:
         return limit + 1  # nested too deeply to measure: refused as too large
+
+
+publish("tinytools", Rewrite)

@@ -18,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 
+from tinytools._public import publish
 from tinytools._results import ArtifactRef
 
 __all__ = ["ArtifactStore", "FileArtifactStore", "MemoryArtifactStore"]
@@ -234,3 +235,6 @@ def _write(shard: int, name: str, data: bytes, *, replace: bool = True) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temporary, dir_fd=shard)
         raise
+
+
+publish("tinytools", ArtifactStore, MemoryArtifactStore, FileArtifactStore)

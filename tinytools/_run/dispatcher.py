@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from tinytools._context import CancellationToken, RunContext, Stores
 from tinytools._encoding import Encoders, OutputEncoder
 from tinytools._errors import JournalError, ToolNotFound
+from tinytools._public import publish
 from tinytools._results import PendingCall, ToolCall, ToolResult
 from tinytools._run.admission import Admission, Revealed, Rewrite, UnknownToolPolicy, check_unknown_policy
 from tinytools._run.batches import run_batch
@@ -417,3 +418,6 @@ def _routes(toolbox: Toolbox, executor: Executor | Mapping[str, Executor] | None
     from tinytools.executors._placement import plan_routes
 
     return plan_routes(toolbox, executor)
+
+
+publish("tinytools", Dispatcher)

@@ -28,6 +28,7 @@ import msgspec
 from typing_extensions import override
 
 from tinytools._errors import JournalError
+from tinytools._public import publish
 
 __all__ = [
     "Entry",
@@ -386,3 +387,6 @@ def _entry(row: tuple[object, ...]) -> Entry:
         elif value is not None:
             values[name] = bytes(value)  # type: ignore[call-overload]
     return Entry(**values)  # type: ignore[arg-type]
+
+
+publish("tinytools", Journal, MemoryJournal, SQLiteJournal)

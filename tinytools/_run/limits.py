@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tinytools._public import publish
+
 __all__ = ["Limits"]
 
 
@@ -21,3 +23,6 @@ class Limits:
     """Seconds from the dispatcher's creation after which no call starts."""
     max_argument_bytes: int | None = None
     """Largest JSON text of one call's arguments, refused before it is decoded."""
+
+
+publish("tinytools", Limits)

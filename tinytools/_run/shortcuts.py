@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from tinytools._public import publish
 from tinytools._results import ToolCall, ToolResult
 from tinytools._run.dispatcher import Dispatcher
 from tinytools._tool import Tool, runs_calls
@@ -106,3 +107,6 @@ async def adispatch_many(
 
 
 runs_calls(dispatch, adispatch)
+
+
+publish("tinytools", dispatch, adispatch, dispatch_many, adispatch_many)

@@ -17,6 +17,8 @@ from typing import Any
 
 import typing_extensions
 
+from tinytools._public import publish
+
 __all__ = ["Param", "constraints", "field_alias", "field_default", "pydantic_field", "split_annotated"]
 
 _ANNOTATED = (typing.Annotated, typing_extensions.Annotated)
@@ -165,3 +167,6 @@ def _field_keywords(field: Any) -> dict[str, Any]:
     if field.examples is not None:
         found["examples"] = list(field.examples)
     return found
+
+
+publish("tinytools", Param)

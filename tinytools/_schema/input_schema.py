@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from tinytools._errors import ArgumentsError, SchemaError, shorten, unless_failed
+from tinytools._public import publish
 from tinytools._schema.backtracking import backtracks
 from tinytools._schema.keyword_order import in_keyword_order
 from tinytools._schema.patterns import translate_pattern
@@ -434,3 +435,6 @@ def _raising(check: Callable[[object], ArgumentsError | None]) -> Callable[[obje
 
 def _refuse(constant: str) -> None:
     raise ValueError(f"{constant} is not a JSON number")
+
+
+publish("tinytools", InputSchema)

@@ -20,6 +20,7 @@ import typing_extensions
 
 from tinytools._context import Ask, CancellationToken, Discovery, IdempotencyKey, Invocation, Progress, Stores
 from tinytools._errors import ToolDefinitionError
+from tinytools._public import publish
 from tinytools._results import ToolCall
 from tinytools._schema.annotations import field_alias, field_default, pydantic_field, split_annotated
 from tinytools._schema.callables import (
@@ -389,3 +390,6 @@ def output_schema(
     if builder.defs:
         schema = {**schema, "$defs": builder.defs}
     return schema
+
+
+publish("tinytools", Injected)

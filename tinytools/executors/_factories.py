@@ -12,6 +12,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from tinytools._public import publish
+
 __all__ = ["factory_for", "provide", "provided"]
 
 F = TypeVar("F", bound=Callable[[], Any])
@@ -59,3 +61,6 @@ def provided(factory: Callable[[], Any]) -> Any:
         if factory not in _VALUES:
             _VALUES[factory] = factory()
         return _VALUES[factory]
+
+
+publish("tinytools.executors", provide)

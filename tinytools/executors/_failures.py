@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tinytools._public import publish
+
 __all__ = ["ExecutorError", "RemoteToolError"]
 
 
@@ -23,3 +25,6 @@ class ExecutorError(Exception):
 
 class RemoteToolError(Exception):
     """An exception a tool raised in a worker: its type and traceback, as text, for the log."""
+
+
+publish("tinytools.executors", ExecutorError, RemoteToolError)

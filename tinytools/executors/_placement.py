@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from tinytools._errors import ToolDefinitionError
+from tinytools._public import publish
 from tinytools._tool import Tool
 from tinytools.executors._factories import factory_for
 from tinytools.executors._pools import SHARED
@@ -215,3 +216,6 @@ def _pickled(fn: Any, allow_main: bool) -> ToolRef:
     except Exception as exc:
         raise _Unsendable(f"{what}, which does not pickle ({type(exc).__name__}: {exc})") from None
     return ToolRef(found.module, found.qualname, carried)
+
+
+publish("tinytools.executors", plan_routes, reference)

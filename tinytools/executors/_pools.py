@@ -17,6 +17,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from tinytools._public import publish
+
 __all__ = ["SHARED", "SharedPool", "reap", "shared_process_pool", "shutdown_shared_pool"]
 
 
@@ -119,3 +121,6 @@ def reap(pool: object) -> None:
         for process in list(processes.values()):
             with contextlib.suppress(Exception):
                 process.kill()
+
+
+publish("tinytools.executors", shared_process_pool, shutdown_shared_pool)

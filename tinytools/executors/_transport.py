@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from tinytools._encoding import Unencodable
 from tinytools._errors import RetryableError, ToolError, TransferError
+from tinytools._public import publish
 from tinytools._results import ToolCall
 from tinytools._tool import Tool
 from tinytools.executors._failures import ExecutorError, RemoteToolError
@@ -201,3 +202,6 @@ def _is_lost(exc: BaseException) -> bool:
         isinstance(exc, (concurrent.futures.BrokenExecutor, OSError))
         or type(exc).__module__.split(".")[0] == "distributed"
     )
+
+
+publish("tinytools.executors", Route)

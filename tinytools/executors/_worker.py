@@ -21,6 +21,7 @@ from typing import Any
 from tinytools._context import Invocation
 from tinytools._encoding import OutputEncoder
 from tinytools._errors import RetryableError, ToolError
+from tinytools._public import publish
 from tinytools._results import ToolOutput
 from tinytools._tool import Tool
 from tinytools.executors._factories import provided
@@ -207,3 +208,6 @@ def _nothing() -> None:
 def _quietly(release: Callable[[], None]) -> None:
     with contextlib.suppress(Exception):  # the mark outlives the call; the answer matters more
         release()
+
+
+publish("tinytools.executors", ToolRef)

@@ -17,6 +17,7 @@ from typing import Any
 
 import msgspec
 
+from tinytools._public import publish
 from tinytools._results import ToolCall, ToolResult
 from tinytools._tool import Tool
 from tinytools._toolbox import Toolbox
@@ -217,3 +218,6 @@ def _declaration(tool: Tool[..., Any], chosen: ToolFormat) -> str:
     if chosen.syntax == "ptype":
         return ptype.render_declaration(tool, chosen)
     return json_format.render_declaration(tool)
+
+
+publish("tinytools.formats", render_tools, render_call, render_result, parse_calls)

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from tinytools._context import Progress
 from tinytools._errors import ToolDefinitionError, ToolError, shorten
+from tinytools._public import publish
 from tinytools._toolbox import Toolbox
 from tinytools.executors._failures import ExecutorError
 from tinytools.providers._common import require
@@ -306,3 +307,6 @@ def _unbounded(label: str, what: str, bound: str | None = None) -> ToolDefinitio
     """The error of a ``tools/list`` that goes past what `connect` reads."""
     fix = f"; if the server truly has more, raise connect(..., {bound}=...)" if bound else ""
     return ToolDefinitionError(f"the MCP server {label} {what}{fix}")
+
+
+publish("tinytools.providers.mcp", connect)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from tinytools._events import ToolProgress
+from tinytools._public import publish
 from tinytools._results import ToolCall
 from tinytools._tool import Tool
 from tinytools.providers._common import require
@@ -409,3 +410,6 @@ async def _respond(send: Send, body: bytes) -> None:
     headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+publish("tinytools.providers.mcp", http_app, serve_http)

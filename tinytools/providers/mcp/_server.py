@@ -31,6 +31,7 @@ import msgspec
 from tinytools._context import RunContext
 from tinytools._errors import InjectionError
 from tinytools._events import ToolEvent, ToolOutputChunk, ToolProgress
+from tinytools._public import publish
 from tinytools._results import StructuredError, ToolCall, ToolResult
 from tinytools._run.dispatcher import Dispatcher
 from tinytools._run.failures import missing_value
@@ -412,3 +413,6 @@ def serve(toolbox: Iterable[Tool[..., Any]], **options: Any) -> None:
     """
     anyio = require("anyio", "mcp")
     anyio.run(partial(aserve, toolbox, **options))
+
+
+publish("tinytools.providers.mcp", AsyncDispatcher, build_server, aserve, serve)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from tinytools._public import publish
 from tinytools.providers._common import require
 
 __all__ = ["Inject", "SessionContext", "SessionValues", "request_context"]
@@ -173,3 +174,6 @@ def _takes_context(factory: Callable[..., Any]) -> bool:
 
 def _logger() -> logging.Logger:
     return logging.getLogger("tinytools.mcp")
+
+
+publish("tinytools.providers.mcp", SessionContext)

@@ -19,6 +19,7 @@ from typing import Any
 import msgspec
 
 from tinytools._errors import SchemaError
+from tinytools._public import publish
 from tinytools._results import StructuredError, ToolCall, ToolResult
 from tinytools._schema.input_schema import compile_validator
 from tinytools._tool import Tool
@@ -255,3 +256,6 @@ def check_output(result: ToolResult, tool: Tool[..., Any] | None) -> ToolResult:
             call_id=result.call_id, name=result.name, status="failed", error=error, elapsed=result.elapsed
         )
     return result
+
+
+publish("tinytools.providers.mcp", export_tools, tool_annotations, read_calls, write_results)
