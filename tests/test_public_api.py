@@ -66,7 +66,10 @@ def test_public_classes_still_read_their_annotations() -> None:
 
     result = tinytools.ToolResult(call_id="c", name="t", status="succeeded", output={"a": 1})
     assert msgspec.json.decode(result.to_json(), type=tinytools.ToolResult) == result
-    assert tinytools.ToolResult.__module__ == "tinytools" and repr(tinytools.Dispatcher) == "<class 'tinytools.Dispatcher'>"
+    assert (
+        tinytools.ToolResult.__module__ == "tinytools"
+        and repr(tinytools.Dispatcher) == "<class 'tinytools.Dispatcher'>"
+    )
 
 
 def test_every_module_declares_all() -> None:

@@ -1,22 +1,31 @@
 """The pipeline: the ordered stages every call goes through, whatever its entry point.
 
-::
+This is the one account of the stages, in order (`STAGES` holds their names and modules; the
+README's "How a call runs" follows it, and a test keeps the two equal):
 
-    admission (limits, lookup, Rewrite, allowlist)   → refusal
-    read: decode and validate once                   → invalid arguments (repairable)
-    before-middleware (a replaced call is read again, as the application's)
-    the journal: a call already journaled is answered from it (`tinytools._run.journal_stage`)
-    policy: static rules, then the approver, on the final arguments (an edit is read again;
-            a deferred decision parks the call pending)
-    bind by slot, then execute (timeout, cancellation, retries of idempotent tools); an
-            external or background tool's call parks pending, a tool's `NeedsInput` too
-    output checks, result rules, after-middleware
-    the boundary (scrub, budget) → the journal records the end → events → the one `ToolResult`
+1. **Admission** (`admission`): the run's cancellation, deadline and call budget, the size
+   limit, the lookup by name (an unknown name meets its policy; a ``Rewrite`` is admitted again),
+   the turn's allowlist and the run's revealed tools. → a refusal
+2. **Read** (`reading`): decode and validate once, against the schema this dispatcher enforces.
+   → invalid arguments (repairable)
+3. **Before-middleware** (`pipeline`): a call a middleware replaced is looked up and read again.
+4. **Journal** (`journal_stage`): the call is claimed by its run and call id; a call already
+   journaled is answered from its entry, one another worker runs is waited for.
+5. **Policy** (`policy_enforcement`): static rules, then the approver, on the final arguments (an
+   edit is read again; a deferred decision parks the call pending).
+6. **Execution** (`execution`): an external or background tool's call parks pending; a read-only
+   tool's cached result or a declared act already made answers instead (`result_cache`, `acts`);
+   else bind by slot and run, within the timeout, the run's cancellation and the tries of an
+   idempotent tool, around the application's execution hooks. A tool's `NeedsInput` parks too.
+7. **Output checks** (`output_checks`): the output becomes JSON data, checked against its schema.
+8. **After-middleware** (`pipeline`): each may replace the result.
+9. **Boundary** (`boundary`): every model-facing string scrubbed, then held to the budget.
+10. **Record** (`journal_stage`): the journal records the call's end (a pending call parks).
+11. **Events** (`pipeline`): the call's last events, then the one `ToolResult`.
 
 It is written once, as coroutines that never wait on anything but their driver
 (`tinytools._run.drivers`), so the same code serves sync and async entry points. Each stage is a
-method; the per-tool decisions come from the call's `Plan`. Reading is `tinytools._run.call_state`'s,
-the execution stage `tinytools._run.execution`'.
+method here or a module of its own; the per-tool decisions come from the call's `Plan`.
 """
 
 from __future__ import annotations
@@ -47,7 +56,22 @@ from tinytools._run.reading import call_arguments, read_arguments, started_argum
 from tinytools._run.secrets import Secrets
 from tinytools._search import is_search
 
-__all__ = ["Pipeline"]
+__all__ = ["STAGES", "Pipeline"]
+
+STAGES: tuple[tuple[str, str], ...] = (
+    ("Admission", "admission"),
+    ("Read", "reading"),
+    ("Before-middleware", "pipeline"),
+    ("Journal", "journal_stage"),
+    ("Policy", "policy_enforcement"),
+    ("Execution", "execution"),
+    ("Output checks", "output_checks"),
+    ("After-middleware", "pipeline"),
+    ("Boundary", "boundary"),
+    ("Record", "journal_stage"),
+    ("Events", "pipeline"),
+)
+"""The stages every call goes through, in order, and the module of `tinytools._run` each lives in."""
 
 
 class Pipeline:

@@ -8,6 +8,9 @@ For models that call tools through text rather than native function calling. Eac
     for call in parse_calls(reply_text, toolbox):
         result = dispatch(call, toolbox)
         answer = render_result(result, toolbox[call.name].format)
+
+The modules: `_text` (render and parse in any syntax), `_json`, `_xml` and `_ptype` (each
+syntax's own reading and writing), and `_common` (what the three share).
 """
 
 from tinytools._toolformat import ToolFormat
