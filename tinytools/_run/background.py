@@ -7,6 +7,7 @@ records its end. An expiry or a cancellation tells a task of this process throug
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import threading
 from collections.abc import Callable
@@ -44,7 +45,8 @@ class BackgroundTasks:
             finally:
                 self.running.pop(key, None)
 
-        thread = threading.Thread(target=task, name=f"tinytools-task-{key[:8]}", daemon=True)
+        context = contextvars.copy_context()  # the dispatching call's: request ids and spans go with the task
+        thread = threading.Thread(target=context.run, args=(task,), name=f"tinytools-task-{key[:8]}", daemon=True)
         self.running[key] = (thread, state)
         thread.start()
 

@@ -71,8 +71,10 @@ class Dispatcher:
             (raise `ArgumentsError`). Malformed JSON always gets a repairable result.
         limits: Budget, deadline (seconds from now) and argument size for the run.
         middleware: Objects with ``before_tool(call, tool)`` and/or
-            ``after_tool(call, tool, result)``, sync or async, applied in order; and
-            `PolicyMiddleware` objects, whose rules apply at the policy stage.
+            ``after_tool(call, tool, result)``, sync or async, applied in order; with
+            ``around_tool(call, tool, attempt)``, a context manager around each run of the
+            tool (an execution hook); and `PolicyMiddleware` objects, whose rules apply at the
+            policy stage.
         on_event: A callable (sync or async) or ``asyncio.Queue`` receiving `ToolEvent` s.
         max_concurrency: How many parallel-safe calls of a batch run at once.
         max_inline_output_bytes: Largest model-facing text of one result, in UTF-8 bytes (by

@@ -10,7 +10,8 @@ checks and the application's result rules.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractContextManager
 from time import perf_counter_ns
 from typing import Any
 
@@ -26,11 +27,21 @@ from tinytools._context import (
 )
 from tinytools._errors import ArgumentsError, NeedsInput, RetryableError, TransferError, WaitsElsewhere, kept
 from tinytools._events import ToolEvent, ToolOutputChunk, ToolStarted
-from tinytools._results import ToolResult
+from tinytools._results import ToolCall, ToolResult
 from tinytools._run.admission import Admission
 from tinytools._run.boundary import Boundary
 from tinytools._run.call_state import CallState
-from tinytools._run.failures import cancelled, denied, executor_failure, propagates, timed_out, tool_failure, waiting
+from tinytools._run.failures import (
+    cancelled,
+    denied,
+    executor_failure,
+    hook_failure,
+    logger,
+    propagates,
+    timed_out,
+    tool_failure,
+    waiting,
+)
 from tinytools._run.jobs import CANCELLED, RAISED, REFUSED, RETURNED, Channel, Job, Outcome
 from tinytools._run.output_checks import finish
 from tinytools._run.plans import DefaultFailed, Read
@@ -44,6 +55,19 @@ __all__ = ["BACKOFF_SECONDS", "Execution"]
 
 BACKOFF_SECONDS = 0.05
 """First retry delay; doubled on each further attempt."""
+
+
+Around = Callable[[ToolCall, Any, int], AbstractContextManager[Any]]
+"""An execution hook: ``around_tool(call, tool, attempt)`` returns a context manager around the tool's run."""
+
+
+def _leave(entered: list[AbstractContextManager[Any]], exc: BaseException | None) -> None:
+    """Leave the hooks entered, innermost first; what one raises on its way out is logged, not the call's."""
+    for manager in reversed(entered):
+        try:
+            manager.__exit__(type(exc) if exc is not None else None, exc, exc.__traceback__ if exc else None)
+        except Exception:
+            logger().exception("an execution hook failed on its way out")
 
 
 def _nothing() -> None:
@@ -63,8 +87,11 @@ class Execution:
         token: CancellationToken,
         context: RunContext,
         stores: Stores,
+        around: Sequence[Around] = (),
     ):
         self.admission = admission
+        self.around = tuple(around)
+        """The application's execution hooks (``around_tool``), outermost first."""
         self.boundary = boundary
         self.policies = policies
         self.sink = sink
@@ -126,19 +153,55 @@ class Execution:
                 if pending is not None:
                     await pending
             state.acted = True
-            outcome = driver.start(job)
-            if outcome.__class__ is not Outcome:
-                try:
-                    outcome = await outcome  # type: ignore[misc]
-                except BaseException:  # the call's task was cancelled: a sync tool hears it through its token
-                    if state.token is not None:
-                        state.token.cancel("cancelled")
-                    raise
+            if self.around:
+                outcome = await self.run_around(state, job, attempt)
+            else:
+                outcome = await self.run(state, job)
+            if isinstance(outcome, ToolResult):  # a hook failed before the tool could start
+                state.acted = False
+                return outcome
             result, retry = self.result_of(state, outcome, last=attempt == plan.tries)
             if not retry:
                 return result
         assert result is not None
         return result
+
+    async def run(self, state: CallState, job: Job) -> Outcome:
+        """The one place a tool runs: its job started by the driver, and its outcome awaited."""
+        outcome = state.scope.driver.start(job)
+        if isinstance(outcome, Outcome):
+            return outcome
+        try:
+            return await outcome
+        except BaseException:  # the call's task was cancelled: a sync tool hears it through its token
+            if state.token is not None:
+                state.token.cancel("cancelled")
+            raise
+
+    async def run_around(self, state: CallState, job: Job, attempt: int) -> Outcome | ToolResult:
+        """The tool's run inside the application's execution hooks, entered in order and left in reverse.
+
+        A hook that fails on the way in ends the call ``middleware_error`` before the tool starts;
+        one that fails on the way out is logged, and the tool's outcome stands.
+        """
+        entered: list[AbstractContextManager[Any]] = []
+        try:
+            for around in self.around:
+                manager = around(state.call, state.plan.tool, attempt)
+                manager.__enter__()
+                entered.append(manager)
+        except BaseException as exc:
+            _leave(entered, exc)
+            if propagates(exc):
+                raise
+            return hook_failure(state.call, state.plan.name, "around_tool", exc, state.start)
+        try:
+            outcome = await self.run(state, job)
+        except BaseException as exc:
+            _leave(entered, exc)
+            raise
+        _leave(entered, None)
+        return outcome
 
     def job(self, state: CallState, read: Read, attempt: int) -> Job | ToolResult:
         """The tool's call for one attempt: its arguments bound by slot, with runtime values."""

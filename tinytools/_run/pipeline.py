@@ -98,6 +98,7 @@ class Pipeline:
         hooks = [m for m in middleware if m not in policies.middleware]
         self.before = [m.before_tool for m in hooks if hasattr(m, "before_tool")]
         self.after = [m.after_tool for m in hooks if hasattr(m, "after_tool")]
+        around = [m.around_tool for m in hooks if hasattr(m, "around_tool")]
         self.sink = sink
         self.token = token
         self.plan_for = plan_for
@@ -109,6 +110,7 @@ class Pipeline:
             token=token,
             context=context,
             stores=stores,
+            around=around,
         )
 
     def run(self, call: ToolCall, scope: Scope) -> Awaitable[ToolResult]:

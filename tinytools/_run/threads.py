@@ -1,6 +1,7 @@
 """Threads the pipeline runs on: sync tools' worker threads, and event loops for sync callers.
 
-`ToolThreads` is one process-wide pool of daemon threads for sync tools (and sync approvers):
+`ToolThreads` is one process-wide pool of daemon threads for sync tools (and sync approvers),
+each run in a copy of its submitter's `contextvars` (a request id, a tracing span reach the tool):
 a thread is reused when idle, so a batch does not start a thread per call, and a tool that
 never returns cannot keep the interpreter from exiting. When a call stops waiting for its thread
 (its timeout passed, or the run was cancelled) while the tool runs on, the thread becomes a
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import contextvars
 import os
 import threading
 import weakref
@@ -65,7 +67,7 @@ class ThreadsExhausted(Exception):
 
 
 class _Submitted:
-    __slots__ = ("abandoned", "args", "fn", "future", "name")
+    __slots__ = ("abandoned", "args", "context", "fn", "future", "name")
 
     def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], name: str):
         import concurrent.futures  # loaded with the first thread a tool needs
@@ -73,6 +75,7 @@ class _Submitted:
         self.fn = fn
         self.args = args
         self.name = name
+        self.context = contextvars.copy_context()  # the submitter's: request ids and spans reach the tool
         self.future: concurrent.futures.Future[Any] = concurrent.futures.Future()
         self.abandoned = False
 
@@ -164,7 +167,7 @@ class ToolThreads:
             thread = threading.current_thread()
             thread.name = f"tinytools:{work.name}"  # a thread dump shows which tool a thread runs
             try:
-                outcome = work.fn(*work.args)
+                outcome = work.context.run(work.fn, *work.args)
             except BaseException as exc:
                 outcome = Raised(exc)
             thread.name = IDLE_NAME

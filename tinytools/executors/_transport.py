@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import contextvars
 import os
 import pickle
 from collections.abc import Callable
@@ -69,9 +70,10 @@ class Route:
             ToolError: The tool raised one (a `RetryableError` stays retryable).
             RemoteToolError: The tool raised anything else.
         """
-        if self.ref is None:
+        if self.ref is None:  # a thread of this process: the caller's contextvars go with the call
             work = self.tool.fn if fn is None else fn
-            return await _bridge(self._submit(work, *args, **kwargs), remote=False, on_broken=self.reap)
+            submitted = self._submit(contextvars.copy_context().run, work, *args, **kwargs)
+            return await _bridge(submitted, remote=False, on_broken=self.reap)
         job = self.pack(call, args, kwargs)
         return self.unpack(call, await _bridge(self._submit(call_tool, job), remote=True, on_broken=self.reap))
 
