@@ -27,6 +27,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tinytools import (
+    CancellationToken,
     Dispatcher,
     Injected,
     MemoryArtifactStore,
@@ -36,9 +37,11 @@ from tinytools import (
     ToolEvent,
     ToolOutput,
     ToolOutputChunk,
+    ToolProgress,
     ToolStarted,
     tool,
 )
+from tinytools._run.stream_boundary import EVENT_COST
 
 from .paths import DISPATCHER_ENTRIES, ENTRIES, run_call
 
@@ -315,7 +318,7 @@ def flood(n: int) -> Iterator[str]:
 
 
 @tool
-def flood_then_sum(n: int) -> Iterator[str]:
+def flood_then_sum(n: int):  # type: ignore[no-untyped-def]  # no output schema: its result's text is all it says
     """Stream n pieces of 100 bytes, then return a short summary."""
     for _ in range(n):
         yield "y" * 100
@@ -333,7 +336,13 @@ def test_pieces_count_against_the_budget_and_the_result_says_so() -> None:
     summary = dispatcher.dispatch(ToolCall("d", "flood_then_sum", {"n": 200}))
     assert len(_forwarded(seen).encode()) <= 10_000
     assert summary.status == "succeeded" and summary.output == "200 pieces"
-    assert "200 pieces" in summary.text() and "10000 bytes of them were not forwarded" in summary.text()
+    assert "200 pieces" in summary.text() and "bytes of them were not forwarded" in summary.text()
+    (note,) = [event for event in seen if isinstance(event, ToolProgress) and event.call_id == "d"]
+    assert "were not forwarded" in (note.message or "")  # the stream's last word says it too
+    seen.clear()
+    typed = dispatcher.dispatch(ToolCall("e", "flood", {"n": 2_000}))  # str output schema: output stays structured
+    assert typed.error is not None or typed.content is None
+    assert any(isinstance(event, ToolProgress) and "not forwarded" in (event.message or "") for event in seen)
 
 
 def test_a_stream_past_the_budget_keeps_no_more_than_the_budget_in_memory() -> None:
@@ -379,3 +388,132 @@ def test_the_mcp_server_forwards_no_more_than_the_budget_of_a_stream() -> None:
 
     result = asyncio.run(talk())
     assert result.is_error and len("".join(heard).encode()) <= 5_000 and len(heard) <= 50
+
+
+# --- what the review of the stream boundary found -----------------------------------------------
+
+
+@tool
+def many(n: int, size: int) -> Iterator[str]:
+    """Stream n pieces of ``size`` characters."""
+    for _ in range(n):
+        yield "z" * size
+
+
+@pytest.mark.parametrize("size", [0, 1])
+def test_tiny_and_empty_pieces_are_bounded_in_number_too(size: int) -> None:
+    seen: list[ToolEvent] = []
+    dispatcher = Dispatcher([many, drip], on_event=seen.append, max_inline_output_bytes=10_000)
+    dispatcher.dispatch(ToolCall("c", "many", {"n": 50_000, "size": size}))
+    chunks = [event for event in seen if isinstance(event, ToolOutputChunk)]
+    assert len(chunks) <= 10_000 // EVENT_COST
+    SPLITS.append([""] * 40_000 + ["x"])  # held behind a secret's window: nothing piles up
+    seen.clear()
+    result = dispatcher.dispatch(ToolCall("d", "drip", {}), inject={"token": SECRET})
+    assert result.status == "succeeded" and len([e for e in seen if isinstance(e, ToolOutputChunk)]) <= 1
+
+
+@pytest.mark.parametrize("cut", [1, 2, 3, 4])
+def test_a_secret_streamed_as_small_byte_chunks_is_withheld(cut: int) -> None:
+    data = SECRET.encode()
+    SPLITS.append([data[i : i + cut] for i in range(0, len(data), cut)])
+    seen: list[ToolEvent] = []
+    Dispatcher([drip], on_event=seen.append).dispatch(ToolCall("c", "drip", {}), inject={"token": SECRET})
+    forwarded = [event.data for event in seen if isinstance(event, ToolOutputChunk)]
+    joined = b"".join(base64.b64decode(piece) for piece in forwarded if piece != "[redacted]")
+    assert not _shows_secret(joined.decode("utf-8", "replace"), SECRET)
+    assert not _shows_secret("".join(str(piece) for piece in forwarded), base64.b64encode(data).decode())
+
+
+@tool
+def reports(token: Annotated[str, Injected("token", secret=True)], progress: Progress) -> str:
+    """Report progress messages a test chose."""
+    for index, message in enumerate(SPLITS[-1]):
+        progress.progress(index, message=message)
+    return "done"
+
+
+def test_progress_messages_are_scrubbed_as_one_stream_and_held_to_the_budget() -> None:
+    SPLITS.append([SECRET[i : i + 4] for i in range(0, len(SECRET), 4)] + [" end"])
+    seen: list[ToolEvent] = []
+    dispatcher = Dispatcher([reports], on_event=seen.append, max_inline_output_bytes=2_000)
+    dispatcher.dispatch(ToolCall("c", "reports", {}), inject={"token": SECRET})
+    said = "".join(event.message or "" for event in seen if isinstance(event, ToolProgress))
+    assert not _shows_secret(said, SECRET) and said.endswith("end")
+    SPLITS.append(["m" * 100_000] * 50)
+    seen.clear()
+    dispatcher.dispatch(ToolCall("d", "reports", {}), inject={"token": SECRET})
+    assert sum(len(event.message or "") for event in seen if isinstance(event, ToolProgress)) <= 2_000
+
+
+def test_pieces_emitted_from_many_threads_arrive_once_each() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    @tool
+    def fan(token: Annotated[str, Injected("token", secret=True)], progress: Progress) -> str:
+        """Emit from four threads at once."""
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(lambda n: [progress.emit("row", f"{n}-{i}") for i in range(1000)], range(4)))
+        return "done"
+
+    seen: list[ToolEvent] = []
+    Dispatcher([fan], on_event=seen.append, max_inline_output_bytes=None).dispatch(
+        ToolCall("c", "fan", {}), inject={"token": SECRET}
+    )
+    rows = [event.data for event in seen if isinstance(event, ToolOutputChunk)]
+    assert sorted(rows) == sorted(f"{n}-{i}" for n in range(4) for i in range(1000))
+
+
+def test_a_piece_made_after_its_attempt_timed_out_never_reaches_the_retry() -> None:
+    tries: list[int] = []
+
+    @tool(timeout=0.2, idempotent=True, retries=1)
+    def late(token: CancellationToken) -> Iterator[str]:
+        """The first attempt yields only after its timeout."""
+        tries.append(len(tries) + 1)
+        mine = len(tries)
+        if mine == 1:
+            token.wait(10)
+        yield f"attempt {mine}"
+
+    seen: list[ToolEvent] = []
+    result = Dispatcher([late], on_event=seen.append).dispatch(ToolCall("c", "late", {}))
+    assert result.output == "attempt 2"
+    assert [event.data for event in seen if isinstance(event, ToolOutputChunk)] == ["attempt 2"]
+
+
+STREAM_SURROGATE = '''
+import os
+from collections.abc import Iterator
+from tinytools import tool
+
+@tool
+def names(n: int) -> Iterator[str]:
+    """Stream file names, one of which is not Unicode."""
+    yield "report-1.txt"
+    yield os.fsdecode(b"report-\\xff.txt")
+'''
+
+
+def test_a_piece_no_json_can_carry_never_stops_the_mcp_server(tmp_path: Path) -> None:
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    target = tmp_path / "names_tools.py"
+    target.write_text(STREAM_SURROGATE)
+    heard: list[str] = []
+
+    async def talk() -> Any:
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            heard.append(message or "")
+
+        server = StdioServerParameters(command=sys.executable, args=["-m", "tinytools", "serve-mcp", str(target)])
+        async with Client(server, mode="legacy") as client:
+            first = await client.call_tool("names", {"n": 2}, progress_callback=on_progress)
+            second = await client.call_tool("names", {"n": 2})
+            return first, second
+
+    first, second = asyncio.run(talk())
+    assert first.is_error  # its output is not Unicode text: invalid_output
+    assert heard[0] == "report-1.txt" and heard[1] == "report-\ufffd.txt"
+    assert second is not None  # the server still answers

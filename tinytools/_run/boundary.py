@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from tinytools._events import ToolEvent, ToolOutputChunk, ToolProgress
 from tinytools._results import JsonContent, PendingRequest, StructuredError, TextContent, ToolCall, ToolResult
 from tinytools._run.failures import failed, logger
 from tinytools._run.output_checks import store_failure
@@ -108,9 +107,12 @@ class Boundary:
         )
         return failed(call, name, "output_too_large", message, start)
 
-    def stream(self, secrets: Secrets | None, encoder: OutputEncoder) -> StreamBoundary:
-        """The boundary of one call's streamed pieces (`tinytools._run.stream_boundary`)."""
-        return StreamBoundary(secrets, self.hook, self.limit, encoder)
+    def stream(self, secrets: Secrets | None, encoder: OutputEncoder, call: tuple[str, str, int]) -> StreamBoundary:
+        """The boundary of what one call sends while it runs (`tinytools._run.stream_boundary`).
+
+        ``call`` is its id, its tool's name and when it started.
+        """
+        return StreamBoundary(secrets, self.hook, self.limit, encoder, call)
 
     def shown(self, data: Any, secrets: Secrets | None) -> Any:
         """JSON data as a person may be shown it (a call's arguments in an inbox): every string scrubbed.
@@ -124,22 +126,6 @@ class Boundary:
             return _walk(_decode(_encode(data)), scrub)  # as JSON: a tuple an application built included
         except Exception:
             return None
-
-    def event(self, event: ToolEvent, secrets: Secrets | None) -> ToolEvent:
-        """A progress event as a sink may pass it on to a client: its text and data scrubbed."""
-        scrub = self.scrubber(secrets)
-        if scrub is None:
-            return event
-        try:
-            if isinstance(event, ToolProgress) and event.message is not None:
-                return msgspec.structs.replace(event, message=scrub(event.message))
-            if isinstance(event, ToolOutputChunk):
-                return msgspec.structs.replace(event, data=_walk(event.data, scrub))
-        except Exception:  # what cannot be scrubbed is not passed on
-            if isinstance(event, ToolProgress):
-                return msgspec.structs.replace(event, message=None)
-            return msgspec.structs.replace(event, data=None) if isinstance(event, ToolOutputChunk) else event
-        return event
 
     def _within_budget(self, result: ToolResult, scrub: Callable[[str], str] | None, start: int) -> ToolResult:
         limit = self.limit

@@ -257,14 +257,11 @@ class Execution:
         return state.channel
 
     def seal(self, state: CallState, event: ToolEvent | None) -> list[ToolEvent]:
-        """One event of a running call, model-facing: a streamed piece through the call's stream boundary."""
-        if event is not None and event.__class__ is not ToolOutputChunk:
-            return [self.boundary.event(event, state.secrets)]
+        """What a running call sends, model-facing: through its stream boundary, in order (None: it ended)."""
         if state.pieces is None:
-            state.pieces = self.boundary.stream(state.secrets, state.plan.encoder)
-        pieces = state.pieces.end() if event is None else state.pieces.piece(event.kind, event.data)
-        call_id, name, elapsed = state.call.id, state.plan.name, perf_counter_ns() - state.start
-        return [ToolOutputChunk(call_id, name, elapsed, piece.kind, piece.data) for piece in pieces]
+            call = (state.call.id, state.plan.name, state.start)
+            state.pieces = self.boundary.stream(state.secrets, state.plan.encoder, call)
+        return state.pieces.end() if event is None else state.pieces.take(event)
 
     def runtime(self, state: CallState, attempt: int) -> dict[str, Any]:
         """The values only the pipeline makes, for a tool that takes them by type."""

@@ -68,12 +68,15 @@ class Channel:
         self._open = True
 
     def send(self, event: ToolEvent | None) -> None:
-        """Queue an event (the `Progress` callback); None when the call's stream ended."""
-        events = self.seal(event)
-        if not events:
-            return
+        """Queue an event (the `Progress` callback); None when the call's stream ended.
+
+        Sealed under the channel's lock: events sent from several threads leave in one order.
+        """
         with self._lock:
             if not self._open:
+                return
+            events = self.seal(event)
+            if not events:
                 return
             self._buffer += events
             notify = self.notify

@@ -223,6 +223,8 @@ class Pipeline:
             if state.secrets is None and (tool.secret_keys or tool.fixed_secrets):  # made before binding
                 state.secrets = Secrets.of(plan.secrets(scope.inject))
             note = state.pieces.note() if state.pieces is not None else None
+            if note is not None and result.status == "succeeded" and tool.output_schema is not None:
+                note = None  # its output stays its structured output: the stream's last progress says it
             result = self.boundary.seal(result, state.secrets, state.start, note)
             if state.step is not None or result.status == "pending":
                 result = self.journal_stage.record(state, result)

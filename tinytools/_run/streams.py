@@ -107,6 +107,8 @@ def sync_stream(
                 except StopIteration as done:
                     end()
                     return collected.output(done.value, count)
+                if token.cancelled:  # stopped while the piece was made: it is not this call's any more
+                    raise Stopped(token.reason or "cancelled")
                 count += 1
                 collected.add(piece)
                 if send is not None:
@@ -128,12 +130,12 @@ def async_stream(
         count = 0
         try:
             async for piece in generator:
+                if token.cancelled:
+                    raise Stopped(token.reason or "cancelled")
                 count += 1
                 collected.add(piece)
                 if send is not None:
                     send("text" if piece.__class__ is str else "value", piece)
-                if token.cancelled:
-                    raise Stopped(token.reason or "cancelled")
             end()
             return collected.output(None, count)
         finally:
