@@ -535,3 +535,40 @@ def test_a_single_tools_cached_toolbox_does_not_keep_it_alive() -> None:
     del add
     gc.collect()
     assert gone() is None
+
+
+def test_the_methods_of_one_instance_run_one_at_a_time_across_separate_calls() -> None:
+    counter = Counter()
+    box = Toolbox.from_object(counter)
+
+    async def gathered() -> list[Any]:
+        dispatcher = Dispatcher(box)
+        calls = [dispatcher.adispatch(ToolCall(f"c{n}", "increment", {})) for n in range(8)]
+        return [result.output for result in await asyncio.gather(*calls)]
+
+    assert sorted(asyncio.run(gathered())) == list(range(1, 9))
+
+    async def two_batches() -> None:
+        dispatcher = Dispatcher(box)
+        batch = [ToolCall(f"b{n}", "increment", {}) for n in range(4)]
+        await asyncio.gather(dispatcher.adispatch_many(batch), dispatcher.adispatch_many(batch))
+
+    asyncio.run(two_batches())
+    assert counter.count == 16
+
+
+def test_an_mcp_client_calling_one_objects_methods_at_once_loses_no_update() -> None:
+    from mcp import Client
+
+    from tinytools.providers.mcp import build_server
+
+    counter = Counter()
+    server = build_server(Toolbox.from_object(counter))
+
+    async def talk() -> list[Any]:
+        async with Client(server, mode="legacy") as client:
+            answers = await asyncio.gather(*(client.call_tool("increment", {}) for _ in range(8)))
+            return [answer.structured_content for answer in answers]
+
+    answers = asyncio.run(talk())
+    assert sorted(answer["result"] for answer in answers) == list(range(1, 9))

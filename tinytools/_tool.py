@@ -118,6 +118,8 @@ class Tool(Generic[P, R]):
         """``"instance"`` or ``"class"`` for a method not yet bound (see `Tool.__get__`), else None."""
         self.static = False
         """Whether the function came as a ``staticmethod``: it has no receiver to bind."""
+        self.exclusive: Any = None
+        """A lock held while the tool runs, shared with the tools it must not run beside (one object's methods)."""
         self.fixed_secrets: tuple[Any, ...] = ()
         """Secret values the callable carries itself (a partial's), redacted like injected secrets."""
         self._late_return = False
@@ -249,12 +251,17 @@ class Tool(Generic[P, R]):
             return f"at {shorten(exc.pointer or '/')}: {exc.reason}"
         return None
 
-    def serial(self) -> Tool[P, R]:
-        """This tool, serial in batches: a call waits for the calls before it and runs alone (itself if it is)."""
-        if not self.parallel_safe:
+    def serial(self, exclusive: Any = None) -> Tool[P, R]:
+        """This tool, serial in batches: a call waits for the calls before it and runs alone (itself if it is).
+
+        ``exclusive`` (a lock several tools share) makes its runs wait for each other's across
+        calls too.
+        """
+        if not self.parallel_safe and exclusive is None:
             return self
         copied = copy.copy(self)
         copied.parallel_safe = False
+        copied.exclusive = exclusive
         return copied
 
     def deferred(self) -> Tool[P, R]:

@@ -8,6 +8,7 @@ starts from, and a name two sources both claim is refused with both sources name
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import Any
@@ -212,7 +213,8 @@ class Toolbox:
         tools; a plain method needs an instance and is refused.
 
         The methods of one instance share its state, so each tool of a method or class method is
-        serial in batches (a call waits for the calls before it and runs alone) unless its
+        serial in batches (a call waits for the calls before it and runs alone) and one at a time
+        across calls (separate dispatches, an MCP server's concurrent requests) unless its
         ``@tool`` says ``parallel_safe=True``; static methods keep their own setting. Finding no
         tool at all is most likely a mistake, and warns.
 
@@ -232,9 +234,10 @@ class Toolbox:
         """
         owner = obj if isinstance(obj, type) else type(obj)
         box = cls()
+        exclusive = threading.Lock()  # one object, one state: its serial methods run one at a time
         for attribute, member in _chosen(obj, owner, include, exclude):
             fix = f"leave it out with exclude=[{attribute!r}]" if include is None else "take it out of include="
-            made = method_tool(obj, owner, attribute, member, prefix=prefix or "", fix=fix)
+            made = method_tool(obj, owner, attribute, member, prefix=prefix or "", fix=fix, exclusive=exclusive)
             box._put(made, f"from {owner.__qualname__}.{attribute}", fix=_FROM_OBJECT_FIX)
         if not box._tools:
             warnings.warn(

@@ -100,13 +100,17 @@ def _in_a_class_body(fn: Any) -> bool:
     return bool(owner) and not owner.endswith("<locals>")
 
 
-def method_tool(obj: object, owner: type, attribute: str, member: Member, *, prefix: str, fix: str) -> Tool[..., Any]:
+def method_tool(
+    obj: object, owner: type, attribute: str, member: Member, *, prefix: str, fix: str, exclusive: Any = None
+) -> Tool[..., Any]:
     """The tool ``obj``'s method ``attribute`` makes, bound to ``obj`` and named ``prefix + attribute``.
 
     A static method reaches `make_tool` as the ``staticmethod`` itself, so its first parameter is
     kept; a method is bound through its descriptor, as ``obj.attribute`` would be. A method bound
     to the instance or the class shares its state with the others, so its tool is serial in
-    batches unless its ``@tool`` says ``parallel_safe=True`` (or ``False``, which it already is).
+    batches and runs holding ``exclusive`` (one lock for the object's methods: calls from separate
+    dispatches, an MCP server's requests, wait for each other) unless its ``@tool`` says
+    ``parallel_safe=True`` (or ``False``, which it already is).
 
     Raises:
         ToolDefinitionError: It cannot be a tool; the message names the method and ``fix``.
@@ -124,7 +128,7 @@ def method_tool(obj: object, owner: type, attribute: str, member: Member, *, pre
             made = value if not prefix else value.renamed(prefix + value.name)
         else:
             made = make_tool(value, name=prefix + attribute)
-        return made if made.static or made.options.parallel_safe is not None else made.serial()
+        return made if made.static or made.options.parallel_safe is not None else made.serial(exclusive)
     except ToolDefinitionError as exc:
         where = (member.defined_by or owner).__qualname__
         raise ToolDefinitionError(

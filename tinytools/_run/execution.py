@@ -152,11 +152,18 @@ class Execution:
                 pending = driver.emit(ToolStarted(call.id, plan.name, elapsed, started_arguments(read, call), attempt))
                 if pending is not None:
                     await pending
-            state.acted = True
-            if self.around:
-                outcome = await self.run_around(state, job, attempt)
-            else:
-                outcome = await self.run(state, job)
+            lock = plan.tool.exclusive
+            if lock is not None and not await self.hold(lock, driver):
+                return cancelled(call, plan.tool, state.start, started=False)
+            try:
+                state.acted = True
+                if self.around:
+                    outcome = await self.run_around(state, job, attempt)
+                else:
+                    outcome = await self.run(state, job)
+            finally:
+                if lock is not None:
+                    lock.release()
             if isinstance(outcome, ToolResult):  # a hook failed before the tool could start
                 state.acted = False
                 return outcome
@@ -165,6 +172,16 @@ class Execution:
                 return result
         assert result is not None
         return result
+
+    async def hold(self, lock: Any, driver: Any) -> bool:
+        """Take a lock the tool shares with others (one object's methods); False when the run stopped first."""
+        delay = 0.0005
+        while not lock.acquire(blocking=False):
+            if self.token.cancelled:
+                return False
+            await driver.pause(delay, self.token)
+            delay = min(delay * 2, 0.01)
+        return True
 
     async def run(self, state: CallState, job: Job) -> Outcome:
         """The one place a tool runs: its job started by the driver, and its outcome awaited."""
