@@ -11,6 +11,8 @@ The server validates nothing itself. The behaviours:
 - ``exploding``: the tool ``deep`` takes ``x``, whose schema is ``LEVELS`` levels of ``anyOf``
   over ten ``$ref`` s to the level below (checking a bad value naively takes 10**LEVELS steps),
   and returns it as structured content under an output schema of the same shape;
+- ``silent``: ``tools/list`` never answers;
+- ``long_cursor``: the first page's cursor is 100,000 characters;
 - ``vendor``: FastMCP's shapes (``x-fastmcp-wrap-result`` on an output schema, ``x-mcp-header``
   on an argument) and tools whose input or output schema alone cannot be enforced here.
 """
@@ -86,6 +88,10 @@ async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         page = int(cursor or 0)
         tools = [plain(f"t{page}_{n}") for n in range(PER_PAGE)]
         return types.ListToolsResult(tools=tools, next_cursor=str(page + 1) if page + 1 < PAGES else None)
+    if behaviour == "silent":
+        await anyio.sleep_forever()
+    if behaviour == "long_cursor":
+        return types.ListToolsResult(tools=[plain("t")], next_cursor=None if cursor else "c" * 100_000)
     if behaviour == "exploding":
         schema = exploding()
         output = {"type": "object", "properties": {"result": schema["properties"]["x"]}, "$defs": schema["$defs"]}

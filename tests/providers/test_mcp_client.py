@@ -500,3 +500,39 @@ def test_a_schema_whose_naive_check_explodes_is_checked_in_time_linear_in_the_ar
     assert len(quoted) <= 400 and quoted.startswith('{"anyOf":[{"anyOf":[{"anyOf":[{"$ref":"#/$defs/L3"},')
     assert (good.status, good.output) == ("succeeded", {"result": 7})  # its output checked against the same shape
     assert received == [{"tool": "deep", "arguments": {"x": 7}}]
+
+
+def test_a_server_that_never_answers_is_given_up_on_in_time(hostile: Any) -> None:
+    with hostile("silent") as silent, pytest.raises(TimeoutError, match="did not list its tools within 5"):
+        silent.run(_names, open_timeout=5)
+    mute = Remote([sys.executable, "-c", "import time; time.sleep(60)"], Path("unused"))
+    with pytest.raises(TimeoutError, match="did not answer its handshake within 0.5"):
+        mute.run(_names, open_timeout=0.5)
+
+
+def test_a_cursor_too_long_to_keep_is_refused(hostile: Any) -> None:
+    with hostile("long_cursor") as long, pytest.raises(ToolDefinitionError, match="100000 characters"):
+        long.run(_names)
+
+
+def test_the_protocols_own_waiting_result_reads_as_pending_never_as_succeeded() -> None:
+    """A 2026-07-28 ``input_required`` result waits; one the SDK cannot read at all is ``outcome_unknown``.
+
+    (On a 2025 session the SDK drops a later revision's fields before anything sees them.)
+    """
+    import mcp.types as sdk
+
+    from tinytools._errors import WaitsElsewhere
+    from tinytools.providers.mcp._remote import _read
+
+    waiting = sdk.CallToolResult.model_validate({"resultType": "input_required", "content": []})
+    with pytest.raises(WaitsElsewhere, match="asks for input"):
+        _read(waiting, structured=False)
+
+    async def body(box: RemoteToolbox) -> Any:
+        return await Dispatcher(box).adispatch(_call("ask_bare", id="c2"))
+
+    raw = Remote([sys.executable, str(Path(__file__).with_name("mcp_raw_server.py"))], Path("unused"))
+    bare = raw.run(body)
+    assert bare.status == "outcome_unknown" and bare.error is not None  # unreadable: it may have acted there
+    assert bare.error.code == "remote_unreadable"

@@ -301,6 +301,34 @@ ENVELOPE = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextp
 
 
 @pytest.mark.parametrize("protocol", [VERSION, MODERN])
+@pytest.mark.parametrize("twice", ["arguments", "params"])
+def test_a_key_sent_twice_above_the_arguments_is_refused_too(
+    servers: dict[str, int], protocol: str, twice: str
+) -> None:
+    once = b'"arguments":{"amount":1}'
+    if twice == "arguments":
+        body = REPEATED.replace(b'"arguments":{"amount":1,"amount":1000}', once + b',"arguments":{"amount":1000}')
+    else:
+        params = b'{"name":"pay",' + once + b"}"
+        body = (
+            REPEATED.split(b',"params":')[0]
+            + b',"params":'
+            + params
+            + b',"params":'
+            + params.replace(b"1}", b"1000}")
+            + b"}"
+        )
+    changes = {}
+    if protocol == MODERN:
+        changes = {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "pay"}
+        body = body[:-1] + b',"_meta":' + json.dumps(ENVELOPE).encode() + b"}" if twice == "arguments" else body
+    PAID.clear()
+    for label, response in _both(servers, body, **changes).items():
+        assert response.status_code in (200, 400), (label, response.text)
+    assert PAID == []  # paid neither 1 nor 1000
+
+
+@pytest.mark.parametrize("protocol", [VERSION, MODERN])
 def test_a_key_sent_twice_in_the_arguments_is_refused_on_the_lean_and_the_sdk_path(
     servers: dict[str, int], protocol: str
 ) -> None:

@@ -224,3 +224,21 @@ def test_a_key_sent_twice_in_the_arguments_is_refused(raw_server: _RawServer) ->
     assert answer is not None and answer.get("id") == "twice", answer
     assert answer["result"]["isError"] is True
     assert "the key 'value' appears more than once in one object" in answer["result"]["content"][0]["text"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"jsonrpc":"2.0","id":"up","method":"tools/call","params":'
+        '{"name":"nested","arguments":{"value":1},"arguments":{"value":2}}}',
+        '{"jsonrpc":"2.0","id":"up","method":"tools/call","params":{"name":"nested","arguments":{"value":1}},'
+        '"params":{"name":"nested","arguments":{"value":2}}}',
+    ],
+    ids=["arguments twice", "params twice"],
+)
+def test_a_key_sent_twice_above_the_arguments_is_refused(raw_server: _RawServer, line: str) -> None:
+    raw_server.send(line)
+    answer = raw_server.receive(WATCHDOG)
+    assert answer is not None and answer.get("id") == "up", answer
+    assert answer["result"]["isError"] is True
+    assert "appears more than once in one object" in answer["result"]["content"][0]["text"]

@@ -26,7 +26,7 @@ import msgspec
 from tinytools._errors import ArgumentsError, shorten
 from tinytools._results import ToolCall
 
-__all__ = ["decoded_arguments", "detached", "encodable", "refuse_repeated_keys"]
+__all__ = ["decoded_arguments", "detached", "encodable", "refuse_repeated_keys", "repeats_a_key"]
 
 TOO_DEEP = "the arguments are nested too deeply"
 _decode = msgspec.json.decode
@@ -170,6 +170,17 @@ def _fault(value: Any, pointer: str) -> tuple[str, str] | None:
             if found is not None:
                 return found
     return None
+
+
+def repeats_a_key(text: bytes) -> bool:
+    """Whether JSON ``text`` names a key twice in one object, anywhere (text that does not decode: False)."""
+    try:
+        refuse_repeated_keys(text, msgspec.json.decode(text))
+    except ArgumentsError:
+        return True
+    except (msgspec.DecodeError, RecursionError):
+        return False
+    return False
 
 
 def refuse_repeated_keys(text: str | bytes, decoded: Any) -> None:

@@ -37,8 +37,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Collection, Sequence
-from typing import TYPE_CHECKING, Any
+import hashlib
+from collections.abc import AsyncIterator, Awaitable, Collection, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tinytools._context import Progress
 from tinytools._errors import ToolDefinitionError, ToolError, shorten
@@ -51,12 +52,18 @@ from tinytools.providers.mcp._remote import remote_tool
 if TYPE_CHECKING:  # the SDK loads when a client connects, not when tinytools.providers.mcp is imported
     from mcp import ClientSession, types
 
-__all__ = ["MAX_PAGES", "MAX_TOOLS", "RemoteToolbox", "connect"]
+__all__ = ["MAX_CURSOR", "MAX_PAGES", "MAX_TOOLS", "OPEN_TIMEOUT", "RemoteToolbox", "connect"]
+
+T = TypeVar("T")
 
 MAX_PAGES = 100
 """Most ``tools/list`` pages `connect` reads from one server (``max_pages=``)."""
 MAX_TOOLS = 1000
 """Most tools `connect` takes from one server (``max_tools=``)."""
+OPEN_TIMEOUT = 30.0
+"""Seconds `connect` waits for the handshake, and for each page of tools."""
+MAX_CURSOR = 65_536
+"""Longest ``tools/list`` cursor taken, in characters."""
 
 
 class RemoteToolbox(Toolbox):
@@ -89,6 +96,7 @@ class _Link:
         self.target = target
         self.session: ClientSession | None = None
         self._owner: asyncio.Task[None] | None = None
+        self._ready: asyncio.Future[ClientSession] | None = None
         self._closing = asyncio.Event()
         self._opening = asyncio.Lock()
         self.loop = asyncio.get_running_loop()
@@ -97,6 +105,7 @@ class _Link:
         self.refusal = require("mcp.shared.exceptions", "mcp").MCPError
         anyio = require("anyio", "mcp")
         self.lost = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError)
+        self.unreadable = require("pydantic", "mcp").ValidationError
         """The event loop the session lives on: calls from any other cannot use it."""
         self.ended = False
         """Whether `connect`'s block has ended: no new session is opened after that."""
@@ -108,6 +117,7 @@ class _Link:
             Exception: The transport or the handshake failed (the SDK's or the OS's error).
         """
         ready: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
+        self._ready = ready
         self._closing = asyncio.Event()
         self._owner = asyncio.create_task(self._hold(ready), name=f"mcp-client {self.label[:60]}")
         self.session = await ready
@@ -128,12 +138,18 @@ class _Link:
                 self.session = None  # this session's, never a newer one's
 
     async def close(self) -> None:
-        """End the session and wait for its task (a server that already dropped ends it too)."""
+        """End the session and wait for its task (a server that already dropped ends it too).
+
+        A task still in its handshake (the server never answered) is cancelled rather than waited for.
+        """
         self._closing.set()
         owner, self._owner, self.session = self._owner, None, None
-        if owner is not None:
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(owner, 10)
+        if owner is None:
+            return
+        if self._ready is not None and not self._ready.done():
+            owner.cancel()
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(owner, 10)
 
     async def _session(self) -> ClientSession:
         """The open session, or a new one when the last dropped.
@@ -179,6 +195,9 @@ class _Link:
             problem: BaseException = exc
         except self.lost as exc:
             problem = exc
+        except self.unreadable as exc:  # the server answered something the SDK cannot read as a result
+            reason = f"the MCP server {self.label} answered with a result this client cannot read: {exc!r:.300}"
+            raise ExecutorError("remote_unreadable", reason, may_have_acted=True) from None
         if self.session is session:
             self.session = None
         raise ExecutorError("worker_lost", f"the MCP server {self.label} dropped: {problem!r}", may_have_acted=True)
@@ -204,6 +223,7 @@ async def connect(
     unenforced: Collection[str] = (),
     max_pages: int = MAX_PAGES,
     max_tools: int = MAX_TOOLS,
+    open_timeout: float = OPEN_TIMEOUT,
 ) -> AsyncIterator[RemoteToolbox]:
     """Open one session to an MCP server and yield its tools as a `RemoteToolbox`.
 
@@ -221,6 +241,8 @@ async def connect(
         max_pages: Most ``tools/list`` pages to read: a server whose pages go on past it is
             refused.
         max_tools: Most tools to take: a server that lists more is refused.
+        open_timeout: Seconds the server may take to start and answer the handshake, and each
+            ``tools/list`` page: past it `connect` raises `TimeoutError`.
 
     Raises:
         ImportError: The ``mcp`` extra is not installed.
@@ -229,15 +251,16 @@ async def connect(
             not a valid tool name, prefix included, is refused like a schema); or the server
             lists more than ``max_tools`` tools, over more than ``max_pages`` pages, or sends a
             cursor it sent before (its pages go round).
+        TimeoutError: The server did not answer within ``open_timeout``.
         Exception: The server could not be started or reached (the SDK's or the OS's error).
     """
     label = target if isinstance(target, str) else " ".join(target)
     _check(target)
     link = _Link(label, target)
     try:
-        session = await link.open()
+        session = await _within(link.open(), open_timeout, f"the MCP server {label} did not answer its handshake")
         box = RemoteToolbox(label)
-        for listed in await _listed(session, label, max_pages, max_tools):
+        for listed in await _listed(session, label, (max_pages, max_tools), open_timeout):
             made = remote_tool(
                 link.call, listed, prefix=prefix or "", timeout=timeout, trust=trust_annotations, unenforced=unenforced
             )
@@ -274,33 +297,52 @@ def _transport(target: Sequence[str] | str) -> contextlib.AbstractAsyncContextMa
     return stdio_client(StdioServerParameters(command=target[0], args=list(target[1:])))
 
 
-async def _listed(session: ClientSession, label: str, max_pages: int, max_tools: int) -> list[types.Tool]:
-    """Every tool the server lists, all pages, in its order, within the bounds.
+async def _listed(session: ClientSession, label: str, bounds: tuple[int, int], timeout: float) -> list[types.Tool]:
+    """Every tool the server lists, all pages, in its order, within the bounds (pages, tools).
 
     Raises:
-        ToolDefinitionError: The listing goes past a bound, or a cursor comes back.
+        ToolDefinitionError: The listing goes past a bound, a cursor comes back or is too long.
+        TimeoutError: A page did not come within ``timeout``.
     """
+    max_pages, max_tools = bounds
     sdk_types = require("mcp.types", "mcp")
     tools: list[types.Tool] = []
-    cursors: set[str] = set()
+    seen: set[bytes] = set()  # digests of the cursors: a server's long cursors are not all kept
     cursor: str | None = None
     while True:
         params = sdk_types.PaginatedRequestParams(cursor=cursor) if cursor else None
-        page = await session.list_tools(params=params)
+        page = await _within(
+            session.list_tools(params=params), timeout, f"the MCP server {label} did not list its tools"
+        )
         tools.extend(page.tools)
         cursor = page.next_cursor
         if len(tools) > max_tools:
             raise _unbounded(label, f"listed more than {max_tools} tools", "max_tools")
         if not cursor:
             return tools
-        if cursor in cursors:
-            where = f"after page {len(cursors) + 1}: its pages go round"
+        if len(cursor) > MAX_CURSOR:
+            raise _unbounded(label, f"sent a cursor of {len(cursor)} characters (at most {MAX_CURSOR} are taken)")
+        digest = hashlib.sha256(cursor.encode("utf-8", "surrogatepass")).digest()
+        if digest in seen:
+            where = f"after page {len(seen) + 1}: its pages go round"
             raise _unbounded(label, f"sent the cursor {shorten(cursor, 80)!r} again {where}")
-        cursors.add(cursor)
-        if len(cursors) >= max_pages:
+        seen.add(digest)
+        if len(seen) >= max_pages:
             raise _unbounded(
                 label, f"has more than {max_pages} pages of tools ({len(tools)} tools so far)", "max_pages"
             )
+
+
+async def _within(step: Awaitable[T], seconds: float, what: str) -> T:
+    """``step`` awaited for at most ``seconds``.
+
+    Raises:
+        TimeoutError: It took longer (``what`` says which step).
+    """
+    try:
+        return await asyncio.wait_for(step, seconds)
+    except asyncio.TimeoutError:
+        raise TimeoutError(f"{what} within {seconds} seconds") from None
 
 
 def _unbounded(label: str, what: str, bound: str | None = None) -> ToolDefinitionError:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from tinytools._context import Progress
-from tinytools._errors import SchemaError, ToolError, WaitsElsewhere
+from tinytools._errors import SchemaError, ToolError, WaitsElsewhere, shorten
 from tinytools._results import Pending
 from tinytools._schema.input_schema import InputSchema, compile_validator
 from tinytools._schema.signatures import EMPTY, Injection, Slot
@@ -140,7 +140,11 @@ def _read(result: types.CallToolResult, structured: bool) -> Any:
         ToolError: The result is an error, or lacks the structured content its schema promises.
         WaitsElsewhere: The result is a tinytools server's pending one: the call waits there.
     """
-    text = "\n".join(block.text for block in result.content if block.type == "text")
+    text = "\n".join(block.text for block in result.content or () if block.type == "text")
+    kind = getattr(result, "result_type", None)
+    if kind not in (None, "complete"):  # the protocol's own waiting results: input asked for, or a task
+        asked = "asks for input" if kind == "input_required" else f"answered {shorten(str(kind), 40)!r}"
+        raise WaitsElsewhere(f"The MCP server {asked}; the call waits there. {text}".strip())
     if result.is_error:
         raise ToolError(text or "The remote tool failed and said nothing.", code="remote_error")
     if result.meta and PENDING_META in result.meta:

@@ -22,6 +22,7 @@ from tinytools._errors import SchemaError
 from tinytools._public import publish
 from tinytools._results import StructuredError, ToolCall, ToolResult
 from tinytools._schema.input_schema import compile_validator
+from tinytools._schema.strict_json import repeats_a_key
 from tinytools._tool import Tool
 from tinytools.policy import SideEffect
 from tinytools.providers._common import arguments, field, images, result_text, sequence, shown
@@ -183,7 +184,9 @@ def sent_arguments(body: bytes, request_id: object) -> bytes | None:
     """The JSON text of the ``arguments`` object of ``body``, if it is ``request_id``'s ``tools/call`` request.
 
     A call made from this text is decoded as strictly as any call's text: a key sent twice is
-    refused (``malformed_arguments``), where the dict the SDK parsed kept one of its values.
+    refused (``malformed_arguments``), where the dict the SDK parsed kept one of its values. A
+    request that names a key twice outside the arguments (``arguments`` or ``params`` itself)
+    gives its whole text, refused the same way.
     """
     try:
         sent = _READ_SENT(body)
@@ -191,6 +194,8 @@ def sent_arguments(body: bytes, request_id: object) -> bytes | None:
         return None
     if sent.method != "tools/call" or sent.id != request_id or isinstance(sent.id, bool):
         return None
+    if repeats_a_key(body):  # "arguments" (or "params") sent twice: the SDK kept one; nothing is guessed
+        return body  # read as the call's text, it is refused as malformed (a key sent twice)
     return object_text(sent.params.get("arguments"))
 
 
