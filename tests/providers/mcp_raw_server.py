@@ -1,7 +1,7 @@
 """A bare MCP server over stdio, written line by line: it answers what no SDK server would send.
 
-Run as ``python mcp_raw_server.py``. It answers ``initialize`` and ``tools/list`` (``ask`` and ``ask_bare``), and answers
-every ``tools/call`` with the protocol's own waiting result: a ``CallToolResult`` whose
+Run as ``python mcp_raw_server.py``. It answers ``initialize`` and ``tools/list`` (``ask`` and
+``ask_bare``), and answers every ``tools/call`` with the protocol's own waiting result: a ``CallToolResult`` whose
 ``resultType`` is ``input_required`` (with an empty content for ``ask``, none at all for
 ``ask_bare``, which no SDK reads as a result).
 """

@@ -506,7 +506,7 @@ def test_a_server_that_never_answers_is_given_up_on_in_time(hostile: Any) -> Non
     with hostile("silent") as silent, pytest.raises(TimeoutError, match="did not list its tools within 5"):
         silent.run(_names, open_timeout=5)
     mute = Remote([sys.executable, "-c", "import time; time.sleep(60)"], Path("unused"))
-    with pytest.raises(TimeoutError, match="did not answer its handshake within 0.5"):
+    with pytest.raises(TimeoutError, match=r"did not answer its handshake within 0\.5"):
         mute.run(_names, open_timeout=0.5)
 
 
