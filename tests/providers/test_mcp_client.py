@@ -413,18 +413,20 @@ def test_unenforced_relaxes_only_the_schema_that_cannot_be_enforced(hostile: Any
         calls = [
             _call("odd_output", {"n": "one"}),  # its input schema works: checked here, never sent
             _call("odd_output", {"n": 1}),  # its output breaks minContains: not checked here
-            _call("odd_input", {"items": [1, 2], "extra": True}),  # only the server checks its arguments
+            _call("odd_input", {"items": [1, 2]}),  # only the server checks the part that cannot be here
+            _call("odd_input", {"items": [1, 2], "extra": True}, id="c2"),  # the rest is checked here: refused
         ]
         described = {name: box[name].description for name in ("odd_output", "odd_input")}
         return box.unenforced, described, box["odd_output"].output_schema, [await adispatch(c, box) for c in calls]
 
     with hostile("vendor") as vendor:
-        unenforced, described, output, (refused, unchecked, output_checked) = vendor.run(
+        unenforced, described, output, (refused, unchecked, output_checked, extra) = vendor.run(
             body, unenforced={"odd_output", "odd_input"}
         )
         received = vendor.received()
     assert unenforced == {"odd_output", "odd_input"}
-    assert "checked by the MCP server only" in described["odd_input"]
+    assert "at /properties/items are checked by the MCP server only" in described["odd_input"]
+    assert extra.error is not None and extra.error.code == "invalid_arguments"  # the checks that work stay on
     assert "checked by the MCP server only" not in described["odd_output"]
     assert output is None  # not shown, as it is not checked
     assert refused.error is not None and refused.error.code == "invalid_arguments"
@@ -432,7 +434,7 @@ def test_unenforced_relaxes_only_the_schema_that_cannot_be_enforced(hostile: Any
     assert output_checked.error is not None and output_checked.error.code == "invalid_output"  # "many" is no integer
     assert received == [
         {"tool": "odd_output", "arguments": {"n": 1}},
-        {"tool": "odd_input", "arguments": {"items": [1, 2], "extra": True}},
+        {"tool": "odd_input", "arguments": {"items": [1, 2]}},
     ]
 
 

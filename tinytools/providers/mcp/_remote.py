@@ -61,8 +61,9 @@ def remote_tool(
     if problems and name not in unenforced:
         return _refusal(name, problems)
     if isinstance(schema, SchemaError):
-        schema = _Unenforced(listed.input_schema)
-        description += " (Its arguments are checked by the MCP server only.)"
+        schema = _relaxed(listed.input_schema)
+        loose = ", ".join(schema.unchecked) if isinstance(schema, _Relaxed) else "/"
+        description += f" (Its arguments at {shorten(loose, 200)} are checked by the MCP server only.)"
     checked_output = None if isinstance(output, SchemaError) else output
     made = Tool(
         _caller(send, name, listed.output_schema is not None),
@@ -71,7 +72,7 @@ def remote_tool(
         input_schema=schema,
         output_schema=checked_output,
         validate_output=checked_output is not None,
-        slots=None if isinstance(schema, _Unenforced) else _slots(schema),
+        slots=None if isinstance(schema, _Relaxed) and schema.checked is None else _slots(schema),
         timeout=timeout,
         policy=_policy(listed.annotations) if trust else None,
     )
@@ -107,13 +108,71 @@ def _refusal(name: str, problems: dict[str, SchemaError]) -> str:
     return f"{found}; connect(..., unenforced={{{name!r}}}) keeps it, {how}"
 
 
-class _Unenforced(InputSchema):
-    """A remote schema shown as the server gave it, and not checked here (the application opted in)."""
+class _Relaxed(InputSchema):
+    """A remote schema shown as the server gave it, checked here but for the parts that cannot be.
+
+    The application opted in (``unenforced=``): each subschema (or keyword) that cannot be enforced
+    is left to the server, the rest of the arguments stay checked here.
+    """
+
+    def __init__(self, shown: dict[str, Any], checked: InputSchema | None, unchecked: list[str]):
+        super().__init__(shown)
+        self.checked = checked
+        """What is enforced here; None when nothing but the arguments being an object can be."""
+        self.unchecked = unchecked
+        """The JSON pointers of the parts left to the server."""
 
     def check(self, arguments: object) -> Any:
-        if isinstance(arguments, dict):
-            return None
-        return InputSchema.parse({"type": "object", "additionalProperties": False}).check(arguments)
+        if self.checked is not None:
+            return self.checked.check(arguments)
+        return None if isinstance(arguments, dict) else _ANY_OBJECT.check(arguments)
+
+
+def _relaxed(given: dict[str, Any]) -> InputSchema:
+    """The remote input schema, enforced here but for each part that cannot be (see `_Relaxed`)."""
+    shown = copy.deepcopy(given)
+    if isinstance(shown, dict) and shown.get("type") == "object" and "additionalProperties" not in shown:
+        shown["additionalProperties"] = False
+    working, unchecked = copy.deepcopy(shown), list[str]()
+    for _ in range(_MOST_RELAXED):
+        try:
+            return _Relaxed(shown, InputSchema.parse(working, copy=False), unchecked)
+        except SchemaError as exc:
+            if not _loosen(working, exc.pointer):
+                break
+            unchecked.append(exc.pointer or "/")
+    return _Relaxed(shown, None, ["/"])  # what cannot be relaxed part by part (an open root) is left whole
+
+
+_ANY_OBJECT = InputSchema.parse({"type": "object", "additionalProperties": False})
+"""Refuses arguments that are not an object, with the usual error."""
+_MOST_RELAXED = 64
+"""Most parts of one remote schema left to its server before the whole schema is."""
+
+
+def _loosen(schema: Any, pointer: str) -> bool:
+    """Leave the part at ``pointer`` unchecked: a subschema becomes ``{}``, a keyword goes; False at the root."""
+    tokens = [token.replace("~1", "/").replace("~0", "~") for token in pointer.split("/")[1:]] if pointer else []
+    if not tokens:
+        return False
+    parent: Any = schema
+    for token in tokens[:-1]:
+        parent = (
+            parent[int(token)] if isinstance(parent, list) else parent.get(token) if isinstance(parent, dict) else None
+        )
+        if parent is None:
+            return False
+    last = tokens[-1]
+    if isinstance(parent, list) and last.isdigit() and int(last) < len(parent):
+        parent[int(last)] = {}
+        return True
+    if not isinstance(parent, dict) or last not in parent:
+        return False
+    if isinstance(parent[last], dict):
+        parent[last] = {}
+    else:
+        del parent[last]
+    return True
 
 
 def _slots(schema: InputSchema) -> tuple[Slot, ...]:
