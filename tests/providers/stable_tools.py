@@ -115,5 +115,18 @@ lookup = Tool.from_schema(
 )
 
 
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """Choices a search takes."""
+
+    tags: frozenset[str] = frozenset({"alpha", "beta", "gamma", "delta", "epsilon"})
+
+
+@tool
+def search_with(query: str, options: Options = Options()) -> list[str]:
+    """Search with options whose default holds a set."""
+    return []
+
+
 def toolbox() -> Toolbox:
-    return Toolbox([plan_trip, convert, lookup], deferred=["convert"])
+    return Toolbox([plan_trip, convert, lookup, search_with], deferred=["convert"])

@@ -499,3 +499,19 @@ def test_failure_and_pending_texts_are_held_to_the_budget(entry: str, name: str)
     assert all(len(text.encode()) <= 100_000 for text in strings_in(written))
     small = run_call(entry, [shouts, asks_at_length], ToolCall("d", name, {"size": 10}))
     assert "budget" not in small.text()
+
+
+@tool
+def asks_with_a_huge_schema() -> str:
+    """Ask with a schema larger than any budget."""
+    from tinytools import NeedsInput
+
+    raise NeedsInput("Which one?", {"enum": [f"option {n}" for n in range(20_000)]})
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
+def test_a_pending_request_whose_schema_is_over_the_budget_fails(entry: str) -> None:
+    result = run_call(entry, [asks_with_a_huge_schema], ToolCall("c", "asks_with_a_huge_schema", {}))
+    assert result.status == "failed" and result.error is not None and "larger than the" in result.error.message
+    (written,) = mcp.write_results([result])
+    assert len(json.dumps(written)) < 1_000

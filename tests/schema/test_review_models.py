@@ -388,3 +388,24 @@ def test_a_value_without_the_tag_is_refused_even_where_a_branch_defaults_it() ->
     assert untagged.error is not None and untagged.error.code == "invalid_arguments"
     with pytest.raises(pydantic.ValidationError):  # what pydantic itself says
         model.model_validate({"v": {"n": 1}})
+
+
+def test_an_alias_choice_equal_to_another_fields_key_is_refused_at_definition() -> None:
+    from pydantic import AliasChoices, AliasPath, BaseModel, Field
+
+    class Choices(BaseModel):
+        a: int = Field(validation_alias=AliasChoices("b", "c"))
+        b: int = 0
+
+    class Path(BaseModel):
+        a: int = Field(validation_alias=AliasChoices(AliasPath("b", 0), "z"))
+        b: int = 0
+
+    for model in (Choices, Path):
+
+        def takes(value: model) -> int:  # type: ignore[valid-type]
+            """Take one."""
+            return 1
+
+        with pytest.raises(ToolDefinitionError, match="both sent as 'b'"):
+            tool(takes)

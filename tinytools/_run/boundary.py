@@ -248,7 +248,18 @@ def _key(key: Any, scrub: Callable[[str], str]) -> Any:
 
 
 def _message_within(result: ToolResult, limit: int) -> ToolResult:
-    """A failure's or a pending call's text held to the budget: its message cut, saying so."""
+    """A failure's or a pending call's text held to the budget: its message cut, saying so.
+
+    A pending call whose requested schema alone is over the budget fails instead: its request
+    cannot be shown whole, and a cut schema is no schema.
+    """
+    pending = result.pending
+    if pending is not None and pending.request.schema is not None and len(_encode(pending.request.schema)) > limit:
+        message = (
+            f"Tool {result.name!r} asked for an answer whose schema is larger than the {limit}-byte budget; "
+            "it must ask with a smaller schema."
+        )
+        return failed(ToolCall(result.call_id, result.name), result.name, "tool_error", message, perf_counter_ns())
     text = result.text()
     if len(text) * 4 <= limit:
         return result

@@ -115,6 +115,9 @@ def _json_rank(value: Any) -> tuple[int, Any]:
     return (4, msgspec.json.encode(value))
 
 
+_SCALARS = frozenset({str, int, float, bool})
+
+
 def _sets_in_order(value: Any) -> Any:
     """``value`` with each set in it (at the top, or in lists, tuples and dicts) a list `in_json_order`."""
     if isinstance(value, (set, frozenset)):
@@ -123,7 +126,12 @@ def _sets_in_order(value: Any) -> Any:
         return [_sets_in_order(item) for item in value]
     if value.__class__ is dict:
         return {key: _sets_in_order(item) for key, item in value.items()}
-    return value
+    if value is None or value.__class__ in _SCALARS:
+        return value
+    try:  # a dataclass, a Struct, a model: its sets (and maps) in a fixed order, its fields in theirs
+        return msgspec.to_builtins(value, order="deterministic")
+    except TypeError:
+        return value
 
 
 def enum_schema(values: list[Any]) -> dict[str, Any]:

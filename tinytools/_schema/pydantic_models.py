@@ -93,9 +93,24 @@ def _keys(fields: dict[str, Any], mode: str, *, by_alias: bool) -> list[tuple[st
     keys = []
     for name, info in fields.items():
         chosen = info.validation_alias if mode == "validation" else info.serialization_alias
-        alias = chosen if isinstance(chosen, str) else info.alias  # AliasChoices and AliasPath: pydantic decides
+        if by_alias and chosen is not None and not isinstance(chosen, str):  # AliasChoices, AliasPath
+            keys += [(key, name) for key in _choices(chosen)]  # each key the field may be sent under
+            continue
+        alias = chosen if isinstance(chosen, str) else info.alias
         keys.append((alias if by_alias and isinstance(alias, str) and alias else name, name))
     return keys
+
+
+def _choices(alias: Any) -> list[str]:
+    """The top-level keys an ``AliasChoices`` (or ``AliasPath``) lets a field be sent under."""
+    options = getattr(alias, "choices", None)
+    found = []
+    for option in options if isinstance(options, list) else [alias]:
+        path = getattr(option, "path", None)
+        first = path[0] if isinstance(path, list) and path else option
+        if isinstance(first, str):
+            found.append(first)
+    return found
 
 
 def adopt(schema: dict[str, Any], own: str, defs: dict[str, Any]) -> dict[str, Any]:
