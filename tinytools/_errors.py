@@ -17,6 +17,8 @@ model something.
     ├── NeedsInput                            raised by a tool that waits for the user's answer
     ├── WaitsElsewhere                        raised by a tool whose call goes on outside (a remote pending call)
     ├── CancelledCall                         raised by a cooperative tool that stops when cancelled
+    ├── ExecutorError                         the executor, not the tool, failed a call (tinytools.executors)
+    ├── RemoteToolError                       what a tool raised in an executor's worker (tinytools.executors)
     ├── CallError                             a tool call the model got wrong
     │   ├── ArgumentsError (ValueError)       arguments failed to decode or validate
     │   └── ToolNotFound (LookupError)        no tool of that name

@@ -8,7 +8,6 @@ result.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -30,7 +29,6 @@ __all__ = [
     "ToolProgress",
     "ToolStarted",
     "UnknownToolCall",
-    "deliver",
 ]
 
 
@@ -130,38 +128,6 @@ class ToolOutputChunk(ToolEvent, frozen=True):
 
 EventSink = Callable[[ToolEvent], Awaitable[None] | None] | Any
 """A callable taking an event (sync or async), or an ``asyncio.Queue``."""
-
-
-def deliver(sink: EventSink, event: ToolEvent) -> Awaitable[None] | None:
-    """Hand ``event`` to ``sink``; returns an awaitable when the sink is async.
-
-    Exceptions from the sink are logged and swallowed.
-    """
-    try:
-        put = getattr(sink, "put_nowait", None)
-        if put is not None:
-            put(event)
-            return None
-        outcome = sink(event)
-    except Exception:
-        _log_sink_failure(event)
-        return None
-    if inspect.isawaitable(outcome):
-        return _guard(outcome, event)
-    return None
-
-
-async def _guard(outcome: Awaitable[None], event: ToolEvent) -> None:
-    try:
-        await outcome
-    except Exception:
-        _log_sink_failure(event)
-
-
-def _log_sink_failure(event: ToolEvent) -> None:
-    import logging
-
-    logging.getLogger("tinytools").exception("event sink failed on %s for call %r", type(event).__name__, event.call_id)
 
 
 publish(

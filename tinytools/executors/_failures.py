@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from tinytools._errors import TinyToolsError
 from tinytools._public import publish
 
 __all__ = ["ExecutorError", "RemoteToolError"]
 
 
-class ExecutorError(Exception):
+class ExecutorError(TinyToolsError):
     """The executor, not the tool, failed a call; the runner turns it into a result.
 
     Attributes:
@@ -23,7 +24,7 @@ class ExecutorError(Exception):
         super().__init__(f"{code}: {reason}")
 
 
-class RemoteToolError(Exception):
+class RemoteToolError(TinyToolsError):
     """An exception a tool raised in a worker: its type and traceback, as text, for the log."""
 
 
