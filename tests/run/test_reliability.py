@@ -40,6 +40,7 @@ from tinytools import (
     dispatch,
     tool,
 )
+from tinytools._schema.strict_json import MAX_DEPTH
 
 INTERNAL = "internal-detail-7f3a"
 """Text only exceptions carry: it must never reach a result."""
@@ -306,6 +307,19 @@ def test_deep_nesting_never_raises(depth: int, name: str) -> None:
         inner = inner[0]
     results = run_everywhere(ToolCall("deep", name, {parameter: nested}))
     assert codes(results) <= {None, "malformed_arguments", "invalid_arguments"}
+
+
+@pytest.mark.parametrize("form", ["text", "bytes", "dict"])
+@pytest.mark.parametrize("extra", [0, 1])
+def test_one_depth_limit_for_every_form_of_arguments_on_every_python(form: str, extra: int) -> None:
+    # the arguments object is the first level: MAX_DEPTH - 1 lists inside it is the deepest call that runs
+    lists = MAX_DEPTH - 1 + extra
+    text = '{"value": ' + "[" * lists + "]" * lists + "}"
+    arguments: Any = {"text": text, "bytes": text.encode(), "dict": json.loads(text)}[form]
+    results = run_everywhere(ToolCall("deep", "anything", arguments))
+    assert codes(results) == ({"malformed_arguments"} if extra else {None}), results
+    if extra:
+        assert all(result.error and "nested too deeply" in result.error.message for result in results.values())
 
 
 @pytest.mark.parametrize(

@@ -33,7 +33,7 @@ import msgspec
 from tinytools._errors import ArgumentsError
 from tinytools._schema.converters import ConversionError, refused
 from tinytools._schema.patterns import translate_pattern
-from tinytools._schema.strict_json import refuse_repeated_keys
+from tinytools._schema.strict_json import SHORT_ENOUGH, could_nest_too_deep, refuse_repeated_keys
 
 if TYPE_CHECKING:
     from tinytools._results import ToolCall
@@ -300,8 +300,8 @@ def _reader(
             colon = ":"
         else:
             return None
-        if call.invalid is not None:
-            return None
+        if call.invalid is not None or (len(text) > SHORT_ENOUGH and could_nest_too_deep(text)):
+            return None  # the general way decides and explains
         try:
             values: Any = astuple(decode(text))
         except (ValueError, RecursionError):  # refused, or unsure: the general way decides and explains

@@ -2,8 +2,8 @@
 
 Arguments come from a model, so anything two readers could take differently is refused with an
 `ArgumentsError` whose ``keyword`` is ``"json"`` (the dispatcher answers ``malformed_arguments``):
-text that is not JSON (invalid UTF-8, lone surrogates, ``NaN``, ``Infinity``), nesting too deep
-to read, and an object that names the same key twice. msgspec keeps the last value of a repeated
+text that is not JSON (invalid UTF-8, lone surrogates, ``NaN``, ``Infinity``), nesting deeper
+than `MAX_DEPTH`, and an object that names the same key twice. msgspec keeps the last value of a repeated
 key and some parsers keep the first, so a guard that read the text with another parser could
 approve one value while the tool received the other.
 
@@ -26,9 +26,25 @@ import msgspec
 from tinytools._errors import ArgumentsError, shorten
 from tinytools._results import ToolCall
 
-__all__ = ["decoded_arguments", "detached", "encodable", "refuse_repeated_keys", "repeats_a_key"]
+__all__ = [
+    "MAX_DEPTH",
+    "SHORT_ENOUGH",
+    "could_nest_too_deep",
+    "decoded_arguments",
+    "detached",
+    "encodable",
+    "refuse_repeated_keys",
+    "repeats_a_key",
+]
 
-TOO_DEEP = "the arguments are nested too deeply"
+MAX_DEPTH = 512
+"""How many lists and objects deep arguments may nest, on every Python.
+
+Without it the limit would be the interpreter's: Python 3.12 and later decode JSON text far deeper
+than 3.11 does, so the same call would be refused on one and run on another.
+"""
+
+TOO_DEEP = f"the arguments are nested too deeply (more than {MAX_DEPTH} lists and objects)"
 _decode = msgspec.json.decode
 _encode = msgspec.json.encode
 _ATOMS = frozenset({int, bool, type(None)})  # immutable, and always JSON (a string is checked)
@@ -56,12 +72,30 @@ def decoded_arguments(call: ToolCall) -> Any:
         raise ArgumentsError(str(exc), keyword="json") from None
     except RecursionError:
         raise ArgumentsError(TOO_DEEP, keyword="json") from None
+    if could_nest_too_deep(arguments) and _depth(decoded) > MAX_DEPTH:
+        raise ArgumentsError(TOO_DEEP, keyword="json")
     if decoded.__class__ is dict:
         kind = arguments.__class__
         colons = arguments.count(":") if kind is str else arguments.count(b":") if kind is bytes else -1
         if colons != len(decoded):
             refuse_repeated_keys(arguments, decoded)
     return decoded
+
+
+SHORT_ENOUGH = 2 * MAX_DEPTH
+"""JSON text this long or shorter cannot nest deeper than `MAX_DEPTH`: each level takes two brackets."""
+
+
+def could_nest_too_deep(text: str | bytes) -> bool:
+    """Whether JSON text holds enough opening brackets to nest deeper than `MAX_DEPTH`.
+
+    A count, so a decoded value is only walked for its depth when it could be too deep.
+    """
+    if len(text) <= SHORT_ENOUGH:
+        return False
+    if isinstance(text, str):
+        return text.count("[") + text.count("{") > MAX_DEPTH
+    return text.count(b"[") + text.count(b"{") > MAX_DEPTH
 
 
 def detached(arguments: dict[str, Any]) -> dict[str, Any]:
@@ -88,12 +122,12 @@ def detached(arguments: dict[str, Any]) -> dict[str, Any]:
             elif kind is list or kind is dict:
                 if copy is None:
                     copy = arguments.copy()
-                copy[key] = _copy(value)
+                copy[key] = _copy(value, 2)
             elif kind is float and value - value != 0:  # NaN or an infinity
                 raise _NotJson
     except _NotJson:
         raise _refusal(arguments) from None
-    except RecursionError:
+    except (_TooDeep, RecursionError):
         raise ArgumentsError(TOO_DEEP, keyword="json") from None
     return arguments if copy is None else copy
 
@@ -102,8 +136,32 @@ class _NotJson(Exception):
     """Raised inside the copy, which keeps no path: `_refusal` finds where, on the failure path."""
 
 
-def _copy(value: Any) -> Any:
+class _TooDeep(Exception):
+    """Raised inside the copy at a list or dict nested deeper than `MAX_DEPTH`."""
+
+
+def _depth(value: Any) -> int:
+    """How many lists and dicts deep ``value`` nests (the arguments object is 1), without recursion."""
+    depth = 0
+    level = [value]
+    while True:
+        containers = [item for item in level if item.__class__ is dict or item.__class__ is list]
+        if not containers:
+            return depth
+        depth += 1
+        level = [
+            child
+            for container in containers
+            for child in (container.values() if container.__class__ is dict else container)
+        ]
+
+
+def _copy(value: Any, depth: int) -> Any:
+    """A copy of ``value``, the ``depth``-th list or dict down from the arguments object."""
     kind = value.__class__
+    if (kind is dict or kind is list) and depth > MAX_DEPTH:
+        raise _TooDeep
+    depth += 1
     if kind is dict:
         copy = {}
         for key, item in value.items():
@@ -115,7 +173,7 @@ def _copy(value: Any) -> Any:
                     raise _NotJson
                 copy[key] = item
             else:
-                copy[key] = item if kind in _ATOMS else _copy(item)
+                copy[key] = item if kind in _ATOMS else _copy(item, depth)
         return copy
     if kind is list:
         items = []
@@ -126,7 +184,7 @@ def _copy(value: Any) -> Any:
                     raise _NotJson
                 items.append(item)
             else:
-                items.append(item if kind in _ATOMS else _copy(item))
+                items.append(item if kind in _ATOMS else _copy(item, depth))
         return items
     if kind is float and value - value != 0:  # NaN or an infinity
         raise _NotJson
