@@ -24,6 +24,7 @@ from tinytools._errors import (
     ToolError,
     ToolNotFound,
     TransferError,
+    WaitsElsewhere,
 )
 from tinytools._events import (
     InvalidToolArgs,
@@ -57,6 +58,7 @@ from tinytools._run.journal_stage import NOT_RUN
 from tinytools._run.journals import Journal, JournalError, MemoryJournal, SQLiteJournal
 from tinytools._run.limits import Limits
 from tinytools._run.shortcuts import adispatch, adispatch_many, dispatch, dispatch_many
+from tinytools._run.threads import Strays, strays
 from tinytools._schema.annotations import Param
 from tinytools._schema.input_schema import InputSchema
 from tinytools._schema.signatures import Injected
@@ -102,6 +104,7 @@ __all__ = [
     "SchemaError",
     "Status",
     "Stores",
+    "Strays",
     "StructuredError",
     "TextContent",
     "TinyToolsError",
@@ -126,9 +129,11 @@ __all__ = [
     "Toolbox",
     "TransferError",
     "UnknownToolCall",
+    "WaitsElsewhere",
     "adispatch",
     "adispatch_many",
     "dispatch",
     "dispatch_many",
+    "strays",
     "tool",
 ]

@@ -28,13 +28,13 @@ from typing import Any, NamedTuple
 import msgspec
 
 from tinytools._errors import ToolDefinitionError, shorten
+from tinytools._schema.converters import JSON_SCALARS
 
 __all__ = ["Encoders", "OutputEncoder", "Unencodable", "check_encoders"]
 
 Encoders = Mapping[type, Callable[[Any], Any]]
 """Classes mapped to functions that turn an instance into JSON-able data."""
 
-_EXACT = frozenset({str, int, float, bool, type(None)})
 _NATIVE = (
     dict,
     list,
@@ -53,7 +53,6 @@ _NATIVE = (
     msgspec.Struct,
 )
 _BASES: dict[type, Callable[[Any], Any]] = {str: str, int: int, float: float}
-_SCALARS = frozenset({str, int, float, bool, type(None)})
 _KEYS = frozenset({str, int, float})
 _SEQUENCES = (list, tuple, set, frozenset)
 _CONTAINERS = (dict, *_SEQUENCES)
@@ -184,7 +183,7 @@ class OutputEncoder:
 
     def _walk(self, value: Any, pointer: str, path: set[int], depth: int) -> Unencodable | None:
         cls = value.__class__
-        if cls in _SCALARS:
+        if cls in JSON_SCALARS:
             return None
         if depth > _DEPTH:
             return _unencodable(pointer, value, "nested too deeply")
@@ -255,7 +254,12 @@ def _escape(token: str) -> str:
 
 def _native(cls: type) -> bool:
     """Whether msgspec encodes instances of ``cls`` without asking the hook."""
-    return cls in _EXACT or issubclass(cls, _NATIVE) or dataclasses.is_dataclass(cls) or hasattr(cls, "__attrs_attrs__")
+    return (
+        cls in JSON_SCALARS
+        or issubclass(cls, _NATIVE)
+        or dataclasses.is_dataclass(cls)
+        or hasattr(cls, "__attrs_attrs__")
+    )
 
 
 _FALLBACK: list[bool] = []

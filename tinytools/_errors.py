@@ -459,5 +459,6 @@ publish(
     PendingError,
     JournalError,
     CancelledCall,
+    WaitsElsewhere,
     ToolDefinitionWarning,
 )

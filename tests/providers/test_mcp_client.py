@@ -524,7 +524,7 @@ def test_the_protocols_own_waiting_result_reads_as_pending_never_as_succeeded() 
     """
     import mcp.types as sdk
 
-    from tinytools._errors import WaitsElsewhere
+    from tinytools import WaitsElsewhere
     from tinytools.providers.mcp._remote import _read
 
     waiting = sdk.CallToolResult.model_validate({"resultType": "input_required", "content": []})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+import time
 from typing import Any
 
 import anyio
@@ -19,9 +20,9 @@ from tinytools import (
     ToolEvent,
     ToolResult,
     adispatch,
+    strays,
     tool,
 )
-from tinytools._run.threads import stray_tasks
 
 from .paths import DISPATCHER_ENTRIES, ENTRIES, GENEROUS, RELEASE, VARIANTS, options, run_call, run_in_thread, summary
 
@@ -144,12 +145,36 @@ def test_from_sync_code_a_stubborn_async_tool_is_left_after_the_grace_as_a_count
         with caplog.at_level("WARNING", logger="tinytools"):
             result = run_call(entry, [deaf], ToolCall("c1", "deaf", {}))
         assert summary([result]) == [("c1", "outcome_unknown", "timeout")]
-        assert stray_tasks() >= 1  # this one at least (an earlier one ends when its loop runs again)
+        assert strays().tasks >= 1  # this one at least (an earlier one ends when its loop runs again)
         messages = [record.getMessage() for record in caplog.records]
         assert any("'deaf' is still running in a task after its call ended" in text for text in messages)
         assert not any("left pending" in text for text in messages)  # not waited for a second time
     finally:
         release.set()
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
+def test_a_sync_tool_left_running_past_its_timeout_is_a_counted_stray_thread_until_it_returns(entry: str) -> None:
+    release = threading.Event()
+
+    @tool(timeout=0.05)
+    def stuck() -> str:
+        """Blocks until the test lets it go."""
+        release.wait(GENEROUS)
+        return "finished late"
+
+    before = strays()
+    try:
+        result = run_call(entry, [stuck], ToolCall("c1", "stuck", {}))
+        assert summary([result]) == [("c1", "outcome_unknown", "timeout")]
+        during = strays()
+        assert during.threads == before.threads + 1 and during.busy_threads >= during.threads
+    finally:
+        release.set()
+    deadline = time.monotonic() + GENEROUS
+    while strays().threads > before.threads and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert strays().threads == before.threads
 
 
 # No event of a call arrives after its ToolCompleted

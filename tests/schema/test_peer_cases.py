@@ -25,7 +25,7 @@ from tests.schema.peers import ABSENT, Case
 from tinytools import Toolbox, ToolCall, ToolDefinitionError, dispatch, tool
 from tinytools._errors import ToolDefinitionWarning
 
-MODULES = ["openai_agents", "pydantic_ai", "langchain", "fastmcp", "mcp_sdk", "mcp_sdk_returns", "issue_17"]
+MODULES = ["openai_agents", "pydantic_ai", "langchain", "fastmcp", "mcp_sdk", "mcp_sdk_returns", "uncovered_shapes"]
 NEED_PYDANTIC = ["openai_agents_fields", "frameworks_fields", "mcp_sdk_fields"]
 HAS_PYDANTIC = importlib.util.find_spec("pydantic") is not None
 

@@ -17,26 +17,42 @@ from __future__ import annotations
 import hashlib
 import math
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tinytools._errors import ArgumentsError, kept
 from tinytools._results import ToolResult
 from tinytools._run.failures import failed, tool_failure
-from tinytools._run.journals import Entry, canonical, owner_alive
+from tinytools._run.journals import Entry, Journal, canonical, owner_alive
 from tinytools._run.reading import started_arguments
 
 if TYPE_CHECKING:
+    from tinytools._context import CancellationToken
     from tinytools._run.call_state import CallState
-    from tinytools._run.journal_stage import JournalStage
+    from tinytools._run.entries import Entries
     from tinytools._run.plans import Read
+    from tinytools._tool import Tool
 
 __all__ = ["Acts"]
+
+
+class _Stage(Protocol):
+    """What acts need of the journal stage that keeps them."""
+
+    journal: Journal | None
+    store: Journal
+    remember: bool
+    run_id: str
+    owner: str
+    token: CancellationToken
+    entries: Entries
+
+    def wait_bound(self, tool: Tool[..., Any]) -> float: ...
 
 
 class Acts:
     """One dispatcher's declared acts, kept in its journal (in memory without one)."""
 
-    def __init__(self, stage: JournalStage):
+    def __init__(self, stage: _Stage):
         self.stage = stage
 
     def key(self, state: CallState, read: Read) -> str | ToolResult | None:

@@ -154,9 +154,19 @@ class Dispatcher:
         self.journal_stage = JournalStage(journal, signing_key, pending_ttl, self.run_id, self.token, self.boundary)
         self.routes = _routes(self.toolbox, executor)
         self.policies = PolicyEnforcement(middleware)
-        started = perf_counter()
-        deadline_at = None if self.limits.deadline is None else started + self.limits.deadline
         self._revealed = Revealed(revealed)
+        self._plans: dict[str, Plan] = {}
+        self._plain = not middleware and on_event is None and redact is None and journal is None
+        self._express: dict[str, Callable[[ToolCall, Mapping[str, Any] | None], ToolResult]] = {}
+        self._steps = 0
+        self._sync = SyncDriver(on_event)
+        self._async = AsyncDriver(on_event)
+        self._assemble(middleware, on_event, Stores(stores))
+        self.token.on_cancel(self._cancelled)
+
+    def _assemble(self, middleware: Sequence[Any], on_event: EventSink | None, stores: Stores) -> None:
+        """Admission and the pipeline, from the stages built in `__init__`; the deadline starts now."""
+        deadline_at = None if self.limits.deadline is None else perf_counter() + self.limits.deadline
         self.admission = Admission(
             self.toolbox, self.limits, self.unknown_tool, self.token, deadline_at, self.plan, self._revealed
         )
@@ -168,17 +178,10 @@ class Dispatcher:
             sink=on_event,
             token=self.token,
             context=self.context,
-            stores=Stores(stores),
+            stores=stores,
             plan_for=self.plan,
             journal_stage=self.journal_stage,
         )
-        self._plans: dict[str, Plan] = {}
-        self._plain = not middleware and on_event is None and redact is None and journal is None
-        self._express: dict[str, Callable[[ToolCall, Mapping[str, Any] | None], ToolResult]] = {}
-        self._steps = 0
-        self._sync = SyncDriver(on_event)
-        self._async = AsyncDriver(on_event)
-        self.token.on_cancel(self._cancelled)
 
     def _cancelled(self) -> None:
         """From now on every call is admitted, and refused; the run's pending calls end."""

@@ -21,7 +21,9 @@ import os
 import threading
 import weakref
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+
+from tinytools._public import publish
 
 if TYPE_CHECKING:
     import concurrent.futures
@@ -31,11 +33,13 @@ __all__ = [
     "IDLE_NAME",
     "MAX_STRAY_THREADS",
     "Raised",
+    "Strays",
     "ThreadsExhausted",
     "ToolThreads",
     "abandon_task",
     "run_coroutine",
     "stray_tasks",
+    "strays",
     "tool_threads",
 ]
 
@@ -206,6 +210,26 @@ def abandon_task(task: Any, name: str) -> None:
     )
 
 
+class Strays(NamedTuple):
+    """Tool work still running after its calls ended (see `strays`)."""
+
+    threads: int
+    """Threads running sync tools whose calls stopped waiting (a timeout, a cancelled run)."""
+    tasks: int
+    """Tasks of async tools that ignored their cancellation past the grace."""
+    busy_threads: int
+    """Pool threads running work now, strays included."""
+
+
+def strays() -> Strays:
+    """How much tool work this process still runs for calls that already ended.
+
+    A stray is logged when it starts; this is the count to watch (in a health check, say): past
+    `MAX_STRAY_THREADS` stray threads a new threaded call is refused with ``executor_unavailable``.
+    """
+    return Strays(_THREADS.strays, stray_tasks(), _THREADS.busy)
+
+
 def stray_tasks() -> int:
     """Tasks of async tools still running after their calls ended (they ignored their cancellation)."""
     return sum(1 for task in list(_STRAY_TASKS) if not task.done())
@@ -323,3 +347,6 @@ class _Ending:
 def _close_thread_loops() -> None:
     for loop in list(_ThreadLoop._open):
         loop.close()
+
+
+publish("tinytools", Strays, strays)

@@ -16,10 +16,11 @@ import msgspec
 
 from tinytools._errors import ArgumentsError
 
-__all__ = ["ConversionError", "Converter", "conversion_failure", "refused", "unchanged"]
+__all__ = ["JSON_SCALARS", "ConversionError", "Converter", "conversion_failure", "refused", "unchanged"]
 
 Converter = Callable[[Any], Any]
-_SCALARS = frozenset({str, int, float, bool, type(None)})
+JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
+"""The classes of JSON's scalar values as decoded: each is its own JSON form."""
 
 
 class ConversionError(Exception):
@@ -276,7 +277,7 @@ def union_of(
     def convert_union(value: Any) -> Any:
         cls = value.__class__
         for types, values, convert in exact:
-            if cls in types or (values and cls in _SCALARS and (cls, value) in values):
+            if cls in types or (values and cls in JSON_SCALARS and (cls, value) in values):
                 return value if convert is None else convert(value)
         first: Any = _NONE
         for _, _, convert, accepts in members:

@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from tinytools._errors import ToolDefinitionWarning
+from tinytools._schema.converters import JSON_SCALARS
 
 __all__ = [
     "enum_schema",
@@ -115,9 +116,6 @@ def _json_rank(value: Any) -> tuple[int, Any]:
     return (4, msgspec.json.encode(value))
 
 
-_SCALARS = frozenset({str, int, float, bool})
-
-
 def _sets_in_order(value: Any) -> Any:
     """``value`` with each set in it (at the top, or in lists, tuples and dicts) a list `in_json_order`."""
     if isinstance(value, (set, frozenset)):
@@ -126,7 +124,7 @@ def _sets_in_order(value: Any) -> Any:
         return [_sets_in_order(item) for item in value]
     if value.__class__ is dict:
         return {key: _sets_in_order(item) for key, item in value.items()}
-    if value is None or value.__class__ in _SCALARS:
+    if value.__class__ in JSON_SCALARS:
         return value
     try:  # a dataclass, a Struct, a model: its sets (and maps) in a fixed order, its fields in theirs
         return msgspec.to_builtins(value, order="deterministic")

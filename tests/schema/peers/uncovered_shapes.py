@@ -1,7 +1,8 @@
-"""Shapes issue 17 names that no peer test covers.
+"""Parameter shapes no peer test covers: recursive and nested dataclasses, unions of floats, enums
+and literals, int enums, no parameters, a method returning ``Self``.
 
-Definitions in the shapes the issue describes, each naming its item; then `CASES`: the
-behaviour the issue asks for, and tinytools' verdict.
+Definitions first (comments name the item of issue 17 that asked for each), then `CASES`: the
+behaviour expected, and tinytools' verdict.
 No ``from __future__ import annotations`` here on purpose: `test_peer_cases` also runs a copy
 compiled with it.
 """
