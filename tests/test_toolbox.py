@@ -114,7 +114,7 @@ class Notes:
     def index(self) -> list[str]:
         return sorted(self.notes)
 
-    class Entry:
+    class JournalEntry:
         """A nested class is not a tool."""
 
     limit = 10
@@ -189,7 +189,7 @@ def test_prefix_include_and_exclude() -> None:
         ("include", "_private", "not a public method"),
         ("include", "count", "not a method"),
         ("include", "index", "not a method"),
-        ("include", "Entry", "not a method"),
+        ("include", "JournalEntry", "not a method"),
         ("include", "limit", "not a method"),
     ],
 )

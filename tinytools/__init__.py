@@ -55,7 +55,7 @@ from tinytools._run.admission import Rewrite
 from tinytools._run.artifacts import ArtifactStore, FileArtifactStore, MemoryArtifactStore
 from tinytools._run.dispatcher import Dispatcher
 from tinytools._run.journal_stage import NOT_RUN
-from tinytools._run.journals import Journal, JournalError, MemoryJournal, SQLiteJournal
+from tinytools._run.journals import AsyncJournal, Journal, JournalEntry, JournalError, MemoryJournal, SQLiteJournal
 from tinytools._run.limits import Limits
 from tinytools._run.shortcuts import adispatch, adispatch_many, dispatch, dispatch_many
 from tinytools._run.threads import Strays, strays
@@ -73,6 +73,7 @@ __all__ = [
     "ArtifactRef",
     "ArtifactStore",
     "Ask",
+    "AsyncJournal",
     "CancellationToken",
     "CancelledCall",
     "Content",
@@ -85,6 +86,7 @@ __all__ = [
     "InvalidToolArgs",
     "Invocation",
     "Journal",
+    "JournalEntry",
     "JournalError",
     "Limits",
     "MemoryArtifactStore",

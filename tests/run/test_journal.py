@@ -43,7 +43,7 @@ from tinytools import (
     tool,
 )
 from tinytools._run.journal_stage import canonical
-from tinytools._run.journals import Entry, this_owner
+from tinytools._run.journals import JournalEntry, this_owner
 from tinytools.policy import Approval, PolicyMiddleware, require_approval
 
 from . import journal_worker
@@ -314,7 +314,7 @@ def test_a_call_left_started_by_a_dead_worker(
     dispatcher = Dispatcher([send, post], journal=journal, context=RunContext(run_id="r"))
     arguments = canonical({"n": n})
     key = dispatcher.journal_stage.call_key("c1")
-    left = Entry(key=key, run_id="r", call_id="c1", tool=tool_name, arguments=arguments, owner=_dead_owner())
+    left = JournalEntry(key=key, run_id="r", call_id="c1", tool=tool_name, arguments=arguments, owner=_dead_owner())
     assert journal.claim(left) is None
     result = dispatcher.dispatch(ToolCall("c1", tool_name, {"n": n}))
     assert (result.status, result.output) == expected and ran == RAN

@@ -36,7 +36,7 @@ from tinytools import (
     ToolPolicy,
     tool,
 )
-from tinytools._run.journals import Entry
+from tinytools._run.journals import JournalEntry
 from tinytools.policy import Approval, PolicyMiddleware, require_approval
 from tinytools.providers import anthropic, mcp, openai
 
@@ -529,7 +529,7 @@ class _ResumedMeanwhile(MemoryJournal):
         super().__init__()
         self.meanwhile: Any = None
 
-    def waiting(self, run_id: str | None = None) -> list[Entry]:
+    def waiting(self, run_id: str | None = None) -> list[JournalEntry]:
         found = super().waiting(run_id)
         if self.meanwhile is not None:
             threading.Thread(target=self.meanwhile, daemon=True).start()

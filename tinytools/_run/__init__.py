@@ -1,6 +1,6 @@
 """The run layer: every call, from every entry point, through one ordered set of stages.
 
-Entry points: `dispatcher` (`Dispatcher`, one run) and `shortcuts` (`dispatch` and the other
+JournalEntry points: `dispatcher` (`Dispatcher`, one run) and `shortcuts` (`dispatch` and the other
 one-line forms); `batches` schedules a turn's calls (`gate` keeps a serial tool alone);
 `pending_calls` finishes pending ones (resume, poll, expire, cancel). `plans` decides once per
 tool what its calls need (`express`: the whole call of a plain plan in a few steps), and

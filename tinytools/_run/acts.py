@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from tinytools._errors import ArgumentsError, kept
 from tinytools._results import ToolResult
 from tinytools._run.failures import failed, tool_failure
-from tinytools._run.journals import Entry, Journal, canonical, owner_alive
+from tinytools._run.journals import AsyncJournal, Journal, JournalEntry, JournalFaces, canonical, owner_alive
 from tinytools._run.reading import started_arguments
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ class _Stage(Protocol):
     """What acts need of the journal stage that keeps them."""
 
     journal: Journal | None
-    store: Journal
+    faces: JournalFaces
     remember: bool
     run_id: str
     owner: str
@@ -88,14 +88,15 @@ class Acts:
         state.act = key
         if stage.journal is None and not stage.remember:
             return None  # a toolbox's default dispatcher: one-line calls of no run, each its own act
-        mine = Entry(
+        mine = JournalEntry(
             key=key, run_id=stage.run_id, call_id=f"act:{key}", tool=plan.name,
             arguments=canonical(started_arguments(read, state.call)), owner=stage.owner,
         )  # fmt: skip
         waited_until = time.monotonic() + stage.wait_bound(plan.tool)
         delay = 0.002
+        io = stage.faces.on(state.scope.driver.asynchronous)
         while True:
-            found = stage.store.claim(mine)
+            found = await io.claim(mine)
             if found is None:
                 state.act_step = 0
                 return None
@@ -103,7 +104,7 @@ class Acts:
                 state.answered = True  # recorded as the model reads it
                 return stage.entries.stored(found, state.call.id)
             if not owner_alive(found.owner):
-                return self._orphan(state, found)
+                return await self._orphan(state, io, found)
             if stage.token.cancelled or time.monotonic() > waited_until:
                 message = f"Tool {plan.name!r} is still making this act in another call; its outcome is unknown."
                 result = failed(state.call, plan.name, "in_progress", message, state.start)
@@ -112,10 +113,10 @@ class Acts:
             await state.scope.driver.pause(delay, stage.token)
             delay = min(delay * 2, 0.05)
 
-    def _orphan(self, state: CallState, found: Entry) -> ToolResult | None:
+    async def _orphan(self, state: CallState, io: AsyncJournal, found: JournalEntry) -> ToolResult | None:
         """An act whose worker died while making it: taken over by an idempotent tool, else unknown."""
         stage, plan = self.stage, state.plan
-        if plan.tool.idempotent and stage.store.advance(found.key, found.step, owner=stage.owner):
+        if plan.tool.idempotent and await io.advance(found.key, found.step, owner=stage.owner):
             state.act_step = found.step + 1
             return None
         message = f"Tool {plan.name!r} was making this act in a worker that stopped; it may have acted."
@@ -123,14 +124,13 @@ class Acts:
         result.status = "outcome_unknown"
         return result
 
-    def record(self, state: CallState, result: ToolResult) -> None:
+    async def record(self, state: CallState, io: AsyncJournal, result: ToolResult) -> None:
         """The call that claimed its act ended: the act's outcome recorded, or the act given back."""
         step = state.act_step
         if step is None or state.act is None:
             return
         state.act_step = None
-        store = self.stage.store
         if result.status == "pending" or not state.acted:  # nothing was done: another call may do it
-            store.release(state.act, step)
+            await io.release(state.act, step)
         else:
-            store.advance(state.act, step, state="done", result=result.to_json())
+            await io.advance(state.act, step, state="done", result=result.to_json())

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tinytools._results import ToolResult
+from tinytools._run.drivers import drive
 from tinytools._run.failures import as_unknown, failed
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ class BackgroundTasks:
                 run()
             except BaseException as exc:  # the application's configuration: the call still ends, once
                 logging.getLogger("tinytools.journal").exception("background call %s failed", key)
-                self.record(state, _stopped(state, exc))
+                drive(self.record(state, _stopped(state, exc)))  # the task's driver is sync: nothing suspends
             finally:
                 self.running.pop(key, None)
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from tinytools._run.drivers import Driver
     from tinytools._run.gate import Gate
     from tinytools._run.jobs import Channel
-    from tinytools._run.journals import Entry
+    from tinytools._run.journals import JournalEntry
     from tinytools._run.secrets import Secrets
     from tinytools._run.stream_boundary import StreamBoundary
 
@@ -114,7 +114,7 @@ class CallState:
         """A resumed input call's answers so far (for its `Ask`)."""
         self.resumed = False
         """Whether the call was resumed from pending (it then runs, never waits again)."""
-        self.waited: Entry | None = None
+        self.waited: JournalEntry | None = None
         """A resumed call's entry as it waited: if the call stops before its tool starts, it waits again."""
         self.answered = False
         """Whether the journal answered the call: its result is already sealed."""

@@ -53,6 +53,9 @@ GRACE_SECONDS = 0.1
 class Driver(ABC):
     """What the pipeline awaits; each entry point's driver decides how (see the module)."""
 
+    asynchronous: bool
+    """Whether the pipeline runs on an event loop (and may suspend)."""
+
     def __init__(self, sink: EventSink | None):
         self.sink = sink
         put = getattr(sink, "put_nowait", None)  # an asyncio.Queue
@@ -88,6 +91,9 @@ class Driver(ABC):
 
 class SyncDriver(Driver):
     """Runs the pipeline for sync entry points, on the caller's thread (see the module)."""
+
+    asynchronous = False
+    """Nothing may suspend: a journal is called through its sync methods."""
 
     async def wait_for(self, value: Awaitable[Any]) -> Any:
         """A hook's awaitable answer, run to its end on this thread's loop."""
@@ -166,6 +172,9 @@ class SyncDriver(Driver):
 
 class AsyncDriver(Driver):
     """Runs the pipeline for async entry points, on the running loop (see the module)."""
+
+    asynchronous = True
+    """On the running loop: a journal's async face is awaited where it has one."""
 
     async def wait_for(self, value: Awaitable[Any]) -> Any:
         """A hook's awaitable answer, awaited on the running loop."""

@@ -17,7 +17,7 @@ import msgspec
 from tinytools._errors import ArgumentsError, JournalError, PendingError
 from tinytools._results import Pending, PendingCall, PendingKind, PendingRequest, ToolResult
 from tinytools._run.handles import Handles
-from tinytools._run.journals import Entry, canonical
+from tinytools._run.journals import JournalEntry, canonical
 from tinytools._schema.input_schema import compile_validator
 
 __all__ = ["APPROVAL_SCHEMA", "Entries", "Parked"]
@@ -61,36 +61,36 @@ class Entries:
         """Names a pending entry's current step."""
         self._checks: dict[str, Callable[[object], None]] = {}
 
-    def stored(self, entry: Entry, call_id: str) -> ToolResult:
+    def stored(self, entry: JournalEntry, call_id: str) -> ToolResult:
         """An ended entry's final result, as the answer to the call ``call_id``."""
         result: ToolResult = _decoded(_RESULT, entry.result, entry, "final result")
         return result if result.call_id == call_id else msgspec.structs.replace(result, call_id=call_id)
 
-    def parked(self, entry: Entry) -> Parked:
+    def parked(self, entry: JournalEntry) -> Parked:
         """What a pending entry keeps."""
         parked: Parked = _decoded(_PARKED, entry.pending, entry, "pending record")
         return parked
 
-    def arguments(self, entry: Entry) -> dict[str, Any]:
+    def arguments(self, entry: JournalEntry) -> dict[str, Any]:
         """The validated arguments an entry keeps."""
         read: dict[str, Any] = _decoded(_ARGUMENTS, entry.arguments, entry, "set of arguments")
         return read
 
-    def pending_result(self, entry: Entry, call_id: str) -> ToolResult:
+    def pending_result(self, entry: JournalEntry, call_id: str) -> ToolResult:
         """The pending result of a parked entry, with the handle of its current step."""
         parked = self.parked(entry)
         request = PendingRequest(parked.message, parked.schema)
         pending = Pending(self.handles.handle(entry.key, entry.step), parked.kind, request, parked.expires_at)
         return ToolResult(call_id=call_id, name=entry.tool, status="pending", pending=pending)
 
-    def running_result(self, entry: Entry) -> ToolResult:
+    def running_result(self, entry: JournalEntry) -> ToolResult:
         """The pending result of a call that was resumed and runs: a task, until it ends."""
         parked = self.parked(entry)
         request = PendingRequest("The call is running; poll again for its result.")
         pending = Pending(self.handles.handle(entry.key, entry.step), "task", request, parked.expires_at)
         return ToolResult(call_id=entry.call_id, name=entry.tool, status="pending", pending=pending)
 
-    def listed(self, entry: Entry) -> PendingCall:
+    def listed(self, entry: JournalEntry) -> PendingCall:
         """A waiting entry as an inbox shows it: its call, scrubbed arguments, request and handle."""
         parked = self.parked(entry)
         pending = self.pending_result(entry, entry.call_id).pending
@@ -137,7 +137,7 @@ class Entries:
         return check
 
 
-def _decoded(decode: Callable[[bytes], Any], data: bytes | None, entry: Entry, what: str) -> Any:
+def _decoded(decode: Callable[[bytes], Any], data: bytes | None, entry: JournalEntry, what: str) -> Any:
     """One field of an entry, decoded.
 
     Raises:

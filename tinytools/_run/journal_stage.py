@@ -35,7 +35,16 @@ from tinytools._run.background import BackgroundTasks
 from tinytools._run.entries import Entries, Parked
 from tinytools._run.failures import as_unknown, failed
 from tinytools._run.handles import Handles, signing_key
-from tinytools._run.journals import Entry, Journal, MemoryJournal, canonical, owner_alive, this_owner
+from tinytools._run.journals import (
+    AsyncJournal,
+    Journal,
+    JournalEntry,
+    JournalFaces,
+    MemoryJournal,
+    canonical,
+    owner_alive,
+    this_owner,
+)
 from tinytools._run.output_checks import finish
 from tinytools._run.reading import call_arguments
 from tinytools._run.result_cache import ResultCache
@@ -75,6 +84,8 @@ class JournalStage:
         self.journal = journal
         """The application's journal, or None (pending calls are then kept in memory)."""
         self.store: Journal = journal if journal is not None else MemoryJournal()
+        self.faces = JournalFaces(self.store)
+        """The store as the pipeline awaits it: its async face on async entry points, where it has one."""
         self.ttl = ttl
         self.run_id = run_id
         self._run = run_id.encode()
@@ -89,7 +100,7 @@ class JournalStage:
         """Names pending calls (`tinytools._run.handles`)."""
         self.entries = Entries(self.handles)
         """Reads what entries say (`tinytools._run.entries`)."""
-        self.cache = ResultCache(journal)
+        self.cache = ResultCache(self.faces if journal is not None else None)
         """Read-only tools' reused results (`tinytools._run.result_cache`)."""
         self.tasks = BackgroundTasks(self.record)
         """Background calls running in this process (`tinytools._run.background`)."""
@@ -117,25 +128,28 @@ class JournalStage:
         state.key = self.call_key(call.id)
         if self.journal is None and not (self.remember and _remembered(plan)):
             return None  # no journal: the key is for the tool, nothing is recorded
-        mine = Entry(
+        mine = JournalEntry(
             key=state.key or "", run_id=self.run_id, call_id=call.id, tool=plan.name,
             arguments=canonical(state.arguments), owner=self.owner,
         )  # fmt: skip
         waited_until = time.monotonic() + self.wait_bound(plan.tool)
+        io = self.faces.on(state.scope.driver.asynchronous)
         while True:
-            found = self.store.claim(mine)
+            found = await io.claim(mine)
             if found is None:
                 state.step = 0
                 return None
             if found.call_id == call.id and found.run_id == self.run_id and not _same_call(state, read, found, mine):
                 message = f"Call id {call.id!r} was already used for another call in this run."
                 return failed(call, plan.name, "duplicate_call_id", message, state.start)
-            answer = await self._existing(state, found, waited_until)
+            answer = await self._existing(state, io, found, waited_until)
             if answer is not _AGAIN:
                 state.answered = answer is not None  # an answer from the journal was sealed when it was made
                 return answer  # type: ignore[return-value]
 
-    async def _existing(self, state: CallState, entry: Entry, waited_until: float) -> ToolResult | object:
+    async def _existing(
+        self, state: CallState, io: AsyncJournal, entry: JournalEntry, waited_until: float
+    ) -> ToolResult | object:
         """A call found in the journal: answered from it, waited for, recovered, or claimed afresh."""
         call, driver = state.call, state.scope.driver
         delay = 0.002
@@ -145,7 +159,7 @@ class JournalStage:
                 return as_unknown(failed(call, entry.tool, "in_progress", message, state.start))
             await driver.pause(delay, self.token)
             delay = min(delay * 2, 0.05)
-            again = self.store.get(entry.key)
+            again = await io.get(entry.key)
             if again is None:
                 return _AGAIN
             entry = again
@@ -153,9 +167,9 @@ class JournalStage:
             return self.entries.stored(entry, call.id)
         if entry.state == "pending":
             return self.entries.pending_result(entry, call.id)
-        return await self._recover(state, entry)
+        return await self._recover(state, io, entry)
 
-    async def _recover(self, state: CallState, entry: Entry) -> ToolResult | object:
+    async def _recover(self, state: CallState, io: AsyncJournal, entry: JournalEntry) -> ToolResult | object:
         """A call whose worker died mid-call: ask ``reconcile``, run it again if idempotent, or unknown."""
         tool, call = state.plan.tool, state.call
         reconcile = tool.options.reconcile
@@ -169,9 +183,9 @@ class JournalStage:
                 message = f"Tool {tool.name!r} stopped mid-call in a worker that died, and reconciling it failed."
                 result = as_unknown(failed(call, tool.name, "outcome_unknown", message, state.start))
                 logging.getLogger("tinytools.journal").error("reconcile of %r failed: %r", tool.name, exc)
-                return self._end_at(entry, result, call.id)
+                return await self._end_at(io, entry, result, call.id)
         if outcome is NOT_RUN:
-            if not self.store.advance(entry.key, entry.step, owner=self.owner):
+            if not await io.advance(entry.key, entry.step, owner=self.owner):
                 return _AGAIN
             state.step = entry.step + 1
             return None
@@ -182,35 +196,38 @@ class JournalStage:
             result = finish(call, tool, outcome, state.start, None, state.plan.encoder)
             secrets = Secrets.of(state.plan.secrets(state.scope.inject))
             result = self.boundary.seal(result, secrets, state.start)  # recorded as the model will read it
-        return self._end_at(entry, result, call.id)
+        return await self._end_at(io, entry, result, call.id)
 
-    def _end_at(self, entry: Entry, result: ToolResult, call_id: str) -> ToolResult | object:
+    async def _end_at(
+        self, io: AsyncJournal, entry: JournalEntry, result: ToolResult, call_id: str
+    ) -> ToolResult | object:
         """End an entry at its step with ``result``; `_AGAIN` when another worker changed it first."""
-        if not self.store.advance(entry.key, entry.step, state="done", result=result.to_json(), pending=None):
+        if not await io.advance(entry.key, entry.step, state="done", result=result.to_json(), pending=None):
             return _AGAIN
         return result if result.call_id == call_id else msgspec.structs.replace(result, call_id=call_id)
 
-    def record(self, state: CallState, result: ToolResult) -> ToolResult:
+    async def record(self, state: CallState, result: ToolResult) -> ToolResult:
         """The call's end in the journal: park a pending result, or store the final one.
 
         Returns what the call ends in: another worker may have ended it first (an expiry, a
         cancellation), and then that is its one final result.
         """
-        self.acts.record(state, result)
+        io = self.faces.on(state.scope.driver.asynchronous)
+        await self.acts.record(state, io, result)
         if result.status == "pending":
-            return self.park(state, result)
+            return await self.park(state, io, result)
         if state.step is None:
             return result
-        if self.store.advance(state.key or "", state.step, state="done", result=result.to_json(), pending=None):
+        if await io.advance(state.key or "", state.step, state="done", result=result.to_json(), pending=None):
             state.step += 1
             return result
-        current = self.store.get(state.key or "")
+        current = await io.get(state.key or "")
         if current is not None and current.state == "done":
             state.superseded = True  # an expiry or a cancellation ended it first, and told its sink
             return self.entries.stored(current, state.call.id)
         return result
 
-    def park(self, state: CallState, result: ToolResult) -> ToolResult:
+    async def park(self, state: CallState, io: AsyncJournal, result: ToolResult) -> ToolResult:
         """Record a call that waits: its request, its expiry, and what resuming needs."""
         assert result.pending is not None
         request = result.pending.request
@@ -220,7 +237,7 @@ class JournalStage:
             except SchemaError as exc:
                 message = f"Tool {state.plan.name!r} asked for an answer whose schema cannot be enforced."
                 logging.getLogger("tinytools.journal").error("%s (%s)", message, exc)
-                return self.record(state, failed(state.call, state.plan.name, "tool_error", message, state.start))
+                return await self.record(state, failed(state.call, state.plan.name, "tool_error", message, state.start))
         expires_at = result.pending.expires_at or time.time() + self.ttl
         now = call_arguments(state.call)  # an approver's edit included
         shown = self.boundary.shown(now, state.secrets)
@@ -229,13 +246,13 @@ class JournalStage:
         )
         encoded = msgspec.json.encode(parked)
         if state.step is None:  # no journal: parked in memory, under a key of its own
-            entry = Entry(
+            entry = JournalEntry(
                 key=state.key or self.call_key(state.call.id), run_id=self.run_id, call_id=state.call.id,
                 tool=state.plan.name,
                 arguments=canonical(call_arguments(state.call) if state.arguments is None else state.arguments),
                 state="pending", owner=self.owner, pending=encoded,
             )  # fmt: skip
-            known = self.store.claim(entry)
+            known = await io.claim(entry)
             if known is not None:  # the same call id waited before in this run: that is its one outcome
                 return (
                     self.entries.stored(known, state.call.id)
@@ -244,53 +261,56 @@ class JournalStage:
                 )
             state.key, state.step = entry.key, 0
             return self.entries.pending_result(entry, state.call.id)
-        if not self.store.advance(state.key or "", state.step, state="pending", pending=encoded):
-            current = self.store.get(state.key or "")
+        if not await io.advance(state.key or "", state.step, state="pending", pending=encoded):
+            current = await io.get(state.key or "")
             assert current is not None
             return self.entries.stored(current, state.call.id) if current.state == "done" else result
         state.step += 1
-        moved = Entry(
+        moved = JournalEntry(
             key=state.key or "", run_id=self.run_id, call_id=state.call.id, tool=state.plan.name,
             arguments=b"", state="pending", step=state.step, pending=encoded,
         )  # fmt: skip
         return self.entries.pending_result(moved, state.call.id)
 
-    def interrupted(self, state: CallState) -> None:
+    async def interrupted(self, state: CallState) -> None:
         """A claimed call an exception cut short, while its entry still says it runs.
 
         A call whose tool never started is forgotten (sent again, it runs) or, resumed from
         pending, waits again under the same handle; one whose tool started may have acted:
         ``outcome_unknown``.
         """
+        io = self.faces.on(state.scope.driver.asynchronous)
         if not state.acted:
-            self.acts.record(state, _NOT_ACTED)
-        current = self.store.get(state.key or "")
+            await self.acts.record(state, io, _NOT_ACTED)
+        current = await io.get(state.key or "")
         if current is None or current.state != "started" or current.step != state.step:
             return  # it ended, or moved on, before the exception
         waited = state.waited
         if state.acted:
             message = f"Tool {state.plan.name!r} was interrupted mid-call; it may have acted."
             unknown = as_unknown(failed(state.call, state.plan.name, "outcome_unknown", message, state.start))
-            self.record(state, unknown)
+            await self.record(state, unknown)
         elif waited is not None:
-            self.store.advance(current.key, current.step, state="pending", owner=waited.owner, pending=waited.pending)
+            await io.advance(current.key, current.step, state="pending", owner=waited.owner, pending=waited.pending)
         else:
-            self.store.release(current.key, current.step)
+            await io.release(current.key, current.step)
 
-    def record_entry(self, entry: Entry, result: ToolResult) -> ToolResult | None:
+    async def record_entry(self, io: AsyncJournal, entry: JournalEntry, result: ToolResult) -> ToolResult | None:
         """End an entry at its step with ``result``: the one final result, whoever recorded it.
 
         None when another worker moved the entry on and has not ended it (it resumed the call).
         """
-        ended = self._end_at(entry, result, entry.call_id)
+        ended = await self._end_at(io, entry, result, entry.call_id)
         if ended is _AGAIN:
-            current = self.store.get(entry.key)
+            current = await io.get(entry.key)
             return (
                 self.entries.stored(current, entry.call_id) if current is not None and current.state == "done" else None
             )
         return ended  # type: ignore[return-value]
 
-    def ended(self, entry: Entry, tool: Tool[..., Any] | None, why: str) -> ToolResult | None:
+    async def ended(
+        self, io: AsyncJournal, entry: JournalEntry, tool: Tool[..., Any] | None, why: str
+    ) -> ToolResult | None:
         """The final result of a pending call that expired or was cancelled, recorded once.
 
         None when another worker resumed it first: it is no longer waiting, and ends as it runs.
@@ -309,7 +329,7 @@ class JournalStage:
             result = failed(call, entry.tool, code, f"The pending call {done}; it may have acted.", start)
             if tool is None or not tool.idempotent:
                 result = as_unknown(result)
-        return self.record_entry(entry, result)
+        return await self.record_entry(io, entry, result)
 
 
 _AGAIN = object()
@@ -329,7 +349,7 @@ def _remembered(plan: Plan) -> bool:
     return plan.approval is not None or "ask" in plan.tool.wants
 
 
-def _same_call(state: CallState, read: Read, found: Entry, mine: Entry) -> bool:
+def _same_call(state: CallState, read: Read, found: JournalEntry, mine: JournalEntry) -> bool:
     """Whether a journaled entry of this call id holds this very call: the same tool and content.
 
     Content is compared as the tool receives it (converted, defaults in place) and written as

@@ -1,6 +1,6 @@
 """The journal: what each call of a run did, so that no call runs twice.
 
-A `Journal` keeps one `Entry` per call, under its key (the call's run and id, or the act its
+A `Journal` keeps one `JournalEntry` per call, under its key (the call's run and id, or the act its
 tool declares) and unique by run and call id. The dispatcher claims an entry before the tool
 runs (``started``), parks it while the call waits (``pending``), and writes the final result
 when it ends (``done``). A call that arrives again — the same call id re-sent, or a call of the
@@ -10,6 +10,11 @@ race on one atomic insert: one runs it, the other waits for its result.
 `SQLiteJournal` (standard-library ``sqlite3`` in WAL mode) is the embedded store; it is safe to
 share between threads and between processes on one machine. `MemoryJournal` keeps entries in
 this process only. Anything with the `Journal` methods can stand in for either.
+
+A store that talks over a network offers an `AsyncJournal` as well, its ``async_journal``
+attribute: the same methods as coroutines. Async entry points (``adispatch``, ``Dispatcher.adispatch``,
+``aresume`` and the rest) await those, so journal I/O never blocks the event loop; sync entry
+points, and stores without one, call the `Journal` methods. `JournalFaces` picks the face.
 """
 
 from __future__ import annotations
@@ -31,9 +36,11 @@ from tinytools._errors import JournalError
 from tinytools._public import publish
 
 __all__ = [
-    "Entry",
+    "AsyncJournal",
     "Journal",
+    "JournalEntry",
     "JournalError",
+    "JournalFaces",
     "MemoryJournal",
     "SQLiteJournal",
     "State",
@@ -54,7 +61,7 @@ State = Literal["started", "pending", "done"]
 """Where a journaled call stands: running (or died running), waiting, or ended."""
 
 
-class Entry(msgspec.Struct, kw_only=True):
+class JournalEntry(msgspec.Struct, kw_only=True):
     """One call's record in the journal."""
 
     key: str
@@ -88,9 +95,12 @@ class Journal(Protocol):
     that wait: an inbox across runs; `Dispatcher.pending` lists one run's with their handles) and
     `get`; it changes entries only through the dispatcher (`resume`, `expire`, `cancel_pending`),
     so that every change stays a compare-and-set on the entry's step.
+
+    A store may also have an ``async_journal`` attribute: an `AsyncJournal` over the same entries,
+    which async entry points await instead of calling these methods.
     """
 
-    def claim(self, entry: Entry) -> Entry | None:
+    def claim(self, entry: JournalEntry) -> JournalEntry | None:
         """Record ``entry`` unless its key or its run and call id is already there.
 
         Returns None when ``entry`` was recorded (the caller runs the call), else the entry
@@ -98,7 +108,7 @@ class Journal(Protocol):
         """
         ...
 
-    def get(self, key: str) -> Entry | None:
+    def get(self, key: str) -> JournalEntry | None:
         """The entry with this idempotency key, or None."""
         ...
 
@@ -106,11 +116,11 @@ class Journal(Protocol):
         """Change the entry if it is still at ``step`` (its step then becomes ``step + 1``).
 
         Returns whether it changed: False when another worker changed it first. ``changes`` name
-        `Entry` fields (``state``, ``owner``, ``pending``, ``result``).
+        `JournalEntry` fields (``state``, ``owner``, ``pending``, ``result``).
         """
         ...
 
-    def waiting(self, run_id: str | None = None) -> list[Entry]:
+    def waiting(self, run_id: str | None = None) -> list[JournalEntry]:
         """The pending entries, of one run or of all."""
         ...
 
@@ -125,6 +135,99 @@ class Journal(Protocol):
     def cache(self, key: str, result: bytes, expires_at: float) -> None:
         """Store a reusable result under ``key`` until ``expires_at``."""
         ...
+
+
+class AsyncJournal(Protocol):
+    """A journal's methods as coroutines, for a store whose I/O must not block an event loop.
+
+    Each means what the `Journal` method of the same name means, with the same atomicity. A
+    store offers one as its ``async_journal`` attribute, beside its sync methods; both faces
+    see the same entries. Its coroutines may be awaited on more than one event loop (a sync
+    batch runs its calls on a loop of the calling thread), so a store keeps what is bound to a
+    loop, such as connections, per loop.
+    """
+
+    async def claim(self, entry: JournalEntry) -> JournalEntry | None:
+        """`Journal.claim`."""
+        ...
+
+    async def get(self, key: str) -> JournalEntry | None:
+        """`Journal.get`."""
+        ...
+
+    async def advance(self, key: str, step: int, **changes: object) -> bool:
+        """`Journal.advance`."""
+        ...
+
+    async def waiting(self, run_id: str | None = None) -> list[JournalEntry]:
+        """`Journal.waiting`."""
+        ...
+
+    async def release(self, key: str, step: int) -> bool:
+        """`Journal.release`."""
+        ...
+
+    async def cached(self, key: str, now: float) -> bytes | None:
+        """`Journal.cached`."""
+        ...
+
+    async def cache(self, key: str, result: bytes, expires_at: float) -> None:
+        """`Journal.cache`."""
+        ...
+
+
+class JournalFaces:
+    """A journal as the pipeline awaits it, on whichever entry point.
+
+    The store's `AsyncJournal` on async entry points when it offers one, else its sync methods
+    wrapped as coroutines that never suspend (so the sync driver, which runs the pipeline without
+    a loop, can await them too).
+    """
+
+    __slots__ = ("blocking", "native", "store")
+
+    def __init__(self, store: Journal):
+        self.store = store
+        """The `Journal`: what sync code outside a call reads (an inbox, a cancellation's check)."""
+        self.blocking: AsyncJournal = _Blocking(store)
+        native = getattr(store, "async_journal", None)
+        self.native: AsyncJournal | None = native
+        """The store's own async face, or None."""
+
+    def on(self, asynchronous: bool) -> AsyncJournal:
+        """The face for a driver: the store's async face where the loop must not block and it has one."""
+        native = self.native
+        return native if asynchronous and native is not None else self.blocking
+
+
+class _Blocking:
+    """A `Journal`'s sync methods as an `AsyncJournal` whose coroutines return without suspending."""
+
+    __slots__ = ("store",)
+
+    def __init__(self, store: Journal):
+        self.store = store
+
+    async def claim(self, entry: JournalEntry) -> JournalEntry | None:
+        return self.store.claim(entry)
+
+    async def get(self, key: str) -> JournalEntry | None:
+        return self.store.get(key)
+
+    async def advance(self, key: str, step: int, **changes: object) -> bool:
+        return self.store.advance(key, step, **changes)
+
+    async def waiting(self, run_id: str | None = None) -> list[JournalEntry]:
+        return self.store.waiting(run_id)
+
+    async def release(self, key: str, step: int) -> bool:
+        return self.store.release(key, step)
+
+    async def cached(self, key: str, now: float) -> bytes | None:
+        return self.store.cached(key, now)
+
+    async def cache(self, key: str, result: bytes, expires_at: float) -> None:
+        self.store.cache(key, result, expires_at)
 
 
 def _boot_time(pid: int) -> str:
@@ -169,13 +272,13 @@ class MemoryJournal(Journal):
     """A journal in this process's memory: calls are remembered until the process ends."""
 
     def __init__(self) -> None:
-        self._entries: dict[str, Entry] = {}
+        self._entries: dict[str, JournalEntry] = {}
         self._ids: dict[tuple[str, str], str] = {}
         self._cache: dict[str, tuple[bytes, float]] = {}
         self._lock = threading.Lock()
 
     @override
-    def claim(self, entry: Entry) -> Entry | None:
+    def claim(self, entry: JournalEntry) -> JournalEntry | None:
         with self._lock:
             known = self._ids.get((entry.run_id, entry.call_id))
             existing = self._entries.get(known if known is not None else entry.key)
@@ -187,7 +290,7 @@ class MemoryJournal(Journal):
             return None
 
     @override
-    def get(self, key: str) -> Entry | None:
+    def get(self, key: str) -> JournalEntry | None:
         with self._lock:
             entry = self._entries.get(key)
             return None if entry is None else msgspec.structs.replace(entry)
@@ -202,7 +305,7 @@ class MemoryJournal(Journal):
             return True
 
     @override
-    def waiting(self, run_id: str | None = None) -> list[Entry]:
+    def waiting(self, run_id: str | None = None) -> list[JournalEntry]:
         with self._lock:
             return [
                 msgspec.structs.replace(entry)
@@ -309,7 +412,7 @@ class SQLiteJournal(Journal):
                 raise JournalError(f"the journal {self.path} failed: {_reason(exc)}") from None
 
     @override
-    def claim(self, entry: Entry) -> Entry | None:
+    def claim(self, entry: JournalEntry) -> JournalEntry | None:
         entry.updated = time.time()
         row = (entry.key, entry.run_id, entry.call_id, entry.tool, entry.arguments, entry.state, entry.owner)
         if self._changed(_INSERT, (*row, entry.step, entry.pending, entry.result, entry.updated)):
@@ -322,7 +425,7 @@ class SQLiteJournal(Journal):
         return found[0]
 
     @override
-    def get(self, key: str) -> Entry | None:
+    def get(self, key: str) -> JournalEntry | None:
         found = self._select("key = ?", (key,))
         return found[0] if found else None
 
@@ -339,7 +442,7 @@ class SQLiteJournal(Journal):
         return self._changed(sql, (*changes.values(), time.time(), key, step))
 
     @override
-    def waiting(self, run_id: str | None = None) -> list[Entry]:
+    def waiting(self, run_id: str | None = None) -> list[JournalEntry]:
         if run_id is None:
             return self._select("state = 'pending'", ())
         return self._select("state = 'pending' AND run_id = ?", (run_id,))
@@ -367,7 +470,7 @@ class SQLiteJournal(Journal):
             except (sqlite3.DatabaseError, UnicodeEncodeError) as exc:
                 raise JournalError(f"the journal {self.path} failed: {_reason(exc)}") from None
 
-    def _select(self, where: str, parameters: tuple[object, ...]) -> list[Entry]:
+    def _select(self, where: str, parameters: tuple[object, ...]) -> list[JournalEntry]:
         rows = self._execute(f"SELECT {', '.join(_FIELDS)} FROM tinytools_journal WHERE {where}", parameters)
         return [_entry(row) for row in rows]
 
@@ -378,7 +481,7 @@ def _reason(exc: Exception) -> str:
     return str(exc)
 
 
-def _entry(row: tuple[object, ...]) -> Entry:
+def _entry(row: tuple[object, ...]) -> JournalEntry:
     values = dict(zip(_FIELDS, row, strict=True))
     for name in ("arguments", "pending", "result"):
         value = values[name]
@@ -386,7 +489,7 @@ def _entry(row: tuple[object, ...]) -> Entry:
             values[name] = value.encode("utf-8", "surrogatepass")
         elif value is not None:
             values[name] = bytes(value)  # type: ignore[call-overload]
-    return Entry(**values)  # type: ignore[arg-type]
+    return JournalEntry(**values)  # type: ignore[arg-type]
 
 
-publish("tinytools", Journal, MemoryJournal, SQLiteJournal)
+publish("tinytools", Journal, AsyncJournal, JournalEntry, MemoryJournal, SQLiteJournal)

@@ -20,8 +20,7 @@ from tinytools._results import ToolCall, ToolResult
 from tinytools._run.call_state import CallState, Scope
 from tinytools._run.entries import Parked
 from tinytools._run.failures import denied, failed
-from tinytools._run.journal_stage import JournalStage
-from tinytools._run.journals import Entry, owner_alive
+from tinytools._run.journals import AsyncJournal, JournalEntry, owner_alive
 from tinytools._run.output_checks import finish
 from tinytools._run.pipeline import Pipeline
 from tinytools._run.reading import read_arguments
@@ -39,7 +38,8 @@ async def resume(pipeline: Pipeline, handle: str, answer: Any, scope: Scope, err
     """
     stage = pipeline.journal_stage
     key, step = stage.handles.read_handle(handle)
-    entry = _entry(stage, key)
+    io = stage.faces.on(scope.driver.asynchronous)
+    entry = await _entry(io, key)
     parked = stage.entries.parked(entry) if entry.pending else None
     if parked is not None and parked.kind == "task" and (answer is not None or error is not None):
         raise PendingError("a background call takes no answer: it ends by itself", code="invalid_answer")
@@ -58,16 +58,16 @@ async def resume(pipeline: Pipeline, handle: str, answer: Any, scope: Scope, err
     validated = stage.entries.arguments(entry)  # what cannot be read is refused before anything moves
     answers = [*parked.answers, answer] if parked.kind == "input" else parked.answers
     kept = msgspec.json.encode(msgspec.structs.replace(parked, answers=answers))
-    if not stage.store.advance(key, step, state="started", owner=stage.owner, pending=kept):
-        return await _outcome(pipeline, _entry(stage, key), step, scope)  # another worker moved it first
+    if not await io.advance(key, step, state="started", owner=stage.owner, pending=kept):
+        return await _outcome(pipeline, await _entry(io, key), step, scope)  # another worker moved it first
     moved = msgspec.structs.replace(entry, state="started", owner=stage.owner, pending=kept, step=step + 1)
     return await _run(pipeline, moved, entry, validated, parked, (answer, error), scope)
 
 
 async def _run(
     pipeline: Pipeline,
-    entry: Entry,
-    waited: Entry,
+    entry: JournalEntry,
+    waited: JournalEntry,
     validated: dict[str, Any],
     parked: Parked,
     answered: tuple[Any, str | None],
@@ -82,9 +82,9 @@ async def _run(
     tool = pipeline.admission.toolbox.get(entry.tool)
     if tool is None:
         message = f"Tool {entry.tool!r} is not in this dispatcher's toolbox, so its pending call cannot go on."
-        return stage.record_entry(entry, failed(call, entry.tool, "unknown_tool", message, start)) or await _outcome(
-            pipeline, entry, entry.step, scope
-        )
+        io = stage.faces.on(scope.driver.asynchronous)
+        ended = await stage.record_entry(io, entry, failed(call, entry.tool, "unknown_tool", message, start))
+        return ended or await _outcome(pipeline, entry, entry.step, scope)
     state = CallState(call, pipeline.plan_for(tool), scope, start)
     state.key, state.step, state.arguments = entry.key, entry.step, validated
     state.resumed = parked.kind != "approval"  # an approved call goes on as any call: an external one waits again
@@ -93,7 +93,7 @@ async def _run(
     try:
         return await _go_on(pipeline, state, parked, answer, error)
     except BaseException:  # the application's mistake: a call that did not act waits again
-        stage.interrupted(state)
+        await stage.interrupted(state)
         raise
 
 
@@ -116,13 +116,14 @@ async def _go_on(pipeline: Pipeline, state: CallState, parked: Parked, answer: A
     return await pipeline.go(state, read)
 
 
-async def _outcome(pipeline: Pipeline, entry: Entry, step: int, scope: Scope) -> ToolResult:
+async def _outcome(pipeline: Pipeline, entry: JournalEntry, step: int, scope: Scope) -> ToolResult:
     """What a call the handle no longer moves stands at: its final result, waited for if it runs.
 
     A call another live worker runs is waited for as long as a journaled call would be (see
     `JournalStage.wait_bound`); past that, its pending result says it is still running.
     """
     stage = pipeline.journal_stage
+    io = stage.faces.on(scope.driver.asynchronous)
     delay = 0.002
     tool = pipeline.admission.toolbox.get(entry.tool)
     waited_until = time.monotonic() + (stage.wait_bound(tool) if tool is not None else 600.0)
@@ -137,15 +138,15 @@ async def _outcome(pipeline: Pipeline, entry: Entry, step: int, scope: Scope) ->
             message = f"Tool {entry.tool!r} was running this call in a worker that stopped; it may have acted."
             unknown = failed(ToolCall(entry.call_id, entry.tool, {}), entry.tool, "outcome_unknown", message, 0)
             unknown.status = "outcome_unknown"
-            ended = stage.record_entry(entry, unknown)
+            ended = await stage.record_entry(io, entry, unknown)
             if ended is not None:
                 return ended
         await scope.driver.pause(delay, stage.token)
         delay = min(delay * 2, 0.05)
-        entry = _entry(stage, entry.key)
+        entry = await _entry(io, entry.key)
 
 
-async def poll_entry(pipeline: Pipeline, entry: Entry, scope: Scope) -> ToolResult:
+async def poll_entry(pipeline: Pipeline, entry: JournalEntry, scope: Scope) -> ToolResult:
     """The call's final result if it ended (or just expired), else its pending result."""
     stage = pipeline.journal_stage
     if entry.state == "done":
@@ -160,16 +161,18 @@ async def poll_entry(pipeline: Pipeline, entry: Entry, scope: Scope) -> ToolResu
 
 async def poll(pipeline: Pipeline, handle: str, scope: Scope) -> ToolResult:
     """Where the call of a handle stands now: its final result, or its pending one (never waits)."""
-    key, _ = pipeline.journal_stage.handles.read_handle(handle)
-    return await poll_entry(pipeline, _entry(pipeline.journal_stage, key), scope)
+    stage = pipeline.journal_stage
+    key, _ = stage.handles.read_handle(handle)
+    return await poll_entry(pipeline, await _entry(stage.faces.on(scope.driver.asynchronous), key), scope)
 
 
-async def end_entry(pipeline: Pipeline, entry: Entry, why: str, scope: Scope) -> ToolResult:
+async def end_entry(pipeline: Pipeline, entry: JournalEntry, why: str, scope: Scope) -> ToolResult:
     """End a pending call (``expired`` or ``cancelled``) once, and tell the sink its final result."""
     stage = pipeline.journal_stage
-    result = stage.ended(entry, pipeline.admission.toolbox.get(entry.tool), why)
+    io = stage.faces.on(scope.driver.asynchronous)
+    result = await stage.ended(io, entry, pipeline.admission.toolbox.get(entry.tool), why)
     if result is None:  # resumed meanwhile: it ends as it runs
-        return await _outcome(pipeline, _entry(stage, entry.key), entry.step, scope)
+        return await _outcome(pipeline, await _entry(io, entry.key), entry.step, scope)
     stage.tasks.stop(entry.key)
     return await _told(pipeline, entry, result, scope)
 
@@ -180,8 +183,9 @@ async def expire(pipeline: Pipeline, now: float, scope: Scope) -> list[ToolResul
     A call resumed meanwhile is no longer waiting: it is left to end as it runs.
     """
     stage = pipeline.journal_stage
+    io = stage.faces.on(scope.driver.asynchronous)
     ended = []
-    for entry in stage.store.waiting():
+    for entry in await io.waiting():
         try:
             due = stage.entries.parked(entry).expires_at <= now
         except JournalError as exc:  # one entry this version cannot read stops no other from ending
@@ -189,14 +193,14 @@ async def expire(pipeline: Pipeline, now: float, scope: Scope) -> list[ToolResul
             continue
         if not due:
             continue
-        result = stage.ended(entry, pipeline.admission.toolbox.get(entry.tool), "expired")
+        result = await stage.ended(io, entry, pipeline.admission.toolbox.get(entry.tool), "expired")
         if result is not None:
             stage.tasks.stop(entry.key)
             ended.append(await _told(pipeline, entry, result, scope))
     return ended
 
 
-async def _told(pipeline: Pipeline, entry: Entry, result: ToolResult, scope: Scope) -> ToolResult:
+async def _told(pipeline: Pipeline, entry: JournalEntry, result: ToolResult, scope: Scope) -> ToolResult:
     """A pending call's end, told to the sink."""
     if pipeline.sink is None:
         return result
@@ -207,11 +211,12 @@ async def _told(pipeline: Pipeline, entry: Entry, result: ToolResult, scope: Sco
 async def cancel_pending(pipeline: Pipeline, handle: str | None, scope: Scope) -> list[ToolResult]:
     """End one pending call (its handle), or every pending call of this run, as cancelled."""
     stage = pipeline.journal_stage
+    io = stage.faces.on(scope.driver.asynchronous)
     if handle is None:
-        entries = stage.store.waiting(stage.run_id)
+        entries = await io.waiting(stage.run_id)
     else:
         key, _ = stage.handles.read_handle(handle)
-        entry = _entry(stage, key)
+        entry = await _entry(io, key)
         if entry.state == "started":  # already resumed: a task of this process is told, and the end awaited
             stage.tasks.stop(entry.key)
             return [await _outcome(pipeline, entry, entry.step, scope)]
@@ -229,8 +234,8 @@ async def cancel_pending(pipeline: Pipeline, handle: str | None, scope: Scope) -
     return ended
 
 
-def _entry(stage: JournalStage, key: str) -> Entry:
-    entry = stage.store.get(key)
+async def _entry(io: AsyncJournal, key: str) -> JournalEntry:
+    entry = await io.get(key)
     if entry is None:
         raise PendingError("the journal holds no call for this handle", code="unknown_handle")
     return entry

@@ -154,7 +154,7 @@ class Pipeline:
             return await self.decide(state, read)
         except BaseException:  # a claimed call cut short (its caller cancelled, the application's mistake)
             if state.step is not None:
-                self.journal_stage.interrupted(state)
+                await self.journal_stage.interrupted(state)
             raise
 
     async def decide(self, state: CallState, read: Read | ToolResult) -> ToolResult:
@@ -176,7 +176,7 @@ class Pipeline:
         if options.outlives_turn and not state.resumed:
             return await self.park_outliving(state, read)
         if options.cache_ttl is not None:
-            reused = self.journal_stage.cache.reused(state)
+            reused = await self.journal_stage.cache.reused(state)
             if reused is not None:
                 return await self.end(state, reused)
         if options.idempotency_key is not None:
@@ -227,9 +227,9 @@ class Pipeline:
                 note = None  # its output stays its structured output: the stream's last progress says it
             result = self.boundary.seal(result, state.secrets, state.start, note)
             if state.step is not None or result.status == "pending":
-                result = self.journal_stage.record(state, result)
+                result = await self.journal_stage.record(state, result)
             if tool.options.cache_ttl is not None:
-                self.journal_stage.cache.keep(state, result)
+                await self.journal_stage.cache.keep(state, result)
         if self.sink is None or state.superseded:  # nothing to tell (again): the result is the call's end
             return result if result.call_id == state.call.id else msgspec.structs.replace(result, call_id=state.call.id)
         done = self.complete(state.call, result, state, scope)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from tinytools._results import ToolResult
-from tinytools._run.journals import Journal, MemoryJournal, canonical
+from tinytools._run.journals import JournalFaces, MemoryJournal, canonical
 
 if TYPE_CHECKING:
     from tinytools._run.call_state import CallState
@@ -31,15 +31,16 @@ _RESULT = msgspec.json.Decoder(ToolResult).decode
 class ResultCache:
     """Where one dispatcher's read-only tools keep and reuse their results."""
 
-    __slots__ = ("store",)
+    __slots__ = ("faces",)
 
-    def __init__(self, journal: Journal | None):
-        self.store: Journal = journal if journal is not None else _PROCESS_CACHE
+    def __init__(self, journal: JournalFaces | None):
+        self.faces = journal if journal is not None else _PROCESS_CACHE
         """The dispatcher's journal, or this process's cache."""
 
-    def reused(self, state: CallState) -> ToolResult | None:
+    async def reused(self, state: CallState) -> ToolResult | None:
         """A read-only tool's stored result for the same arguments, if one has not expired."""
-        stored = self.store.cached(_key(state.plan.tool, state.arguments), time.time())
+        io = self.faces.on(state.scope.driver.asynchronous)
+        stored = await io.cached(_key(state.plan.tool, state.arguments), time.time())
         if stored is None:
             return None
         try:
@@ -48,12 +49,13 @@ class ResultCache:
             return None
         return msgspec.structs.replace(result, call_id=state.call.id, elapsed=perf_counter_ns() - state.start)
 
-    def keep(self, state: CallState, result: ToolResult) -> None:
+    async def keep(self, state: CallState, result: ToolResult) -> None:
         """Store a read-only tool's succeeded result for its ``cache_ttl``."""
         ttl = state.plan.tool.options.cache_ttl
         if result.status != "succeeded" or ttl is None:
             return
-        self.store.cache(_key(state.plan.tool, state.arguments), result.to_json(), time.time() + ttl)
+        io = self.faces.on(state.scope.driver.asynchronous)
+        await io.cache(_key(state.plan.tool, state.arguments), result.to_json(), time.time() + ttl)
 
 
 def _key(tool: Tool[..., Any], arguments: Any) -> str:
@@ -68,7 +70,7 @@ def _key(tool: Tool[..., Any], arguments: Any) -> str:
     return hashlib.sha256(prefix + canonical(arguments)).hexdigest()
 
 
-_PROCESS_CACHE = MemoryJournal()
+_PROCESS_CACHE = JournalFaces(MemoryJournal())
 """Reused results of dispatchers without a journal: shared by the whole process."""
 _PREFIXES: weakref.WeakKeyDictionary[Tool[..., Any], bytes] = weakref.WeakKeyDictionary()
 """Each cached tool's key prefix: its name and which function's results they are."""
