@@ -59,6 +59,7 @@ from tinytools._run.journals import AsyncJournal, Journal, JournalEntry, Journal
 from tinytools._run.limits import Limits
 from tinytools._run.shortcuts import adispatch, adispatch_many, dispatch, dispatch_many
 from tinytools._run.threads import Strays, strays
+from tinytools._run.tracing import Tracing
 from tinytools._schema.annotations import Param
 from tinytools._schema.input_schema import InputSchema
 from tinytools._schema.signatures import Injected
@@ -129,6 +130,7 @@ __all__ = [
     "ToolResult",
     "ToolStarted",
     "Toolbox",
+    "Tracing",
     "TransferError",
     "UnknownToolCall",
     "WaitsElsewhere",

@@ -175,3 +175,12 @@ def die_once(path: str) -> str:
         open(path, "w").close()
         os._exit(1)
     return "second attempt"
+
+
+@tool
+def trace_here() -> dict[str, str]:
+    """The trace and parent span current where the tool runs (a worker continues the caller's trace)."""
+    from opentelemetry import trace
+
+    context = trace.get_current_span().get_span_context()
+    return {"trace_id": f"{context.trace_id:032x}", "span_id": f"{context.span_id:016x}", "pid": str(os.getpid())}

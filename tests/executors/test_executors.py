@@ -415,6 +415,26 @@ def test_dask_runs_calls_on_its_workers(cluster: Any) -> None:
     assert refused.status == "failed" and refused.error is not None and refused.error.code == "executor_unavailable"
 
 
+def test_a_dask_tool_continues_the_callers_trace(cluster: Any) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from tinytools import Tracing
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    dispatcher = Dispatcher([t.trace_here], executor=cluster.get_executor(), tracing=Tracing(tracer_provider=provider))
+    with provider.get_tracer("test").start_as_current_span("turn"):
+        result = dispatcher.dispatch(call("trace_here"))
+    assert result.status == "succeeded", result
+    assert int(result.output["pid"]) in set(cluster.run(os.getpid).values())
+    (span,) = [s for s in exporter.get_finished_spans() if s.name == "execute_tool trace_here"]
+    assert result.output["trace_id"] == f"{span.context.trace_id:032x}"
+    assert result.output["span_id"] == f"{span.context.span_id:016x}"
+
+
 def test_dask_worker_killed_mid_call_every_call_answered_and_no_rerun(
     cluster: Any, caplog: pytest.LogCaptureFixture
 ) -> None:

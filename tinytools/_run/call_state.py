@@ -61,8 +61,10 @@ class CallState:
         "act_step",
         "acted",
         "answered",
+        "answered_by",
         "answers",
         "arguments",
+        "attempts",
         "call",
         "channel",
         "exception",
@@ -74,6 +76,7 @@ class CallState:
         "resumed",
         "scope",
         "secrets",
+        "span",
         "start",
         "step",
         "superseded",
@@ -122,3 +125,9 @@ class CallState:
         """Whether the tool was started (what a call interrupted before then may do again)."""
         self.superseded = False
         """Whether another worker ended the call first (an expiry): its end was told already."""
+        self.span: Any = None
+        """The call's trace span, when the dispatcher traces (`tinytools._run.tracing`)."""
+        self.attempts = 0
+        """How many times the tool was started."""
+        self.answered_by: str | None = None
+        """What answered the call instead of its tool: ``journal``, ``cache`` or ``act``."""

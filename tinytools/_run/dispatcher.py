@@ -36,6 +36,7 @@ from tinytools._run.pipeline import Pipeline
 from tinytools._run.plans import Plan
 from tinytools._run.policy_enforcement import PolicyEnforcement
 from tinytools._run.threads import run_coroutine
+from tinytools._run.tracing import CallTracer, Tracing, available
 from tinytools._tool import Tool
 from tinytools._toolbox import Toolbox, as_toolbox
 
@@ -104,6 +105,10 @@ class Dispatcher:
             journal let another process resume them. By default a random key of this dispatcher.
         pending_ttl: Seconds a pending call waits, unless its source says otherwise.
         revealed: Deferred tools the run starts with revealed (see `reveal`).
+        tracing: OpenTelemetry spans and the tool-duration metric for every call (`Tracing`; see
+            `tinytools._run.tracing`): on by default wherever ``opentelemetry-api`` is installed,
+            and at work only once the application set a tracer or meter provider. ``False``
+            turns it off; ``Tracing(content=True)`` records arguments and results as scrubbed.
 
     Raises:
         ToolDefinitionError: A tool cannot go to the executor it would run on.
@@ -132,6 +137,7 @@ class Dispatcher:
         signing_key: bytes | str | None = None,
         pending_ttl: float = 3600.0,
         revealed: Iterable[str] = (),
+        tracing: bool | Tracing = True,
     ):
         self.toolbox = as_toolbox(toolbox)
         if invalid_args not in ("return_error", "fail"):
@@ -152,6 +158,8 @@ class Dispatcher:
         limit = DEFAULT_INLINE_OUTPUT_BYTES if max_inline_output_bytes is DEFAULT else max_inline_output_bytes
         self.boundary = Boundary(hook=redact, limit=limit, store=artifacts)
         self.journal_stage = JournalStage(journal, signing_key, pending_ttl, self.run_id, self.token, self.boundary)
+        self.tracer = _tracer(tracing, self.boundary)
+        """Each call's span and duration, or None where tracing is off or OpenTelemetry absent."""
         self.routes = _routes(self.toolbox, executor)
         self.policies = PolicyEnforcement(middleware)
         self._revealed = Revealed(revealed)
@@ -181,6 +189,7 @@ class Dispatcher:
             stores=stores,
             plan_for=self.plan,
             journal_stage=self.journal_stage,
+            tracer=self.tracer,
         )
 
     def _cancelled(self) -> None:
@@ -285,7 +294,7 @@ class Dispatcher:
             InjectionError: The application did not supply an injected value.
         """
         express = self._express.get(call.name)
-        if express is not None and allowed is None:
+        if express is not None and allowed is None and (self.tracer is None or not self.tracer.live()):
             return express(call, inject)
         scope = self.scope(self._sync, inject, allowed, step_id)
         return drive(self.pipeline.run(call, scope))  # type: ignore[no-any-return]
@@ -426,3 +435,10 @@ def _routes(toolbox: Toolbox, executor: Executor | Mapping[str, Executor] | None
 
 
 publish("tinytools", Dispatcher)
+
+
+def _tracer(tracing: bool | Tracing, boundary: Boundary) -> CallTracer | None:
+    """The dispatcher's tracer: None when tracing is off or ``opentelemetry-api`` is not installed."""
+    if tracing is False or not available():
+        return None
+    return CallTracer(tracing if isinstance(tracing, Tracing) else Tracing(), boundary)

@@ -44,6 +44,8 @@ class Parked(msgspec.Struct):
     """The call's arguments as they stand when it waits (an approver's edit included)."""
     shown: Any = None
     """The same arguments scrubbed of the call's secrets, as an inbox shows them."""
+    trace: str | None = None
+    """The W3C ``traceparent`` of the span of the call that parked, which its resumption links to."""
 
 
 _RESULT = msgspec.json.Decoder(ToolResult).decode

@@ -42,13 +42,14 @@ from tinytools._run.failures import (
     tool_failure,
     waiting,
 )
-from tinytools._run.jobs import CANCELLED, RAISED, REFUSED, RETURNED, Channel, Job, Outcome
+from tinytools._run.jobs import CANCELLED, RAISED, REFUSED, RETURNED, TIMEOUT, Channel, Job, Outcome
 from tinytools._run.output_checks import finish
 from tinytools._run.plans import DefaultFailed, Read
 from tinytools._run.policy_enforcement import PolicyEnforcement
 from tinytools._run.reading import invalid, read_arguments, started_arguments
 from tinytools._run.secrets import Secrets
 from tinytools._run.streams import TooLarge, async_stream, sync_stream, then_end
+from tinytools._run.tracing import CallTracer
 from tinytools.executors._failures import ExecutorError
 
 __all__ = ["BACKOFF_SECONDS", "Execution"]
@@ -88,8 +89,11 @@ class Execution:
         context: RunContext,
         stores: Stores,
         around: Sequence[Around] = (),
+        tracer: CallTracer | None = None,
     ):
         self.admission = admission
+        self.tracer = tracer
+        """Makes a traced call's span current while its tool runs."""
         self.around = tuple(around)
         """The application's execution hooks (``around_tool``), outermost first."""
         self.boundary = boundary
@@ -157,7 +161,8 @@ class Execution:
                 return cancelled(call, plan.tool, state.start, started=False)
             try:
                 state.acted = True
-                if self.around:
+                state.attempts = attempt
+                if self.around or state.span is not None:
                     outcome = await self.run_around(state, job, attempt)
                 else:
                     outcome = await self.run(state, job)
@@ -168,6 +173,8 @@ class Execution:
                 state.acted = False
                 return outcome
             result, retry = self.result_of(state, outcome, last=attempt == plan.tries)
+            if state.span is not None:
+                self.trace_attempt(state, outcome, result, retry)
             if not retry:
                 return result
         assert result is not None
@@ -202,6 +209,10 @@ class Execution:
         one that fails on the way out is logged, and the tool's outcome stands.
         """
         entered: list[AbstractContextManager[Any]] = []
+        if state.span is not None and self.tracer is not None:  # the call's span, current around the tool
+            current = self.tracer.current(state.span)
+            current.__enter__()
+            entered.append(current)
         try:
             for around in self.around:
                 manager = around(state.call, state.plan.tool, attempt)
@@ -219,6 +230,19 @@ class Execution:
             raise
         _leave(entered, None)
         return outcome
+
+    def trace_attempt(self, state: CallState, outcome: Outcome, result: ToolResult, retry: bool) -> None:
+        """A traced attempt's events: a timeout, a cancellation, the retry that follows."""
+        tracer = self.tracer
+        if tracer is None:
+            return
+        if outcome.kind == TIMEOUT:
+            tracer.event(state.span, "tinytools.timeout", {"tinytools.attempt": state.attempts})
+        elif outcome.kind == CANCELLED or (result.error is not None and result.error.code == "cancelled"):
+            tracer.event(state.span, "tinytools.cancelled", {"tinytools.attempt": state.attempts})
+        if retry:
+            code = result.error.code if result.error is not None else "retry"
+            tracer.event(state.span, "tinytools.retry", {"tinytools.attempt": state.attempts + 1, "error.type": code})
 
     def job(self, state: CallState, read: Read, attempt: int) -> Job | ToolResult:
         """The tool's call for one attempt: its arguments bound by slot, with runtime values."""

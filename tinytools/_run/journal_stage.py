@@ -49,6 +49,7 @@ from tinytools._run.output_checks import finish
 from tinytools._run.reading import call_arguments
 from tinytools._run.result_cache import ResultCache
 from tinytools._run.secrets import Secrets
+from tinytools._run.tracing import traceparent_of
 
 if TYPE_CHECKING:
     from tinytools._context import CancellationToken
@@ -242,8 +243,9 @@ class JournalStage:
         now = call_arguments(state.call)  # an approver's edit included
         shown = self.boundary.shown(now, state.secrets)
         parked = Parked(
-            result.pending.kind, request.message, request.schema, expires_at, state.answers or [], now, shown
-        )
+            result.pending.kind, request.message, request.schema, expires_at, state.answers or [], now, shown,
+            traceparent_of(state.span),
+        )  # fmt: skip
         encoded = msgspec.json.encode(parked)
         if state.step is None:  # no journal: parked in memory, under a key of its own
             entry = JournalEntry(

@@ -86,13 +86,18 @@ async def _run(
         ended = await stage.record_entry(io, entry, failed(call, entry.tool, "unknown_tool", message, start))
         return ended or await _outcome(pipeline, entry, entry.step, scope)
     state = CallState(call, pipeline.plan_for(tool), scope, start)
+    tracer = pipeline.tracer
+    if tracer is not None and tracer.live():  # a span of its own, linked to the span of the call that parked
+        state.span = tracer.open(call, entry.tool, tool.description, start, (parked.trace,) if parked.trace else ())
     state.key, state.step, state.arguments = entry.key, entry.step, validated
     state.resumed = parked.kind != "approval"  # an approved call goes on as any call: an external one waits again
     state.waited = waited
     state.answers = list(parked.answers) + ([answer] if parked.kind == "input" else [])
     try:
         return await _go_on(pipeline, state, parked, answer, error)
-    except BaseException:  # the application's mistake: a call that did not act waits again
+    except BaseException as exc:  # the application's mistake: a call that did not act waits again
+        if state.span is not None:
+            pipeline.trace_escaped(state, exc)
         await stage.interrupted(state)
         raise
 

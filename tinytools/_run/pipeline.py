@@ -54,6 +54,7 @@ from tinytools._run.plans import Plan, Read
 from tinytools._run.policy_enforcement import PolicyEnforcement, ask, refused_edit
 from tinytools._run.reading import call_arguments, read_arguments, started_arguments
 from tinytools._run.secrets import Secrets
+from tinytools._run.tracing import CallTracer, traceparent_of
 from tinytools._search import is_search
 
 __all__ = ["STAGES", "Pipeline"]
@@ -90,8 +91,11 @@ class Pipeline:
         stores: Stores,
         plan_for: Callable[[Any], Plan],
         journal_stage: JournalStage,
+        tracer: CallTracer | None = None,
     ):
         self.admission = admission
+        self.tracer = tracer
+        """Opens and closes each call's span, when the dispatcher traces (`tinytools._run.tracing`)."""
         self.journal_stage = journal_stage
         self.boundary = boundary
         self.policies = policies
@@ -111,6 +115,7 @@ class Pipeline:
             context=context,
             stores=stores,
             around=around,
+            tracer=tracer,
         )
 
     def run(self, call: ToolCall, scope: Scope) -> Awaitable[ToolResult]:
@@ -127,12 +132,18 @@ class Pipeline:
             pending = scope.driver.emit(_refusal_event(call, result, start))
             if pending is not None:
                 await pending
-        done = self.complete(call, self.boundary.seal(result, None, start), None, scope)
+        sealed = self.boundary.seal(result, None, start)
+        tracer = self.tracer
+        if tracer is not None and tracer.live():  # a call refused before it ran still has its span
+            tracer.close(tracer.open(call, sealed.name, None, start), sealed, call.arguments, None, None)
+        done = self.complete(call, sealed, None, scope)
         return done if done.__class__ is ToolResult else await done  # type: ignore[misc]
 
     async def run_admitted(self, admitted: Admitted, scope: Scope, start: int) -> ToolResult:
         """The stages after admission: read, before-middleware, policy, execute, after-middleware, the boundary."""
         state = CallState(admitted.call, admitted.plan, scope, start)
+        if self.tracer is not None and self.tracer.live():
+            state.span = self.tracer.open(state.call, state.plan.name, state.plan.tool.description, start)
         if admitted.rewritten and self.sink is not None:
             await self.emit_rewrite(admitted, state)
         read = read_arguments(state, events=self.sink is not None)
@@ -145,6 +156,7 @@ class Pipeline:
             state.arguments = started_arguments(read, state.call)
             answered = await self.journal_stage.claim(state, read)
             if answered is not None:
+                state.answered_by = "journal" if state.answered else None
                 if state.answered and answered.status == "succeeded" and is_search(plan.tool):  # its reveal too
                     self.admission.revealed.add(
                         entry["name"] for entry in answered.output if isinstance(entry, dict) and "name" in entry
@@ -152,7 +164,9 @@ class Pipeline:
                 return await self.end(state, answered)
         try:
             return await self.decide(state, read)
-        except BaseException:  # a claimed call cut short (its caller cancelled, the application's mistake)
+        except BaseException as exc:  # a claimed call cut short (its caller cancelled, the application's mistake)
+            if state.span is not None:
+                self.trace_escaped(state, exc)
             if state.step is not None:
                 await self.journal_stage.interrupted(state)
             raise
@@ -178,10 +192,12 @@ class Pipeline:
         if options.cache_ttl is not None:
             reused = await self.journal_stage.cache.reused(state)
             if reused is not None:
+                state.answered_by = "cache"
                 return await self.end(state, reused)
         if options.idempotency_key is not None:
             made = await self.journal_stage.acts.claim(state, read)  # the same act, made by another call already
             if made is not None:
+                state.answered_by = "act" if state.answered else None
                 return await self.end(state, made)
         result = await self.execution.execute(state, read)
         if self.after:
@@ -202,17 +218,22 @@ class Pipeline:
         except InjectionError as exc:
             return await self.end(state, missing_value(state.call, exc, state.start))
         message = f"Tool {plan.name!r} is running in the background."
+        link = traceparent_of(state.span)  # the parked call's span, which its end closes
         parked = await self.end(state, waiting(state.call, plan.name, "task", message, None, None))
         if parked.status == "pending":
-            self.background(state, read)
+            self.background(state, read, link)
         return parked
 
-    def background(self, state: CallState, read: Read) -> None:
+    def background(self, state: CallState, read: Read, link: str | None = None) -> None:
         """Run a parked task's call on a thread of its own, to its recorded end."""
         scope = state.scope
         alone = Scope(SyncDriver(self.sink), scope.inject, scope.allowed, scope.step_id, 0)
         task = CallState(state.call, state.plan, alone, state.start)
         task.key, task.step, task.arguments, task.resumed = state.key, state.step, state.arguments, True
+        if link is not None and self.tracer is not None:  # its own span, linked to the call's that parked it
+            task.span = self.tracer.open(
+                task.call, task.plan.name, task.plan.tool.description, perf_counter_ns(), (link,)
+            )
         self.journal_stage.tasks.start(task, lambda: drive(self.go(task, read)))
 
     async def end(self, state: CallState, result: ToolResult) -> ToolResult:
@@ -230,10 +251,25 @@ class Pipeline:
                 result = await self.journal_stage.record(state, result)
             if tool.options.cache_ttl is not None:
                 await self.journal_stage.cache.keep(state, result)
+        if state.span is not None:
+            self.trace_end(state, result)
         if self.sink is None or state.superseded:  # nothing to tell (again): the result is the call's end
             return result if result.call_id == state.call.id else msgspec.structs.replace(result, call_id=state.call.id)
         done = self.complete(state.call, result, state, scope)
         return done if done.__class__ is ToolResult else await done  # type: ignore[misc]
+
+    def trace_end(self, state: CallState, result: ToolResult) -> None:
+        """Close a traced call's span with its final result (a span is closed once)."""
+        span, state.span = state.span, None
+        assert self.tracer is not None
+        arguments = state.arguments if state.arguments is not None else state.call.arguments
+        self.tracer.close(span, result, arguments, state.secrets, state)
+
+    def trace_escaped(self, state: CallState, exc: BaseException) -> None:
+        """Close a traced call's span that an exception cut short (its caller's cancellation, a configuration error)."""
+        code = "cancelled" if propagates(exc) else type(exc).__name__
+        message = f"The call was cut short: {type(exc).__name__}."
+        self.trace_end(state, failed(state.call, state.plan.name, code, message, state.start))
 
     async def emit_rewrite(self, admitted: Admitted, state: CallState) -> None:
         """The `UnknownToolCall` event of a call the unknown-tool policy sent to its fallback."""
@@ -322,6 +358,12 @@ class Pipeline:
             return read
         arguments = read.arguments if read.arguments is not None else call_arguments(state.call)
         decision = await ask(plan.approval, plan.tool, state.call, arguments, state.scope.driver, self.token)
+        if state.span is not None and self.tracer is not None:
+            attributes = {
+                "tinytools.approval.decision": decision.kind,
+                "tinytools.approval.reason": decision.reason or "",
+            }
+            self.tracer.event(state.span, "tinytools.approval", attributes)
         if decision.kind == "approve":
             return read
         if decision.kind == "defer":

@@ -65,7 +65,7 @@ def dispatch(
     made: Dispatcher | None = box.memo.get("dispatcher") if box is not None else None
     if made is not None:  # the default dispatcher's first step, without a call to get there
         express = made._express.get(call.name)
-        if express is not None:
+        if express is not None and (made.tracer is None or not made.tracer.live()):
             return express(call, inject)
     return default_dispatcher(box if box is not None else toolbox).dispatch(call, inject=inject)
 

@@ -21,6 +21,7 @@ from tinytools._encoding import Unencodable
 from tinytools._errors import RetryableError, ToolError, TransferError
 from tinytools._public import publish
 from tinytools._results import ToolCall
+from tinytools._run.tracing import current_traceparent
 from tinytools._tool import Tool
 from tinytools.executors._failures import ExecutorError, RemoteToolError
 from tinytools.executors._pools import SharedPool, reap
@@ -108,7 +109,8 @@ class Route:
         """Pickle the job, naming the parameter whose value cannot travel."""
         guard = f"tinytools-started-{os.urandom(12).hex()}" if self.guard else None
         try:
-            return pickle.dumps((call.id, self.ref, args, kwargs, guard, perf_counter()), protocol=PROTOCOL)
+            job = (call.id, self.ref, args, kwargs, guard, perf_counter(), current_traceparent())
+            return pickle.dumps(job, protocol=PROTOCOL)
         except Exception as exc:
             raise self._transfer_error(args, kwargs, exc) from exc
 

@@ -23,6 +23,7 @@ from tinytools._encoding import OutputEncoder
 from tinytools._errors import RetryableError, ToolError
 from tinytools._public import publish
 from tinytools._results import ToolOutput
+from tinytools._run.tracing import within_trace
 from tinytools._tool import Tool
 from tinytools.executors._factories import provided
 
@@ -95,7 +96,7 @@ def call_tool(job: bytes) -> bytes:
     (the tool or an argument could not be loaded here; the tool did not run).
     """
     try:
-        call_id, ref, args, kwargs, guard, clock = pickle.loads(job)
+        call_id, ref, args, kwargs, guard, clock, trace = pickle.loads(job)
         fn = ref.resolve()
     except Exception as exc:
         return pack_answer("", "unavailable", f"{type(exc).__name__}: {exc}")
@@ -111,7 +112,8 @@ def call_tool(job: bytes) -> bytes:
     if release is None:
         return pack_answer(call_id, "rerun", None)
     try:
-        output = fn(*args, **kwargs)
+        with within_trace(trace):  # the caller's span is this tool's parent, as in the caller's process
+            output = fn(*args, **kwargs)
     except BaseException as exc:
         return _raised(call_id, exc)
     finally:

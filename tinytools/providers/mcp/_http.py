@@ -27,6 +27,7 @@ import msgspec
 from tinytools._events import ToolProgress
 from tinytools._public import publish
 from tinytools._results import ToolCall
+from tinytools._run.tracing import within_trace
 from tinytools._tool import Tool
 from tinytools.providers._common import require
 from tinytools.providers.mcp._server import Service
@@ -147,6 +148,10 @@ _JSON_HEADERS = [(b"content-type", b"application/json")]
 _SSE_HEADERS = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache, no-transform")]
 
 
+_Call = tuple[str, "bytes | dict[str, Any]", "str | int | None", "str | None"]
+"""A lean ``tools/call``: tool name, arguments, progress token, the client's ``traceparent``."""
+
+
 class _LeanPath:
     """ASGI middleware answering plain stateless ``tools/list`` and ``tools/call`` requests itself.
 
@@ -225,8 +230,8 @@ class _LeanPath:
         origin = headers.get(b"origin")
         return _allowed(headers.get(b"host"), self.hosts) and (origin is None or _allowed(origin, self.origins or ()))
 
-    def _call(self, request: _Request) -> tuple[str, bytes | dict[str, Any], str | int | None] | None:
-        """A ``tools/call``'s tool name, arguments and progress token; None leaves it to the SDK.
+    def _call(self, request: _Request) -> _Call | None:
+        """A ``tools/call``'s tool name, arguments, progress token and trace parent; None leaves it to the SDK.
 
         The arguments are the JSON text the client sent, which the pipeline decodes as strictly
         as any call's text (a key sent twice is refused). Progress is sent only on an event
@@ -245,18 +250,20 @@ class _LeanPath:
         if not _plain_meta(meta):
             return None
         token = meta.get("progressToken")
-        return name, {} if arguments is None else arguments, token if self.sse else None
+        parent = meta.get("traceparent")  # the client's span: the call's span continues its trace
+        trace = parent if isinstance(parent, str) else None
+        return name, {} if arguments is None else arguments, token if self.sse else None, trace
 
     async def _answer(
         self,
-        call: tuple[str, bytes | dict[str, Any], str | int | None],
+        call: _Call,
         request_id: int | str,
         scope: Scope,
         receive: Receive,
         send: Send,
     ) -> None:
         """Run the call as a session of its own, whose injected values end with it, and answer."""
-        name, arguments, token = call
+        name, arguments, token, trace = call
         stream = None if token is None else _Stream(send, token)
         try:
             session = self.service.routes.new_session()
@@ -278,9 +285,10 @@ class _LeanPath:
                 group.start_soon(watch)
                 tool_call = ToolCall(f"{session.number}/{request_id}", name, arguments)
                 context = request_context(session.number, scope)
-                answer = await self.service.call(
-                    session, tool_call, context, None if stream is None else stream.progress
-                )
+                with within_trace(trace):
+                    answer = await self.service.call(
+                        session, tool_call, context, None if stream is None else stream.progress
+                    )
                 group.cancel_scope.cancel()
         finally:
             with self.anyio.CancelScope(shield=True):

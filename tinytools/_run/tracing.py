@@ -1,0 +1,323 @@
+"""Traces: an OpenTelemetry span for every tool call, and the tool-duration metric, with nothing secret in them.
+
+Spans follow the OpenTelemetry GenAI conventions for tool execution: ``execute_tool {tool}``,
+kind INTERNAL, with ``gen_ai.operation.name``, ``gen_ai.tool.name``, ``gen_ai.tool.call.id``,
+``gen_ai.tool.type`` and ``gen_ai.tool.description``; a failed call sets ``error.type`` to its
+`StructuredError` code and the span's status to ERROR with the model-facing message. What the
+conventions do not name is under ``tinytools.*``: the call's status, its attempts, what answered it
+(the journal, the result cache, an act already made), a pending call's kind, the executor route.
+Retries, timeouts, cancellations and approval decisions are span events. The metric is the
+conventions' ``gen_ai.execute_tool.duration`` histogram (seconds), by tool name, type and error.
+
+The call's span is current while its tool runs (on whatever thread, with the contextvars the
+tool gets), so spans a tool opens are its children; a process pool or Dask worker continues the
+trace from the W3C ``traceparent`` the routed call carries; a resumed call's span links to the
+span of the call that parked it.
+
+Content (``gen_ai.tool.call.arguments`` and ``.result``) is recorded only with
+``Tracing(content=True)``, and only as the boundary made it: the result's model-facing text, the
+arguments' JSON with every form of the call's secrets scrubbed.
+
+``opentelemetry-api`` is optional and never imported here until the application has imported it:
+a dispatcher traces when ``opentelemetry.trace`` is loaded and a tracer or meter provider is set
+(or given to `Tracing`). Otherwise a call does no tracing work at all.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import time
+from time import perf_counter_ns
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from tinytools._public import publish
+
+if TYPE_CHECKING:
+    from tinytools._results import ToolCall, ToolResult
+
+# The boundary, a call's state and its secrets are typed Any here: this module sits below the run
+# layer's other modules (the executors' workers import it), so it imports none of them.
+
+__all__ = ["CallTracer", "Tracing", "available", "current_traceparent", "traceparent_of", "within_trace"]
+
+DURATION_BUCKETS = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92)
+"""The conventions' advisory bucket boundaries for ``gen_ai.execute_tool.duration`` (seconds)."""
+
+_AVAILABLE: bool | None = None
+
+
+def available() -> bool:
+    """Whether ``opentelemetry-api`` is installed (looked up once per process)."""
+    global _AVAILABLE
+    if _AVAILABLE is None:
+        try:
+            _AVAILABLE = importlib.util.find_spec("opentelemetry") is not None
+        except (ImportError, ValueError):  # a module entry of None: an application that blocked it
+            _AVAILABLE = False
+    return _AVAILABLE
+
+
+class Tracing:
+    """How a dispatcher traces its calls: ``Dispatcher(tracing=Tracing(content=True))``.
+
+    Args:
+        content: Record ``gen_ai.tool.call.arguments`` and ``gen_ai.tool.call.result``: the
+            arguments' JSON and the result's model-facing text, scrubbed of the call's secrets as
+            the model would read them. Off by default.
+        tracer_provider: Where spans go; by default the provider the application set
+            (``opentelemetry.trace.set_tracer_provider``). tinytools configures nothing.
+        meter_provider: Where the duration metric goes; by default the application's.
+    """
+
+    __slots__ = ("content", "meter_provider", "tracer_provider")
+
+    def __init__(self, *, content: bool = False, tracer_provider: Any = None, meter_provider: Any = None):
+        self.content = content
+        self.tracer_provider = tracer_provider
+        self.meter_provider = meter_provider
+
+    def __repr__(self) -> str:
+        return f"Tracing(content={self.content!r})"
+
+
+class CallTracer:
+    """One dispatcher's spans and metric (see the module); made only where the API is installed."""
+
+    __slots__ = ("_histogram", "_meter", "_tracer", "boundary", "config")
+
+    def __init__(self, config: Tracing, boundary: Any):
+        self.config = config
+        self.boundary = boundary
+        self._tracer: Any = None
+        self._meter: Any = None
+        self._histogram: Any = None
+
+    def live(self) -> bool:
+        """Whether calls are traced now: the API is loaded and a provider is set (or was given)."""
+        config = self.config
+        if config.tracer_provider is not None or config.meter_provider is not None:
+            return True
+        trace = sys.modules.get("opentelemetry.trace")
+        if trace is None:
+            return False
+        if getattr(trace, "_TRACER_PROVIDER", True) is not None:  # set (or an API that hides it: trace)
+            return True
+        metrics = sys.modules.get("opentelemetry.metrics._internal")
+        return metrics is not None and getattr(metrics, "_METER_PROVIDER", True) is not None
+
+    def tracer(self) -> Any:
+        """The tracer, made on first use (a proxy that follows the provider the application sets)."""
+        tracer = self._tracer
+        if tracer is None:
+            from opentelemetry import trace
+
+            provider = self.config.tracer_provider or trace.get_tracer_provider()
+            tracer = self._tracer = provider.get_tracer("tinytools", _version())
+        return tracer
+
+    def histogram(self) -> Any:
+        """The tool-duration histogram, made on first use."""
+        histogram = self._histogram
+        if histogram is None:
+            from opentelemetry import metrics
+
+            provider = self.config.meter_provider or metrics.get_meter_provider()
+            meter = provider.get_meter("tinytools", _version())
+            histogram = self._histogram = meter.create_histogram(
+                "gen_ai.execute_tool.duration",
+                unit="s",
+                description="Duration of tool execution",
+                explicit_bucket_boundaries_advisory=list(DURATION_BUCKETS),
+            )
+        return histogram
+
+    def open(self, call: ToolCall, name: str, description: str | None, start: int, links: tuple[str, ...] = ()) -> Any:
+        """Start a call's span, a child of the span current here, as if started at ``start`` (perf ns)."""
+        attributes = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": name,
+            "gen_ai.tool.type": "function",
+            "gen_ai.tool.call.id": call.id,
+        }
+        if description:
+            attributes["gen_ai.tool.description"] = description
+        began = time.time_ns() - (perf_counter_ns() - start)
+        tracer = self.tracer()
+        linked = _links(links)
+        from opentelemetry.trace import SpanKind
+
+        return tracer.start_span(
+            f"execute_tool {name}", kind=SpanKind.INTERNAL, attributes=attributes, start_time=began, links=linked
+        )
+
+    def close(self, span: Any, result: ToolResult, arguments: Any, secrets: Any, state: Any) -> None:
+        """End a call's span with its final (sealed) result, and record its duration."""
+        try:
+            self._describe(span, result, arguments, secrets, state)
+        finally:
+            span.end()
+            self._measure(result)
+
+    def _describe(self, span: Any, result: ToolResult, arguments: Any, secrets: Any, state: Any) -> None:
+        if not span.is_recording():
+            return
+        span.set_attribute("tinytools.status", result.status)
+        if state is not None:
+            _describe_state(span, state)
+        if result.pending is not None:
+            span.set_attribute("tinytools.pending.kind", result.pending.kind)
+        error = result.error
+        if error is not None and result.status != "pending":
+            from opentelemetry.trace import StatusCode
+
+            span.set_attribute("error.type", error.code)
+            span.set_status(StatusCode.ERROR, error.message)
+        if self.config.content:
+            shown = self.arguments_text(arguments, secrets)
+            if shown is not None:
+                span.set_attribute("gen_ai.tool.call.arguments", shown)
+            if result.status == "succeeded":
+                span.set_attribute("gen_ai.tool.call.result", result.text())
+
+    def arguments_text(self, arguments: Any, secrets: Any) -> str | None:
+        """The arguments as JSON text, every form of the call's secrets scrubbed; None when unreadable."""
+        if arguments is None:
+            return None
+        try:
+            text = arguments if isinstance(arguments, str) else _json(arguments)
+            if isinstance(text, (bytes, bytearray, memoryview)):
+                text = bytes(text).decode("utf-8", "replace")
+            scrub = self.boundary.scrubber(secrets)
+            return text if scrub is None else scrub(text)
+        except Exception:  # what cannot be written or scrubbed is not recorded
+            return None
+
+    def _measure(self, result: ToolResult) -> None:
+        seconds = result.elapsed / 1e9
+        attributes = {"gen_ai.tool.name": result.name, "gen_ai.tool.type": "function"}
+        if result.error is not None and result.status != "pending":
+            attributes["error.type"] = result.error.code
+        self.histogram().record(seconds, attributes)
+
+    def event(self, span: Any, name: str, attributes: dict[str, Any]) -> None:
+        """A span event (a retry, a timeout, an approval decision), its text scrubbed like the model's."""
+        if span is None or not span.is_recording():
+            return
+        scrub = self.boundary.scrubber(None)
+        if scrub is not None:
+            attributes = {key: scrub(value) if isinstance(value, str) else value for key, value in attributes.items()}
+        span.add_event(name, attributes)
+
+    def current(self, span: Any) -> _Current:
+        """A context manager making ``span`` the current span (around a tool's run)."""
+        return _Current(span)
+
+
+def _describe_state(span: Any, state: Any) -> None:
+    span.set_attribute("tinytools.attempts", state.attempts)
+    if state.answered_by is not None:
+        span.set_attribute("tinytools.answered_by", state.answered_by)
+    route = state.plan.route
+    if route is not None:
+        span.set_attribute("tinytools.route", route.name)
+
+
+class _Current:
+    __slots__ = ("span", "token")
+
+    def __init__(self, span: Any):
+        self.span = span
+        self.token: Any = None
+
+    def __enter__(self) -> None:
+        from opentelemetry import context, trace
+
+        self.token = context.attach(trace.set_span_in_context(self.span))
+
+    def __exit__(self, *exc: object) -> None:
+        from opentelemetry import context
+
+        context.detach(self.token)
+
+
+def traceparent_of(span: Any) -> str | None:
+    """The W3C ``traceparent`` of a span (to link to it later, or to continue it elsewhere)."""
+    if span is None:
+        return None
+    context = span.get_span_context()
+    if not context.is_valid:
+        return None
+    return f"00-{context.trace_id:032x}-{context.span_id:016x}-{int(context.trace_flags):02x}"
+
+
+def current_traceparent() -> str | None:
+    """The ``traceparent`` of the span current here, when the API is loaded and one is."""
+    trace = sys.modules.get("opentelemetry.trace")
+    if trace is None:
+        return None
+    return traceparent_of(trace.get_current_span())
+
+
+class within_trace:
+    """Continue, in this thread, the trace whose ``traceparent`` a routed call carried (a worker's side)."""
+
+    __slots__ = ("parent", "token")
+
+    def __init__(self, parent: str | None):
+        self.parent = parent
+        self.token: Any = None
+
+    def __enter__(self) -> None:
+        if self.parent is None or not available():
+            return
+        from opentelemetry import context
+        from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+        continued = TraceContextTextMapPropagator().extract({"traceparent": self.parent})
+        self.token = context.attach(continued)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.token is not None:
+            from opentelemetry import context
+
+            context.detach(self.token)
+
+
+def _links(parents: tuple[str, ...]) -> list[Any]:
+    if not parents:
+        return []
+    from opentelemetry import trace
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    links = []
+    for parent in parents:
+        context = trace.get_current_span(TraceContextTextMapPropagator().extract({"traceparent": parent}))
+        span_context = context.get_span_context()
+        if span_context.is_valid:
+            links.append(trace.Link(span_context))
+    return links
+
+
+def _json(value: Any) -> str:
+    return msgspec.json.encode(value).decode()
+
+
+_VERSION: str | None = None
+
+
+def _version() -> str:
+    global _VERSION
+    if _VERSION is None:
+        try:
+            from importlib.metadata import version
+
+            _VERSION = version("tinytools")
+        except Exception:
+            _VERSION = ""
+    return _VERSION
+
+
+publish("tinytools", Tracing)
