@@ -4,12 +4,14 @@ import dataclasses
 import datetime
 import decimal
 import inspect
+import ipaddress
 import json
 import sys
 import types
 import uuid
 from typing import Annotated, Any
 
+import msgspec
 import pytest
 
 from tinytools import (
@@ -337,3 +339,40 @@ def test_the_quoted_schema_costs_no_more_than_the_characters_it_shows() -> None:
         and quoted.startswith('{"anyOf":[{"anyOf":[{"anyOf":[{"$ref":"#/$defs/L0"},')
     )
     assert calls < 3 * 400
+
+
+STRING_EXAMPLES: dict[type, tuple[str, str]] = {
+    datetime.datetime: ("2024-05-01T10:00:00Z", "2024-05-01 10:00"),
+    datetime.date: ("2024-05-01", "May 1st"),
+    datetime.time: ("10:30:00", "half past ten"),
+    datetime.timedelta: ("PT1H", "an hour"),
+    uuid.UUID: ("12345678-1234-5678-1234-567812345678", "not-a-uuid"),
+    decimal.Decimal: ("1.25", "1,25"),
+    ipaddress.IPv4Address: ("192.0.2.7", "999.0.2.7"),
+    ipaddress.IPv6Address: ("2001:db8::7", "2001:db8::g"),
+}
+"""A valid and an invalid text of each class written as a JSON string."""
+
+
+def test_every_string_written_class_reads_and_writes_through_the_one_table() -> None:
+    from tinytools._schema.type_forms import STRING_TYPES
+
+    assert set(STRING_EXAMPLES) == set(STRING_TYPES)  # a class added to the table needs its case here
+    for cls, (good, bad) in STRING_EXAMPLES.items():
+
+        def echo(value: Any) -> Any:
+            return value
+
+        echo.__annotations__ = {"value": cls, "return": cls}
+        made = tool(echo, description="Echo.")
+        form = STRING_TYPES[cls]
+        assert made.input_schema["properties"]["value"]["format"] == form.format
+        assert made.output_schema is not None
+        result = dispatch(ToolCall("ok", "echo", {"value": good}), made)
+        assert result.status == "succeeded", (cls, result)
+        value = form.parse(good)
+        written = form.write(value) if form.write is not None else json.loads(msgspec.json.encode(value))
+        assert json.loads(result.to_json())["output"] == written
+        failed = dispatch(ToolCall("bad", "echo", {"value": bad}), made)
+        assert failed.error is not None and failed.error.code == "invalid_arguments", (cls, failed)
+        assert form.expected in failed.error.message or failed.error.details["keyword"] == "pattern"  # Decimal's

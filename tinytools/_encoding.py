@@ -29,6 +29,7 @@ import msgspec
 
 from tinytools._errors import ToolDefinitionError, shorten
 from tinytools._schema.converters import JSON_SCALARS
+from tinytools._schema.type_forms import STRING_TYPES
 
 __all__ = ["Encoders", "OutputEncoder", "Unencodable", "check_encoders"]
 
@@ -52,7 +53,13 @@ _NATIVE = (
     enum.Enum,
     msgspec.Struct,
 )
-_BASES: dict[type, Callable[[Any], Any]] = {str: str, int: int, float: float}
+_BASES: dict[type, Callable[[Any], Any]] = {
+    str: str,
+    int: int,
+    float: float,
+    **{cls: form.write for cls, form in STRING_TYPES.items() if form.write is not None},
+}
+"""Built-in encoders: subclasses of the JSON scalars, and the string-written classes msgspec does not write."""
 _KEYS = frozenset({str, int, float})
 _SEQUENCES = (list, tuple, set, frozenset)
 _CONTAINERS = (dict, *_SEQUENCES)

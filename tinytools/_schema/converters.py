@@ -244,13 +244,13 @@ def enum_member(enum_type: Any) -> Converter:
     return convert_enum
 
 
-def via_msgspec(target: type, expected: str) -> Converter:
-    """Parse a string into a datetime, date, time, timedelta, UUID or Decimal."""
+def from_string(parse: Callable[[str], Any], expected: str) -> Converter:
+    """Parse a string into a value of a class written as one (`type_forms.STRING_TYPES`)."""
 
     def convert_string(value: Any) -> Any:
         try:
-            return msgspec.convert(value, target)
-        except msgspec.ValidationError:
+            return parse(value)
+        except (ValueError, TypeError, msgspec.ValidationError):
             raise ConversionError(f"expected {expected}; got {msgspec.json.encode(value).decode()}") from None
 
     return convert_string

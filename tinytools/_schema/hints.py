@@ -13,13 +13,11 @@ constraints (`tinytools._schema.annotations`); pydantic types bring their own sc
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import decimal
 import enum
 import sys
 import types
 import typing
-import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -40,6 +38,7 @@ from tinytools._schema.type_forms import (
     SCALAR_VALUES,
     SELF_TYPES,
     SEQUENCES,
+    STRING_TYPES,
     UNIONS,
     WRAPPERS,
     exact_values,
@@ -49,14 +48,6 @@ from tinytools._schema.type_forms import (
 __all__ = ["DECIMAL_PATTERN", "SchemaBuilder", "type_namespace"]
 
 _NONE_TYPE = type(None)
-_STRING_FORMATS: dict[type, tuple[str, str]] = {
-    datetime.datetime: ("date-time", "an RFC 3339 date-time string"),
-    datetime.date: ("date", "an ISO 8601 date string (YYYY-MM-DD)"),
-    datetime.time: ("time", "an ISO 8601 time string"),
-    datetime.timedelta: ("duration", "an ISO 8601 duration string"),
-    uuid.UUID: ("uuid", "a UUID string"),
-    decimal.Decimal: ("decimal", "a decimal number as a string"),
-}
 _BOUNDS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
 DECIMAL_PATTERN = r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]{1,4})?$"
 """What a `Decimal` argument looks like: a JSON number as text, its exponent at most 4 digits.
@@ -143,12 +134,12 @@ class SchemaBuilder:
             return self.build(hint.__supertype__, parameter)
         if isinstance(hint, type) and issubclass(hint, enum.Enum):
             return self._choices(_enum(hint), hint, parameter)
-        if hint in _STRING_FORMATS:
-            fmt, expected = _STRING_FORMATS[hint]
-            text: dict[str, Any] = {"type": "string", "format": fmt}
+        if hint in STRING_TYPES:
+            form = STRING_TYPES[hint]
+            text: dict[str, Any] = {"type": "string", "format": form.format}
             if hint is decimal.Decimal:  # a number written out, and nothing else decimal.Decimal reads
                 text["pattern"] = DECIMAL_PATTERN
-            return text, _convert.via_msgspec(hint, expected)
+            return text, _convert.from_string(form.parse, form.expected)
         if (origin or hint) in SEQUENCES:
             item = args[0] if args else Any
             item_schema, item_convert = self.build(item, parameter)

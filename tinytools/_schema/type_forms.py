@@ -1,17 +1,23 @@
 """How the typing forms a schema is built from are recognised, and what their values can be.
 
 The tables name the forms (unions, ``Literal``, wrappers like ``Required``, sequences, mappings,
-``Self``); the functions say what a type's values are: whether they hash (a set needs that),
+``Self``) and the classes written as JSON strings (`STRING_TYPES`: read by the schema builder and
+the converters for arguments, and by the output encoder for results); the functions say what a
+type's values are: whether they hash (a set needs that),
 which JSON values a ``Literal`` member takes exactly, which keys a TypedDict requires.
 """
 
 from __future__ import annotations
 
 import collections.abc as cabc
+import datetime
+import decimal
+import ipaddress
 import types
 import typing
+import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 import typing_extensions
@@ -26,8 +32,10 @@ __all__ = [
     "SCALAR_VALUES",
     "SELF_TYPES",
     "SEQUENCES",
+    "STRING_TYPES",
     "UNIONS",
     "WRAPPERS",
+    "StringType",
     "exact_values",
     "required_keys",
     "unhashable",
@@ -57,6 +65,48 @@ SEQUENCES: dict[Any, Callable[[Any], Any]] = {
 MAPPINGS = (dict, cabc.Mapping, cabc.MutableMapping)
 SELF_TYPES = tuple({typing_extensions.Self, getattr(typing, "Self", typing_extensions.Self)})
 SCALAR_VALUES = frozenset({str, int, float, bool})
+
+
+class StringType(NamedTuple):
+    """A class whose values travel as JSON strings: how the schema says it, reads it and writes it."""
+
+    format: str
+    """The schema's ``format``."""
+    expected: str
+    """What a wrong value is told it should be."""
+    parse: Callable[[str], Any]
+    """Text to a value; raises ``ValueError``, ``TypeError`` or ``msgspec.ValidationError`` for bad text."""
+    write: Callable[[Any], str] | None = None
+    """A value to its text; None where msgspec writes the class itself."""
+
+
+def _by_msgspec(target: type) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
+        return msgspec.convert(text, target)
+
+    return parse
+
+
+def _ip(address: type) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
+        if not isinstance(text, str):  # the address classes read integers and bytes too
+            raise TypeError("an address is written as a string")
+        return address(text)
+
+    return parse
+
+
+STRING_TYPES: dict[type, StringType] = {
+    datetime.datetime: StringType("date-time", "an RFC 3339 date-time string", _by_msgspec(datetime.datetime)),
+    datetime.date: StringType("date", "an ISO 8601 date string (YYYY-MM-DD)", _by_msgspec(datetime.date)),
+    datetime.time: StringType("time", "an ISO 8601 time string", _by_msgspec(datetime.time)),
+    datetime.timedelta: StringType("duration", "an ISO 8601 duration string", _by_msgspec(datetime.timedelta)),
+    uuid.UUID: StringType("uuid", "a UUID string", _by_msgspec(uuid.UUID)),
+    decimal.Decimal: StringType("decimal", "a decimal number as a string", _by_msgspec(decimal.Decimal)),
+    ipaddress.IPv4Address: StringType("ipv4", "an IPv4 address", _ip(ipaddress.IPv4Address), str),
+    ipaddress.IPv6Address: StringType("ipv6", "an IPv6 address", _ip(ipaddress.IPv6Address), str),
+}
+"""Classes written as JSON strings, for arguments and outputs alike: a new one is a line here."""
 
 
 def unhashable(hint: Any, seen: frozenset[Any] = frozenset()) -> str | None:
