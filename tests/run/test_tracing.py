@@ -37,6 +37,7 @@ from tinytools import (
     Injected,
     NeedsInput,
     Progress,
+    RetryableError,
     ToolCall,
     ToolError,
     ToolPolicy,
@@ -530,3 +531,163 @@ def test_an_mcp_clients_trace_continues_in_the_server(traced: Traced, tmp_path: 
     (served,) = [s for s in server if s["name"] == "execute_tool add"]
     assert served["trace_id"] == f"{client_span.context.trace_id:032x}"  # one trace across the two processes
     assert served["attributes"]["gen_ai.tool.name"] == "add"
+
+
+class _Broken:
+    """A tracer provider (and its tracers and spans) that raises at one chosen place."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.real = TracerProvider()
+
+    def get_tracer(self, *args: Any, **kwargs: Any) -> Any:
+        if self.where == "get_tracer":
+            raise RuntimeError("get_tracer broke")
+        return _BrokenTracer(self.real.get_tracer("x"), self.where)
+
+
+class _BrokenTracer:
+    def __init__(self, tracer: Any, where: str) -> None:
+        self.tracer, self.where = tracer, where
+
+    def start_span(self, *args: Any, **kwargs: Any) -> Any:
+        if self.where == "start_span":
+            raise RuntimeError("start_span broke")
+        return _BrokenSpan(self.tracer.start_span(*args, **kwargs), self.where)
+
+
+class _BrokenSpan:
+    def __init__(self, span: Any, where: str) -> None:
+        self.span, self.where = span, where
+
+    def __getattr__(self, name: str) -> Any:
+        if name == self.where:
+            raise RuntimeError(f"span.{name} broke")
+        return getattr(self.span, name)
+
+
+class _BrokenMeter:
+    def get_meter(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("get_meter broke")
+
+
+@pytest.mark.parametrize(
+    "where", ["get_tracer", "start_span", "set_attribute", "set_status", "end", "is_recording", "add_event", "meter"]
+)
+def test_a_provider_that_raises_never_changes_a_call(where: str, caplog: pytest.LogCaptureFixture) -> None:
+    tracing = (
+        Tracing(tracer_provider=TracerProvider(), meter_provider=_BrokenMeter(), content=True)
+        if where == "meter"
+        else Tracing(tracer_provider=_Broken(where), meter_provider=MeterProvider(), content=True)
+    )
+    calls = [ToolCall("ok", "add", {"a": 1, "b": 2}), ToolCall("bad", "refuse", {"reason": "no"}),
+             ToolCall("unknown", "nope", {}), ToolCall("pending", "deploy", {"service": "api"})]  # fmt: skip
+    untraced = Dispatcher(TOOLS, tracing=False, middleware=[DEFER], signing_key="k").dispatch_many(calls)
+    with caplog.at_level(logging.ERROR, logger="tinytools"):
+        traced = Dispatcher(TOOLS, tracing=tracing, middleware=[DEFER], signing_key="k").dispatch_many(calls)
+    assert [(r.status, r.output, r.error) for r in traced] == [(r.status, r.output, r.error) for r in untraced]
+    assert sum("tracing failed" in record.getMessage() for record in caplog.records) == 1  # said once
+
+
+class _Counting(SimpleSpanProcessor):
+    def __init__(self) -> None:
+        super().__init__(InMemorySpanExporter())
+        self.open: set[int] = set()
+
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        self.open.add(span.context.span_id)
+
+    def on_end(self, span: ReadableSpan) -> None:
+        self.open.discard(span.context.span_id)
+
+
+def test_every_span_started_ends_even_when_the_call_is_cut_short() -> None:
+    provider = TracerProvider()
+    counting = _Counting()
+    provider.add_span_processor(counting)
+    gate = asyncio.Event()
+
+    class Stuck:
+        async def before_tool(self, call: ToolCall, tool: Any) -> None:
+            await gate.wait()
+
+    class Interrupts:
+        def before_tool(self, call: ToolCall, tool: Any) -> None:
+            raise KeyboardInterrupt
+
+    async def cancelled() -> None:
+        dispatcher = Dispatcher([add], middleware=[Stuck()], tracing=Tracing(tracer_provider=provider))
+        task = asyncio.ensure_future(dispatcher.adispatch(ToolCall("c1", "add", {"a": 1, "b": 2})))
+        await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancelled())
+    with pytest.raises(KeyboardInterrupt):
+        Dispatcher([add], middleware=[Interrupts()], tracing=Tracing(tracer_provider=provider)).dispatch(
+            ToolCall("c2", "add", {"a": 1, "b": 2})
+        )
+    assert counting.open == set()
+
+
+def test_approval_reasons_and_retry_codes_are_scrubbed_in_span_events(traced: Traced) -> None:
+    @tool(policy=ToolPolicy().with_access(approval_required=True))
+    def wire(amount: int, key: Annotated[str, Injected("api_key", secret=True)]) -> int:
+        """Wire money."""
+        return amount
+
+    @tool(idempotent=True, retries=1)
+    def shaky(key: Annotated[str, Injected("api_key", secret=True)]) -> str:
+        """Fail with a code that holds the key."""
+        raise RetryableError("again", code=f"bad_{key}")
+
+    def approver(request: Any) -> Approval:
+        return Approval.deny(f"key {request.call.arguments} {SECRET} is revoked")
+
+    dispatcher = Dispatcher(
+        [wire, shaky],
+        middleware=[PolicyMiddleware([require_approval(approver)])],
+        tracing=traced.tracing(content=True),
+    )
+    dispatcher.dispatch(ToolCall("c1", "wire", {"amount": 5}), inject={"api_key": SECRET})
+    dispatcher.dispatch(ToolCall("c2", "shaky", {}), inject={"api_key": SECRET})
+    events = [event for span in traced.tool_spans() for event in span.events]
+    assert {event.name for event in events} >= {"tinytools.approval", "tinytools.retry"}
+    recorded = json.dumps([dict(event.attributes or {}) for event in events])
+    assert SECRET[:8] not in recorded and SECRET[-8:] not in recorded
+
+
+def test_calls_that_end_without_running_again_get_spans(traced: Traced, tmp_path: Path) -> None:
+    from tinytools import SQLiteJournal
+
+    dispatcher = Dispatcher(
+        TOOLS, journal=SQLiteJournal(tmp_path / "j.db"), signing_key="k", middleware=[DEFER], tracing=traced.tracing()
+    )
+    twice = dispatcher.dispatch_many([ToolCall("c1", "add", {"a": 1, "b": 1}), ToolCall("c1", "add", {"a": 1, "b": 1})])
+    assert [r.error.code if r.error else None for r in twice] == [None, "duplicate_call_id"]
+    parked = [dispatcher.dispatch(ToolCall(f"p{n}", "deploy", {"service": "api"})) for n in range(2)]
+    assert parked[1].pending is not None
+    cancelled = dispatcher.cancel_pending(parked[1].pending.handle)
+    (expired,) = dispatcher.expire(now=time.time() + 10_000)
+    assert (expired.call_id, cancelled.call_id) == ("p0", "p1")
+    spans = traced.tool_spans()
+    assert sum(1 for s in spans if _attributes(s)["gen_ai.tool.call.id"] == "c1") == 2
+    for call_id, code in (("p0", "expired"), ("p1", "cancelled")):
+        parked_span, ended = sorted(
+            (s for s in spans if _attributes(s)["gen_ai.tool.call.id"] == call_id), key=lambda s: s.start_time or 0
+        )
+        assert _attributes(ended)["error.type"] == code
+        assert [link.context.span_id for link in ended.links] == [parked_span.context.span_id]
+
+
+def test_a_call_sent_to_another_tool_by_middleware_is_named_for_that_tool(traced: Traced) -> None:
+    class Reroute:
+        def before_tool(self, call: ToolCall, tool: Any) -> ToolCall | None:
+            return ToolCall(call.id, "add", {"a": 2, "b": 2}) if call.name == "refuse" else None
+
+    dispatcher = Dispatcher(TOOLS, middleware=[Reroute()], tracing=traced.tracing())
+    assert dispatcher.dispatch(ToolCall("c1", "refuse", {"reason": "no"})).output == 4
+    (span,) = traced.tool_spans()
+    assert span.name == "execute_tool add" and _attributes(span)["gen_ai.tool.description"] == "Add two numbers."
+    assert [points["gen_ai.tool.name"] for points, _ in traced.durations()] == ["add"]

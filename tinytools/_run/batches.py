@@ -60,7 +60,10 @@ def _groups(pipeline: Pipeline, calls: list[ToolCall], results: list[ToolResult 
     for index, call in enumerate(calls):
         if call.id in seen:
             message = f"Call id {call.id!r} was already used in this batch; the call was not made."
-            results[index] = failed(call, call.name, "duplicate_call_id", message, perf_counter_ns())
+            start = perf_counter_ns()
+            results[index] = repeated = failed(call, call.name, "duplicate_call_id", message, start)
+            if pipeline.tracer is not None and pipeline.tracer.live():
+                pipeline.tracer.alone(call, repeated, start)
             continue
         seen.add(call.id)
         tool = pipeline.admission.resolve(call)

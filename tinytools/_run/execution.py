@@ -242,7 +242,8 @@ class Execution:
             tracer.event(state.span, "tinytools.cancelled", {"tinytools.attempt": state.attempts})
         if retry:
             code = result.error.code if result.error is not None else "retry"
-            tracer.event(state.span, "tinytools.retry", {"tinytools.attempt": state.attempts + 1, "error.type": code})
+            next_try = {"tinytools.attempt": state.attempts + 1, "error.type": code}
+            tracer.event(state.span, "tinytools.retry", next_try, state.secrets)
 
     def job(self, state: CallState, read: Read, attempt: int) -> Job | ToolResult:
         """The tool's call for one attempt: its arguments bound by slot, with runtime values."""

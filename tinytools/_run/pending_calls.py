@@ -84,6 +84,8 @@ async def _run(
         message = f"Tool {entry.tool!r} is not in this dispatcher's toolbox, so its pending call cannot go on."
         io = stage.faces.on(scope.driver.asynchronous)
         ended = await stage.record_entry(io, entry, failed(call, entry.tool, "unknown_tool", message, start))
+        if ended is not None:
+            _trace_end_of(pipeline, entry, ended, start)
         return ended or await _outcome(pipeline, entry, entry.step, scope)
     state = CallState(call, pipeline.plan_for(tool), scope, start)
     tracer = pipeline.tracer
@@ -205,8 +207,22 @@ async def expire(pipeline: Pipeline, now: float, scope: Scope) -> list[ToolResul
     return ended
 
 
+def _trace_end_of(pipeline: Pipeline, entry: JournalEntry, result: ToolResult, start: int) -> None:
+    """The span of a pending call that ended without running again, linked to the span that parked it."""
+    tracer = pipeline.tracer
+    if tracer is None or not tracer.live():
+        return
+    try:
+        parent = pipeline.journal_stage.entries.parked(entry).trace if entry.pending else None
+    except JournalError:
+        parent = None
+    call = ToolCall(entry.call_id, entry.tool, {})
+    tracer.alone(call, result, start, links=(parent,) if parent else ())
+
+
 async def _told(pipeline: Pipeline, entry: JournalEntry, result: ToolResult, scope: Scope) -> ToolResult:
-    """A pending call's end, told to the sink."""
+    """A pending call's end (expired or cancelled), traced and told to the sink."""
+    _trace_end_of(pipeline, entry, result, perf_counter_ns() - result.elapsed)
     if pipeline.sink is None:
         return result
     done = pipeline.complete(ToolCall(entry.call_id, entry.tool, {}), result, None, scope)

@@ -133,17 +133,43 @@ class Pipeline:
             if pending is not None:
                 await pending
         sealed = self.boundary.seal(result, None, start)
-        tracer = self.tracer
-        if tracer is not None and tracer.live():  # a call refused before it ran still has its span
-            tracer.close(tracer.open(call, sealed.name, None, start), sealed, call.arguments, None, None)
+        if self.tracer is not None and self.tracer.live():  # a call refused before it ran still has its span
+            self.trace_refused(call, sealed, scope, start)
         done = self.complete(call, sealed, None, scope)
         return done if done.__class__ is ToolResult else await done  # type: ignore[misc]
 
+    def trace_refused(self, call: ToolCall, result: ToolResult, scope: Scope, start: int) -> None:
+        """The span of a call refused before it ran; its arguments scrubbed of its tool's secrets, if known."""
+        assert self.tracer is not None
+        tool = self.admission.toolbox.get(call.name) if call.name.__class__ is str else None
+        if tool is None:  # no tool, so no secrets to scrub its arguments of: they are not recorded
+            self.tracer.alone(call, result, start)
+            return
+        secrets = None
+        if self.tracer.config.content:
+            try:
+                secrets = Secrets.of(self.plan_for(tool).secrets(scope.inject))
+            except Exception:  # what cannot be scrubbed is not recorded
+                self.tracer.alone(call, result, start, description=tool.description)
+                return
+        self.tracer.alone(call, result, start, description=tool.description, arguments=call.arguments, secrets=secrets)
+
     async def run_admitted(self, admitted: Admitted, scope: Scope, start: int) -> ToolResult:
-        """The stages after admission: read, before-middleware, policy, execute, after-middleware, the boundary."""
+        """The stages after admission, in a span of the call's own when the dispatcher traces."""
         state = CallState(admitted.call, admitted.plan, scope, start)
         if self.tracer is not None and self.tracer.live():
             state.span = self.tracer.open(state.call, state.plan.name, state.plan.tool.description, start)
+        try:
+            return await self.stages(state, admitted)
+        except BaseException as exc:  # a call cut short (its caller cancelled, the application's mistake)
+            if state.span is not None:
+                self.trace_escaped(state, exc)
+            if state.step is not None:  # claimed in the journal: released, or unknown if it acted
+                await self.journal_stage.interrupted(state)
+            raise
+
+    async def stages(self, state: CallState, admitted: Admitted) -> ToolResult:
+        """Read, before-middleware, the journal, policy, execution, after-middleware, the boundary."""
         if admitted.rewritten and self.sink is not None:
             await self.emit_rewrite(admitted, state)
         read = read_arguments(state, events=self.sink is not None)
@@ -162,14 +188,7 @@ class Pipeline:
                         entry["name"] for entry in answered.output if isinstance(entry, dict) and "name" in entry
                     )
                 return await self.end(state, answered)
-        try:
-            return await self.decide(state, read)
-        except BaseException as exc:  # a claimed call cut short (its caller cancelled, the application's mistake)
-            if state.span is not None:
-                self.trace_escaped(state, exc)
-            if state.step is not None:
-                await self.journal_stage.interrupted(state)
-            raise
+        return await self.decide(state, read)
 
     async def decide(self, state: CallState, read: Read | ToolResult) -> ToolResult:
         """Policy and approval, then execution: or the call's end, for a call already answered."""
@@ -241,8 +260,7 @@ class Pipeline:
         plan, scope = state.plan, state.scope
         tool = plan.tool
         if not state.answered:  # a journaled answer was sealed when it was made
-            if state.secrets is None and (tool.secret_keys or tool.fixed_secrets):  # made before binding
-                state.secrets = Secrets.of(plan.secrets(scope.inject))
+            self.call_secrets(state)
             note = state.pieces.note() if state.pieces is not None else None
             if note is not None and result.status == "succeeded" and tool.output_schema is not None:
                 note = None  # its output stays its structured output: the stream's last progress says it
@@ -258,12 +276,23 @@ class Pipeline:
         done = self.complete(state.call, result, state, scope)
         return done if done.__class__ is ToolResult else await done  # type: ignore[misc]
 
+    def call_secrets(self, state: CallState) -> Secrets | None:
+        """The call's secrets: bound with its arguments, or read from its injected values before binding."""
+        tool = state.plan.tool
+        if state.secrets is None and (tool.secret_keys or tool.fixed_secrets):
+            state.secrets = Secrets.of(state.plan.secrets(state.scope.inject))
+        return state.secrets
+
     def trace_end(self, state: CallState, result: ToolResult) -> None:
         """Close a traced call's span with its final result (a span is closed once)."""
         span, state.span = state.span, None
         assert self.tracer is not None
         arguments = state.arguments if state.arguments is not None else state.call.arguments
-        self.tracer.close(span, result, arguments, state.secrets, state)
+        try:
+            secrets = self.call_secrets(state)
+        except Exception:  # no secrets to scrub with: the arguments are not recorded
+            secrets, arguments = None, None
+        self.tracer.close(span, result, arguments, secrets, state)
 
     def trace_escaped(self, state: CallState, exc: BaseException) -> None:
         """Close a traced call's span that an exception cut short (its caller's cancellation, a configuration error)."""
@@ -342,6 +371,8 @@ class Pipeline:
             return not_revealed(call, tool, self.admission.toolbox, state.start)
         state.call = ToolCall(state.call.id, tool.name, call.arguments, call.invalid)
         state.plan = self.plan_for(tool)
+        if state.span is not None and self.tracer is not None:
+            self.tracer.rename(state.span, tool.name, tool.description)
         read = read_edit(state, strict_form=True)
         if isinstance(read, Read):
             return read
@@ -363,7 +394,7 @@ class Pipeline:
                 "tinytools.approval.decision": decision.kind,
                 "tinytools.approval.reason": decision.reason or "",
             }
-            self.tracer.event(state.span, "tinytools.approval", attributes)
+            self.tracer.event(state.span, "tinytools.approval", attributes, self.call_secrets(state))
         if decision.kind == "approve":
             return read
         if decision.kind == "defer":

@@ -21,11 +21,16 @@ arguments' JSON with every form of the call's secrets scrubbed.
 ``opentelemetry-api`` is optional and never imported here until the application has imported it:
 a dispatcher traces when ``opentelemetry.trace`` is loaded and a tracer or meter provider is set
 (or given to `Tracing`). Otherwise a call does no tracing work at all.
+
+Tracing never changes a call: a provider, exporter or scrubber that raises loses that span,
+attribute or event (logged once per dispatcher) and the call goes on as it would untraced. Text
+that cannot be scrubbed is not recorded.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import logging
 import sys
 import time
 from time import perf_counter_ns
@@ -86,14 +91,15 @@ class Tracing:
 class CallTracer:
     """One dispatcher's spans and metric (see the module); made only where the API is installed."""
 
-    __slots__ = ("_histogram", "_meter", "_tracer", "boundary", "config")
+    __slots__ = ("_histogram", "_tracer", "boundary", "config", "failed")
 
     def __init__(self, config: Tracing, boundary: Any):
         self.config = config
         self.boundary = boundary
         self._tracer: Any = None
-        self._meter: Any = None
         self._histogram: Any = None
+        self.failed = False
+        """Whether tracing failed once already (it is logged once per dispatcher)."""
 
     def live(self) -> bool:
         """Whether calls are traced now: the API is loaded and a provider is set (or was given)."""
@@ -107,6 +113,12 @@ class CallTracer:
             return True
         metrics = sys.modules.get("opentelemetry.metrics._internal")
         return metrics is not None and getattr(metrics, "_METER_PROVIDER", True) is not None
+
+    def fault(self, where: str) -> None:
+        """Tracing failed (a provider, an exporter, a scrubber): logged once; the call goes on."""
+        if not self.failed:
+            self.failed = True
+            logging.getLogger("tinytools").exception("tracing failed (%s); calls go on, untraced there", where)
 
     def tracer(self) -> Any:
         """The tracer, made on first use (a proxy that follows the provider the application sets)."""
@@ -135,31 +147,64 @@ class CallTracer:
         return histogram
 
     def open(self, call: ToolCall, name: str, description: str | None, start: int, links: tuple[str, ...] = ()) -> Any:
-        """Start a call's span, a child of the span current here, as if started at ``start`` (perf ns)."""
-        attributes = {
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": name,
-            "gen_ai.tool.type": "function",
-            "gen_ai.tool.call.id": call.id,
-        }
-        if description:
-            attributes["gen_ai.tool.description"] = description
-        began = time.time_ns() - (perf_counter_ns() - start)
-        tracer = self.tracer()
-        linked = _links(links)
-        from opentelemetry.trace import SpanKind
+        """Start a call's span, a child of the span current here, as if started at ``start`` (perf ns).
 
-        return tracer.start_span(
-            f"execute_tool {name}", kind=SpanKind.INTERNAL, attributes=attributes, start_time=began, links=linked
-        )
+        None when the provider could not start one: the call goes on untraced.
+        """
+        try:
+            from opentelemetry.trace import SpanKind
+
+            name = _short(name)
+            attributes = {
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": name,
+                "gen_ai.tool.type": "function",
+                "gen_ai.tool.call.id": _short(call.id, 256),
+            }
+            if description:
+                attributes["gen_ai.tool.description"] = description
+            began = time.time_ns() - (perf_counter_ns() - start)
+            return self.tracer().start_span(
+                f"execute_tool {name}", kind=SpanKind.INTERNAL, attributes=attributes, start_time=began,
+                links=_links(links),
+            )  # fmt: skip
+        except Exception:
+            self.fault("starting a span")
+            return None
 
     def close(self, span: Any, result: ToolResult, arguments: Any, secrets: Any, state: Any) -> None:
         """End a call's span with its final (sealed) result, and record its duration."""
         try:
             self._describe(span, result, arguments, secrets, state)
-        finally:
+        except Exception:
+            self.fault("describing a span")
+        try:
             span.end()
+        except Exception:
+            self.fault("ending a span")
+        try:
             self._measure(result)
+        except Exception:
+            self.fault("recording a duration")
+
+    def alone(self, call: ToolCall, result: ToolResult, start: int, **known: Any) -> None:
+        """The span of a call that ended without running (refused, expired, a repeated id): open, then closed.
+
+        ``known`` may give the tool's ``description``, the ``arguments`` and ``secrets`` to
+        record (content only), and ``links`` (a parked call's ``traceparent``).
+        """
+        span = self.open(call, result.name, known.get("description"), start, known.get("links", ()))
+        if span is not None:
+            self.close(span, result, known.get("arguments"), known.get("secrets"), None)
+
+    def rename(self, span: Any, name: str, description: str | None) -> None:
+        """A call a middleware sent to another tool: its span names that tool."""
+        try:
+            span.update_name(f"execute_tool {_short(name)}")
+            span.set_attribute("gen_ai.tool.name", _short(name))
+            span.set_attribute("gen_ai.tool.description", description or "")
+        except Exception:
+            self.fault("renaming a span")
 
     def _describe(self, span: Any, result: ToolResult, arguments: Any, secrets: Any, state: Any) -> None:
         if not span.is_recording():
@@ -183,37 +228,51 @@ class CallTracer:
                 span.set_attribute("gen_ai.tool.call.result", result.text())
 
     def arguments_text(self, arguments: Any, secrets: Any) -> str | None:
-        """The arguments as JSON text, every form of the call's secrets scrubbed; None when unreadable."""
+        """The arguments as JSON text, scrubbed and cut to the output budget.
+
+        Every form of the call's secrets is scrubbed; None when they cannot be written or scrubbed.
+        """
         if arguments is None:
             return None
         try:
-            text = arguments if isinstance(arguments, str) else _json(arguments)
-            if isinstance(text, (bytes, bytearray, memoryview)):
-                text = bytes(text).decode("utf-8", "replace")
+            if isinstance(arguments, (bytes, bytearray, memoryview)):
+                text = bytes(arguments).decode("utf-8", "replace")
+            else:
+                text = arguments if isinstance(arguments, str) else _json(arguments)
             scrub = self.boundary.scrubber(secrets)
-            return text if scrub is None else scrub(text)
+            if scrub is not None:
+                text = scrub(text)
         except Exception:  # what cannot be written or scrubbed is not recorded
             return None
+        limit = self.boundary.limit
+        if limit is not None and len(text) * 4 > limit:
+            written = text.encode("utf-8", "surrogatepass")
+            if len(written) > limit:
+                return written[:limit].decode("utf-8", "ignore") + f"... [{len(written) - limit} more bytes]"
+        return text
 
     def _measure(self, result: ToolResult) -> None:
         seconds = result.elapsed / 1e9
-        attributes = {"gen_ai.tool.name": result.name, "gen_ai.tool.type": "function"}
+        attributes = {"gen_ai.tool.name": _short(result.name), "gen_ai.tool.type": "function"}
         if result.error is not None and result.status != "pending":
             attributes["error.type"] = result.error.code
         self.histogram().record(seconds, attributes)
 
-    def event(self, span: Any, name: str, attributes: dict[str, Any]) -> None:
-        """A span event (a retry, a timeout, an approval decision), its text scrubbed like the model's."""
-        if span is None or not span.is_recording():
-            return
-        scrub = self.boundary.scrubber(None)
-        if scrub is not None:
-            attributes = {key: scrub(value) if isinstance(value, str) else value for key, value in attributes.items()}
-        span.add_event(name, attributes)
+    def event(self, span: Any, name: str, attributes: dict[str, Any], secrets: Any = None) -> None:
+        """A span event (a retry, a timeout, an approval decision), its text scrubbed as the model's is."""
+        try:
+            if span is None or not span.is_recording():
+                return
+            scrub = self.boundary.scrubber(secrets)
+            if scrub is not None:
+                attributes = {k: scrub(value) if isinstance(value, str) else value for k, value in attributes.items()}
+            span.add_event(name, attributes)
+        except Exception:  # text that cannot be scrubbed is not recorded
+            self.fault("recording an event")
 
     def current(self, span: Any) -> _Current:
         """A context manager making ``span`` the current span (around a tool's run)."""
-        return _Current(span)
+        return _Current(span, self)
 
 
 def _describe_state(span: Any, state: Any) -> None:
@@ -226,21 +285,30 @@ def _describe_state(span: Any, state: Any) -> None:
 
 
 class _Current:
-    __slots__ = ("span", "token")
+    __slots__ = ("span", "token", "tracer")
 
-    def __init__(self, span: Any):
+    def __init__(self, span: Any, tracer: CallTracer):
         self.span = span
+        self.tracer = tracer
         self.token: Any = None
 
     def __enter__(self) -> None:
-        from opentelemetry import context, trace
+        try:
+            from opentelemetry import context, trace
 
-        self.token = context.attach(trace.set_span_in_context(self.span))
+            self.token = context.attach(trace.set_span_in_context(self.span))
+        except Exception:
+            self.tracer.fault("making a span current")
 
     def __exit__(self, *exc: object) -> None:
-        from opentelemetry import context
+        if self.token is None:
+            return
+        try:
+            from opentelemetry import context
 
-        context.detach(self.token)
+            context.detach(self.token)
+        except Exception:
+            self.tracer.fault("leaving a span")
 
 
 def traceparent_of(span: Any) -> str | None:
@@ -299,6 +367,11 @@ def _links(parents: tuple[str, ...]) -> list[Any]:
         if span_context.is_valid:
             links.append(trace.Link(span_context))
     return links
+
+
+def _short(text: str, limit: int = 64) -> str:
+    """A name as spans and metrics carry it: one the model made up is cut (names are low-cardinality)."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _json(value: Any) -> str:
