@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import sys
 import types
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,3 +40,32 @@ def define(request: pytest.FixtureRequest):
         return load_module(header + source, future=request.param == "future")
 
     return run
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """A real PostgreSQL server's DSN: the one CI started, else one of our own for the session."""
+    import os
+
+    from tests.postgres_server import DSN_ENV, ThrowawayServer, server_binaries
+
+    given = os.environ.get(DSN_ENV)
+    if given:
+        yield given
+        return
+    binaries = server_binaries()
+    if binaries is None:
+        pytest.skip(f"these tests need PostgreSQL: install Debian's postgresql package, or set {DSN_ENV}")
+    server = ThrowawayServer(binaries)
+    try:
+        yield server.start()
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgres_dsn(postgres_server: str) -> str:
+    """A DSN of a schema of this test's own, on the session's server."""
+    from tests.postgres_server import schema_dsn
+
+    return schema_dsn(postgres_server)

@@ -25,6 +25,7 @@ PUBLIC_MODULES = {
     "tinytools.providers.anthropic",
     "tinytools.providers.gemini",
     "tinytools.providers.mcp",
+    "tinytools.postgres",
 }
 """What a user imports; every other module is marked internal by a leading underscore in its path."""
 

@@ -2,6 +2,8 @@
 
     python journal_worker.py JOURNAL EFFECTS MODE [ARG]
 
+``JOURNAL`` is an SQLite file, or ``postgres:`` and a DSN for a `PostgresJournal`. The environment
+may give ``TINYTOOLS_HOST`` (the host this worker says it is) and ``TT_LEASE_SECONDS``.
 ``MODE`` is ``batch`` (the 200 calls of `calls`, in chunks, in order), ``race`` (the same calls,
 shuffled by ``ARG`` as a seed), ``defer`` (one call an approver defers: prints its handle),
 ``inbox`` (three deferred calls, one of them given a secret) or ``resume`` (resumes the handle
@@ -13,6 +15,7 @@ so a call that ran twice shows as two rows.
 from __future__ import annotations
 
 import contextlib
+import os
 import random
 import sqlite3
 import sys
@@ -20,7 +23,17 @@ import time
 from pathlib import Path
 from typing import Annotated
 
-from tinytools import Dispatcher, IdempotencyKey, Injected, RunContext, SQLiteJournal, ToolCall, ToolPolicy, tool
+from tinytools import (
+    Dispatcher,
+    IdempotencyKey,
+    Injected,
+    Journal,
+    RunContext,
+    SQLiteJournal,
+    ToolCall,
+    ToolPolicy,
+    tool,
+)
 from tinytools.policy import Approval, PolicyMiddleware, require_approval
 
 EFFECTS = Path(sys.argv[2]) if __name__ == "__main__" else Path("effects.db")
@@ -86,12 +99,22 @@ def prepare(effects: Path) -> None:
         db.execute("CREATE TABLE IF NOT EXISTS effects (kind TEXT, n INTEGER, key TEXT)")
 
 
+def open_journal(target: str) -> Journal:
+    """The journal a worker is told to use: an SQLite file, or ``postgres:DSN``."""
+    if target.startswith("postgres:"):
+        from tinytools.postgres import PostgresJournal
+
+        return PostgresJournal(target.removeprefix("postgres:"))
+    return SQLiteJournal(target)
+
+
 def main() -> None:
-    journal, mode = SQLiteJournal(sys.argv[1]), sys.argv[3]
+    journal, mode = open_journal(sys.argv[1]), sys.argv[3]
+    lease = float(os.environ.get("TT_LEASE_SECONDS", "30"))
     later = PolicyMiddleware([require_approval(lambda request: Approval.defer("A person decides."))])
     dispatcher = Dispatcher(
         [charge, transfer, refresh, release, wire], journal=journal, signing_key=KEY,
-        context=RunContext(run_id=RUN), middleware=[later], max_concurrency=4,
+        context=RunContext(run_id=RUN), middleware=[later], max_concurrency=4, lease_seconds=lease,
     )  # fmt: skip
     if mode == "defer":
         waiting = dispatcher.dispatch(ToolCall("defer-1", "release", {"n": 1}))

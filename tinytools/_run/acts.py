@@ -22,13 +22,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 from tinytools._errors import ArgumentsError, kept
 from tinytools._results import ToolResult
 from tinytools._run.failures import failed, tool_failure
-from tinytools._run.journals import AsyncJournal, Journal, JournalEntry, JournalFaces, canonical, owner_alive
+from tinytools._run.journals import AsyncJournal, Journal, JournalEntry, JournalFaces, canonical, holds
 from tinytools._run.reading import started_arguments
 
 if TYPE_CHECKING:
     from tinytools._context import CancellationToken
     from tinytools._run.call_state import CallState
     from tinytools._run.entries import Entries
+    from tinytools._run.leases import Leases
     from tinytools._run.plans import Read
     from tinytools._tool import Tool
 
@@ -45,8 +46,11 @@ class _Stage(Protocol):
     owner: str
     token: CancellationToken
     entries: Entries
+    leases: Leases
 
     def wait_bound(self, tool: Tool[..., Any]) -> float: ...
+
+    def hold(self, key: str, step: int) -> None: ...
 
 
 class Acts:
@@ -90,7 +94,7 @@ class Acts:
             return None  # a toolbox's default dispatcher: one-line calls of no run, each its own act
         mine = JournalEntry(
             key=key, run_id=stage.run_id, call_id=f"act:{key}", tool=plan.name,
-            arguments=canonical(started_arguments(read, state.call)), owner=stage.owner,
+            arguments=canonical(started_arguments(read, state.call)), owner=stage.owner, lease=stage.leases.until(),
         )  # fmt: skip
         waited_until = time.monotonic() + stage.wait_bound(plan.tool)
         delay = 0.002
@@ -99,11 +103,12 @@ class Acts:
             found = await io.claim(mine)
             if found is None:
                 state.act_step = 0
+                stage.hold(key, 0)
                 return None
             if found.state == "done":
                 state.answered = True  # recorded as the model reads it
                 return stage.entries.stored(found, state.call.id)
-            if not owner_alive(found.owner):
+            if not holds(found):
                 return await self._orphan(state, io, found)
             if stage.token.cancelled or time.monotonic() > waited_until:
                 message = f"Tool {plan.name!r} is still making this act in another call; its outcome is unknown."
@@ -116,8 +121,11 @@ class Acts:
     async def _orphan(self, state: CallState, io: AsyncJournal, found: JournalEntry) -> ToolResult | None:
         """An act whose worker died while making it: taken over by an idempotent tool, else unknown."""
         stage, plan = self.stage, state.plan
-        if plan.tool.idempotent and await io.advance(found.key, found.step, owner=stage.owner):
+        if plan.tool.idempotent and await io.advance(
+            found.key, found.step, owner=stage.owner, lease=stage.leases.until()
+        ):
             state.act_step = found.step + 1
+            stage.hold(found.key, state.act_step)
             return None
         message = f"Tool {plan.name!r} was making this act in a worker that stopped; it may have acted."
         result = failed(state.call, plan.name, "outcome_unknown", message, state.start)
@@ -130,6 +138,7 @@ class Acts:
         if step is None or state.act is None:
             return
         state.act_step = None
+        self.stage.leases.drop(state.act)
         if result.status == "pending" or not state.acted:  # nothing was done: another call may do it
             await io.release(state.act, step)
         else:

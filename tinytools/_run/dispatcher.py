@@ -29,6 +29,7 @@ from tinytools._run.drivers import AsyncDriver, SyncDriver, drive
 from tinytools._run.express import express
 from tinytools._run.gate import Gate
 from tinytools._run.journal_stage import JournalStage
+from tinytools._run.leases import LEASE_SECONDS
 from tinytools._run.limits import Limits
 from tinytools._run.output_checks import DEFAULT_ENCODER
 from tinytools._run.pending_calls import cancel_pending, expire, poll, resume
@@ -104,6 +105,9 @@ class Dispatcher:
         signing_key: Signs the handles of pending calls (bytes or text); the same key and
             journal let another process resume them. By default a random key of this dispatcher.
         pending_ttl: Seconds a pending call waits, unless its source says otherwise.
+        lease_seconds: How long this worker's claim on a journaled call holds without renewal; it
+            renews it while the tool runs (`tinytools._run.leases`). A worker on another host
+            takes a call over once its lease has expired.
         revealed: Deferred tools the run starts with revealed (see `reveal`).
         tracing: OpenTelemetry spans and the tool-duration metric for every call (`Tracing`; see
             `tinytools._run.tracing`): on by default wherever ``opentelemetry-api`` is installed,
@@ -138,6 +142,7 @@ class Dispatcher:
         pending_ttl: float = 3600.0,
         revealed: Iterable[str] = (),
         tracing: bool | Tracing = True,
+        lease_seconds: float = LEASE_SECONDS,
     ):
         self.toolbox = as_toolbox(toolbox)
         if invalid_args not in ("return_error", "fail"):
@@ -157,7 +162,9 @@ class Dispatcher:
         """Turns outputs that are not plain data into plain data, for every plan of this dispatcher."""
         limit = DEFAULT_INLINE_OUTPUT_BYTES if max_inline_output_bytes is DEFAULT else max_inline_output_bytes
         self.boundary = Boundary(hook=redact, limit=limit, store=artifacts)
-        self.journal_stage = JournalStage(journal, signing_key, pending_ttl, self.run_id, self.token, self.boundary)
+        self.journal_stage = JournalStage(
+            journal, signing_key, pending_ttl, self.run_id, self.token, self.boundary, lease_seconds
+        )
         self.tracer = _tracer(tracing, self.boundary)
         """Each call's span and duration, or None where tracing is off or OpenTelemetry absent."""
         self.routes = _routes(self.toolbox, executor)

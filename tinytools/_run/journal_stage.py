@@ -42,9 +42,10 @@ from tinytools._run.journals import (
     JournalFaces,
     MemoryJournal,
     canonical,
-    owner_alive,
+    holds,
     this_owner,
 )
+from tinytools._run.leases import LEASE_SECONDS, Leases
 from tinytools._run.output_checks import finish
 from tinytools._run.reading import call_arguments
 from tinytools._run.result_cache import ResultCache
@@ -81,6 +82,7 @@ class JournalStage:
         run_id: str,
         token: CancellationToken,
         boundary: Boundary,
+        lease_seconds: float = LEASE_SECONDS,
     ):
         self.journal = journal
         """The application's journal, or None (pending calls are then kept in memory)."""
@@ -94,6 +96,8 @@ class JournalStage:
         self.boundary = boundary
         """Scrubs the arguments an inbox shows."""
         self.owner = this_owner()
+        self.leases = Leases(self.store, self.owner, lease_seconds)
+        """The leases this process holds on the calls it runs (`tinytools._run.leases`)."""
         self.remember = True
         """Whether, without a journal, calls that outlive their turn are remembered (not for a toolbox's
         default dispatcher, which serves unrelated one-line calls)."""
@@ -107,6 +111,11 @@ class JournalStage:
         """Background calls running in this process (`tinytools._run.background`)."""
         self.acts = Acts(self)
         """The calls' declared acts (`tinytools._run.acts`)."""
+
+    def hold(self, key: str, step: int) -> None:
+        """Renew this process's lease on an entry it runs while it stays at ``step`` (a real journal's only)."""
+        if self.journal is not None:
+            self.leases.hold(key, step)
 
     def call_key(self, call_id: str) -> str:
         """The key of a call by its identity: its run and its call id (stable across re-sends)."""
@@ -131,7 +140,7 @@ class JournalStage:
             return None  # no journal: the key is for the tool, nothing is recorded
         mine = JournalEntry(
             key=state.key or "", run_id=self.run_id, call_id=call.id, tool=plan.name,
-            arguments=canonical(state.arguments), owner=self.owner,
+            arguments=canonical(state.arguments), owner=self.owner, lease=self.leases.until(),
         )  # fmt: skip
         waited_until = time.monotonic() + self.wait_bound(plan.tool)
         io = self.faces.on(state.scope.driver.asynchronous)
@@ -139,6 +148,7 @@ class JournalStage:
             found = await io.claim(mine)
             if found is None:
                 state.step = 0
+                self.hold(mine.key, 0)
                 return None
             if found.call_id == call.id and found.run_id == self.run_id and not _same_call(state, read, found, mine):
                 message = f"Call id {call.id!r} was already used for another call in this run."
@@ -154,7 +164,7 @@ class JournalStage:
         """A call found in the journal: answered from it, waited for, recovered, or claimed afresh."""
         call, driver = state.call, state.scope.driver
         delay = 0.002
-        while entry.state == "started" and owner_alive(entry.owner):
+        while entry.state == "started" and holds(entry):
             if self.token.cancelled or time.monotonic() > waited_until:
                 message = f"Tool {entry.tool!r} is still running this call in another worker; its outcome is unknown."
                 return as_unknown(failed(call, entry.tool, "in_progress", message, state.start))
@@ -186,9 +196,10 @@ class JournalStage:
                 logging.getLogger("tinytools.journal").error("reconcile of %r failed: %r", tool.name, exc)
                 return await self._end_at(io, entry, result, call.id)
         if outcome is NOT_RUN:
-            if not await io.advance(entry.key, entry.step, owner=self.owner):
+            if not await io.advance(entry.key, entry.step, owner=self.owner, lease=self.leases.until()):
                 return _AGAIN
             state.step = entry.step + 1
+            self.hold(entry.key, state.step)
             return None
         if outcome is None and reconcile is None:
             message = f"Tool {tool.name!r} was running this call in a worker that stopped; it may have acted."
@@ -203,8 +214,9 @@ class JournalStage:
         self, io: AsyncJournal, entry: JournalEntry, result: ToolResult, call_id: str
     ) -> ToolResult | object:
         """End an entry at its step with ``result``; `_AGAIN` when another worker changed it first."""
-        if not await io.advance(entry.key, entry.step, state="done", result=result.to_json(), pending=None):
+        if not await io.advance(entry.key, entry.step, state="done", result=result.to_json(), pending=None, lease=0.0):
             return _AGAIN
+        self.leases.drop(entry.key)
         return result if result.call_id == call_id else msgspec.structs.replace(result, call_id=call_id)
 
     async def record(self, state: CallState, result: ToolResult) -> ToolResult:
@@ -219,7 +231,10 @@ class JournalStage:
             return await self.park(state, io, result)
         if state.step is None:
             return result
-        if await io.advance(state.key or "", state.step, state="done", result=result.to_json(), pending=None):
+        self.leases.drop(state.key or "")
+        if await io.advance(
+            state.key or "", state.step, state="done", result=result.to_json(), pending=None, lease=0.0
+        ):
             state.step += 1
             return result
         current = await io.get(state.key or "")
@@ -263,11 +278,16 @@ class JournalStage:
                 )
             state.key, state.step = entry.key, 0
             return self.entries.pending_result(entry, state.call.id)
-        if not await io.advance(state.key or "", state.step, state="pending", pending=encoded):
+        runs = result.pending.kind == "task"  # a background call runs on in this process: its lease is renewed
+        self.leases.drop(state.key or "")
+        lease = self.leases.until() if runs else 0.0
+        if not await io.advance(state.key or "", state.step, state="pending", pending=encoded, lease=lease):
             current = await io.get(state.key or "")
             assert current is not None
             return self.entries.stored(current, state.call.id) if current.state == "done" else result
         state.step += 1
+        if runs:
+            self.hold(state.key or "", state.step)
         moved = JournalEntry(
             key=state.key or "", run_id=self.run_id, call_id=state.call.id, tool=state.plan.name,
             arguments=b"", state="pending", step=state.step, pending=encoded,
@@ -284,6 +304,7 @@ class JournalStage:
         io = self.faces.on(state.scope.driver.asynchronous)
         if not state.acted:
             await self.acts.record(state, io, _NOT_ACTED)
+        self.leases.drop(state.key or "")
         current = await io.get(state.key or "")
         if current is None or current.state != "started" or current.step != state.step:
             return  # it ended, or moved on, before the exception
@@ -293,7 +314,9 @@ class JournalStage:
             unknown = as_unknown(failed(state.call, state.plan.name, "outcome_unknown", message, state.start))
             await self.record(state, unknown)
         elif waited is not None:
-            await io.advance(current.key, current.step, state="pending", owner=waited.owner, pending=waited.pending)
+            await io.advance(
+                current.key, current.step, state="pending", owner=waited.owner, pending=waited.pending, lease=0.0
+            )
         else:
             await io.release(current.key, current.step)
 

@@ -36,6 +36,9 @@ from tinytools._errors import JournalError
 from tinytools._public import publish
 
 __all__ = [
+    "CHANGEABLE",
+    "FIELDS",
+    "FORMAT",
     "AsyncJournal",
     "Journal",
     "JournalEntry",
@@ -45,7 +48,10 @@ __all__ = [
     "SQLiteJournal",
     "State",
     "canonical",
+    "entry_of",
+    "holds",
     "owner_alive",
+    "row_of",
     "this_owner",
 ]
 
@@ -86,6 +92,9 @@ class JournalEntry(msgspec.Struct, kw_only=True):
     """The final `ToolResult`, as JSON, once the call ended."""
     updated: float = 0.0
     """When the entry last changed (seconds since the epoch)."""
+    lease: float = 0.0
+    """Until when (seconds since the epoch) ``owner`` holds a call it runs; it renews the lease while
+    the tool runs. Past it, a worker on any host may take the call over (see `holds`)."""
 
 
 class Journal(Protocol):
@@ -116,7 +125,14 @@ class Journal(Protocol):
         """Change the entry if it is still at ``step`` (its step then becomes ``step + 1``).
 
         Returns whether it changed: False when another worker changed it first. ``changes`` name
-        `JournalEntry` fields (``state``, ``owner``, ``pending``, ``result``).
+        `JournalEntry` fields (``state``, ``owner``, ``pending``, ``result``, ``lease``).
+        """
+        ...
+
+    def renew(self, key: str, step: int, owner: str, until: float) -> bool:
+        """Extend ``owner``'s lease on the entry to ``until`` if it is still at ``step`` and ``owner``'s.
+
+        The step does not change (a renewal is no change of the call). Returns whether it held.
         """
         ...
 
@@ -165,6 +181,10 @@ class AsyncJournal(Protocol):
 
     async def release(self, key: str, step: int) -> bool:
         """`Journal.release`."""
+        ...
+
+    async def renew(self, key: str, step: int, owner: str, until: float) -> bool:
+        """`Journal.renew`."""
         ...
 
     async def cached(self, key: str, now: float) -> bytes | None:
@@ -223,6 +243,9 @@ class _Blocking:
     async def release(self, key: str, step: int) -> bool:
         return self.store.release(key, step)
 
+    async def renew(self, key: str, step: int, owner: str, until: float) -> bool:
+        return self.store.renew(key, step, owner, until)
+
     async def cached(self, key: str, now: float) -> bytes | None:
         return self.store.cached(key, now)
 
@@ -238,24 +261,38 @@ def _boot_time(pid: int) -> str:
         return ""
 
 
-_HOST = socket.gethostname()
+_HOST = os.environ.get("TINYTOOLS_HOST") or socket.gethostname()
+"""The host an owner names: the machine's name, or ``TINYTOOLS_HOST`` where names repeat (containers)."""
 
 
 def this_owner() -> str:
     """This process, as an entry's owner: host, pid and the process's start time."""
     pid = os.getpid()
-    return f"{_HOST}:{pid}:{_boot_time(pid)}"
+    return f"{_HOST.replace(':', '_')}:{pid}:{_boot_time(pid)}"
+
+
+def holds(entry: JournalEntry, now: float | None = None) -> bool:
+    """Whether the owner of an entry may still be running its call.
+
+    On this host, whether the owner's process is alive (a dead one is known at once). On another
+    host, whether its lease has not expired: past it, the call may be taken over from any host.
+    """
+    host = entry.owner.partition(":")[0]
+    if host == _HOST.replace(":", "_"):
+        return owner_alive(entry.owner)
+    return entry.lease > (time.time() if now is None else now)
 
 
 def owner_alive(owner: str) -> bool:
     """Whether the process that owns an entry may still be running it.
 
-    A process on another host is assumed alive: nothing here can tell.
+    A process on another host is assumed alive: nothing here can tell (`holds` reads its lease).
     """
     host, _, rest = owner.partition(":")
     pid_text, _, started = rest.partition(":")
-    if host != _HOST or not pid_text.isdigit():
-        return host != _HOST
+    here = _HOST.replace(":", "_")
+    if host != here or not pid_text.isdigit():
+        return host != here
     pid = int(pid_text)
     if pid == os.getpid():
         return True
@@ -297,11 +334,22 @@ class MemoryJournal(Journal):
 
     @override
     def advance(self, key: str, step: int, **changes: object) -> bool:
+        if not CHANGEABLE.issuperset(changes):
+            raise ValueError(f"an entry's {sorted(set(changes) - CHANGEABLE)} cannot change")
         with self._lock:
             entry = self._entries.get(key)
             if entry is None or entry.step != step:
                 return False
             self._entries[key] = msgspec.structs.replace(entry, step=step + 1, updated=time.time(), **changes)
+            return True
+
+    @override
+    def renew(self, key: str, step: int, owner: str, until: float) -> bool:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None or entry.step != step or entry.owner != owner:
+                return False
+            entry.lease = until
             return True
 
     @override
@@ -340,19 +388,30 @@ class MemoryJournal(Journal):
 
 _PRUNE_AT = 10_000
 """Reused results a `MemoryJournal` holds before it drops the expired ones."""
-_FIELDS = ("key", "run_id", "call_id", "tool", "arguments", "state", "owner", "step", "pending", "result", "updated")
+FIELDS = (
+    "key", "run_id", "call_id", "tool", "arguments", "state", "owner", "step", "pending", "result", "updated", "lease",
+)  # fmt: skip
+"""The journal table's columns, in order: `JournalEntry`'s fields. Every SQL journal keeps this layout."""
+FORMAT = "2"
+"""The table layout's version, kept in the ``tinytools_meta`` table (format 1 had no ``lease``)."""
+CHANGEABLE = frozenset({"state", "owner", "pending", "result", "lease"})
+"""The fields `Journal.advance` may change."""
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tinytools_journal (
     key TEXT PRIMARY KEY, run_id TEXT NOT NULL, call_id TEXT NOT NULL, tool TEXT NOT NULL,
     arguments BLOB NOT NULL, state TEXT NOT NULL, owner TEXT NOT NULL, step INTEGER NOT NULL,
-    pending BLOB, result BLOB, updated REAL NOT NULL, UNIQUE (run_id, call_id)) WITHOUT ROWID;
+    pending BLOB, result BLOB, updated REAL NOT NULL, lease REAL NOT NULL DEFAULT 0,
+    UNIQUE (run_id, call_id)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS tinytools_journal_waiting ON tinytools_journal (run_id) WHERE state = 'pending';
 CREATE TABLE IF NOT EXISTS tinytools_cache (key TEXT PRIMARY KEY, result BLOB NOT NULL, expires REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS tinytools_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-INSERT OR IGNORE INTO tinytools_meta VALUES ('format', '1');
+INSERT OR IGNORE INTO tinytools_meta VALUES ('format', '2');
 """
-_FORMAT = "1"
-_INSERT = f"INSERT OR IGNORE INTO tinytools_journal VALUES ({', '.join('?' * len(_FIELDS))})"
+_UPGRADE_1 = """
+ALTER TABLE tinytools_journal ADD COLUMN lease REAL NOT NULL DEFAULT 0;
+UPDATE tinytools_meta SET value = '2' WHERE name = 'format';
+"""
+_INSERT = f"INSERT OR IGNORE INTO tinytools_journal VALUES ({', '.join('?' * len(FIELDS))})"
 
 
 class SQLiteJournal(Journal):
@@ -386,10 +445,13 @@ class SQLiteJournal(Journal):
             self._db.executescript(_SCHEMA)
             (found,) = self._db.execute("SELECT value FROM tinytools_meta WHERE name = 'format'").fetchone()
             columns = [row[1] for row in self._db.execute("PRAGMA table_info(tinytools_journal)")]
+            if found == "1" and tuple(columns) == FIELDS[:-1]:  # a journal this library wrote before leases
+                self._db.executescript(f"BEGIN IMMEDIATE; {_UPGRADE_1} COMMIT;")
+                found, columns = FORMAT, list(FIELDS)
         except sqlite3.DatabaseError as exc:
             self._db.close()
             raise JournalError(f"{self.path} is not a usable tinytools journal: {exc}") from None
-        if found != _FORMAT or tuple(columns) != _FIELDS:
+        if found != FORMAT or tuple(columns) != FIELDS:
             self._db.close()
             raise JournalError(f"{self.path} holds a journal of another format, or another program's tables")
 
@@ -414,8 +476,7 @@ class SQLiteJournal(Journal):
     @override
     def claim(self, entry: JournalEntry) -> JournalEntry | None:
         entry.updated = time.time()
-        row = (entry.key, entry.run_id, entry.call_id, entry.tool, entry.arguments, entry.state, entry.owner)
-        if self._changed(_INSERT, (*row, entry.step, entry.pending, entry.result, entry.updated)):
+        if self._changed(_INSERT, row_of(entry)):
             return None
         found = self._select("run_id = ? AND call_id = ?", (entry.run_id, entry.call_id)) or self._select(
             "key = ?", (entry.key,)
@@ -432,14 +493,19 @@ class SQLiteJournal(Journal):
     @override
     def advance(self, key: str, step: int, **changes: object) -> bool:
         names = tuple(changes)
-        if not set(names) <= {"state", "owner", "pending", "result"}:
-            raise ValueError(f"an entry's {sorted(set(names) - {'state', 'owner', 'pending', 'result'})} cannot change")
+        if not CHANGEABLE.issuperset(names):
+            raise ValueError(f"an entry's {sorted(set(names) - CHANGEABLE)} cannot change")
         sql = self._updates.get(names)
         if sql is None:
             assignments = ", ".join(f"{name} = ?" for name in names)
             sql = f"UPDATE tinytools_journal SET {assignments}, step = step + 1, updated = ? WHERE key = ? AND step = ?"
             self._updates[names] = sql
         return self._changed(sql, (*changes.values(), time.time(), key, step))
+
+    @override
+    def renew(self, key: str, step: int, owner: str, until: float) -> bool:
+        sql = "UPDATE tinytools_journal SET lease = ? WHERE key = ? AND step = ? AND owner = ?"
+        return self._changed(sql, (until, key, step, owner))
 
     @override
     def waiting(self, run_id: str | None = None) -> list[JournalEntry]:
@@ -471,8 +537,8 @@ class SQLiteJournal(Journal):
                 raise JournalError(f"the journal {self.path} failed: {_reason(exc)}") from None
 
     def _select(self, where: str, parameters: tuple[object, ...]) -> list[JournalEntry]:
-        rows = self._execute(f"SELECT {', '.join(_FIELDS)} FROM tinytools_journal WHERE {where}", parameters)
-        return [_entry(row) for row in rows]
+        rows = self._execute(f"SELECT {', '.join(FIELDS)} FROM tinytools_journal WHERE {where}", parameters)
+        return [entry_of(row) for row in rows]
 
 
 def _reason(exc: Exception) -> str:
@@ -481,8 +547,17 @@ def _reason(exc: Exception) -> str:
     return str(exc)
 
 
-def _entry(row: tuple[object, ...]) -> JournalEntry:
-    values = dict(zip(_FIELDS, row, strict=True))
+def row_of(entry: JournalEntry) -> tuple[object, ...]:
+    """An entry as a table row, in `FIELDS` order."""
+    return (
+        entry.key, entry.run_id, entry.call_id, entry.tool, entry.arguments, entry.state, entry.owner, entry.step,
+        entry.pending, entry.result, entry.updated, entry.lease,
+    )  # fmt: skip
+
+
+def entry_of(row: tuple[object, ...]) -> JournalEntry:
+    """A table row, in `FIELDS` order, as an entry (text where bytes belong is read as its UTF-8)."""
+    values = dict(zip(FIELDS, row, strict=True))
     for name in ("arguments", "pending", "result"):
         value = values[name]
         if isinstance(value, str):  # text another program wrote: read as bytes, and refused where decoded

@@ -20,7 +20,7 @@ from tinytools._results import ToolCall, ToolResult
 from tinytools._run.call_state import CallState, Scope
 from tinytools._run.entries import Parked
 from tinytools._run.failures import denied, failed
-from tinytools._run.journals import AsyncJournal, JournalEntry, owner_alive
+from tinytools._run.journals import AsyncJournal, JournalEntry, holds
 from tinytools._run.output_checks import finish
 from tinytools._run.pipeline import Pipeline
 from tinytools._run.reading import read_arguments
@@ -58,8 +58,9 @@ async def resume(pipeline: Pipeline, handle: str, answer: Any, scope: Scope, err
     validated = stage.entries.arguments(entry)  # what cannot be read is refused before anything moves
     answers = [*parked.answers, answer] if parked.kind == "input" else parked.answers
     kept = msgspec.json.encode(msgspec.structs.replace(parked, answers=answers))
-    if not await io.advance(key, step, state="started", owner=stage.owner, pending=kept):
+    if not await io.advance(key, step, state="started", owner=stage.owner, pending=kept, lease=stage.leases.until()):
         return await _outcome(pipeline, await _entry(io, key), step, scope)  # another worker moved it first
+    stage.hold(key, step + 1)
     moved = msgspec.structs.replace(entry, state="started", owner=stage.owner, pending=kept, step=step + 1)
     return await _run(pipeline, moved, entry, validated, parked, (answer, error), scope)
 
@@ -141,7 +142,7 @@ async def _outcome(pipeline: Pipeline, entry: JournalEntry, step: int, scope: Sc
         if stage.token.cancelled or time.monotonic() > waited_until:
             return now
         running = entry.state == "started" or stage.entries.parked(entry).kind == "task"
-        if running and not owner_alive(entry.owner):
+        if running and not holds(entry):
             message = f"Tool {entry.tool!r} was running this call in a worker that stopped; it may have acted."
             unknown = failed(ToolCall(entry.call_id, entry.tool, {}), entry.tool, "outcome_unknown", message, 0)
             unknown.status = "outcome_unknown"
