@@ -59,14 +59,14 @@ def _sqlite_floor_us(path: Path, count: int) -> float:
     SQLiteJournal(path).close()  # the journal's own schema and settings
     db = sqlite3.connect(path, isolation_level=None)
     db.execute("PRAGMA synchronous=NORMAL")
-    insert = "INSERT OR IGNORE INTO tinytools_journal VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    insert = "INSERT OR IGNORE INTO tinytools_journal VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     update = "UPDATE tinytools_journal SET state = ?, result = ?, pending = ?, step = step + 1, updated = ? "
     update += "WHERE key = ? AND step = ?"
     result = b'{"call_id":"c1","name":"add","status":"succeeded","output":2,"elapsed":5000}'
     start = time.perf_counter()
     for n in range(count):
         key = f"{n:040x}"
-        db.execute(insert, (key, "floor", f"c{n}", "add", b'{"a":1,"b":1}', "started", "me", 0, None, None, 0.0))
+        db.execute(insert, (key, "floor", f"c{n}", "add", b'{"a":1,"b":1}', "started", "me", 0, None, None, 0.0, 0.0))
         db.execute(update, ("done", result, None, 0.0, key, 0))
     elapsed = time.perf_counter() - start
     db.close()

@@ -26,6 +26,7 @@ PUBLIC_MODULES = {
     "tinytools.providers.gemini",
     "tinytools.providers.mcp",
     "tinytools.postgres",
+    "tinytools.dbos",
 }
 """What a user imports; every other module is marked internal by a leading underscore in its path."""
 
@@ -87,7 +88,8 @@ def test_every_module_declares_all() -> None:
 def test_import_loads_no_optional_package() -> None:
     code = (
         "import sys, tinytools\n"
-        "optional = ('pydantic', 'openai', 'anthropic', 'mcp', 'google', 'annotated_types', 'rich', 'tqdm')\n"
+        "optional = ('pydantic', 'openai', 'anthropic', 'mcp', 'google', 'annotated_types', 'rich', 'tqdm', 'psycopg',"
+        " 'opentelemetry', 'dbos')\n"
         "bad = [m for m in optional if m in sys.modules]\n"
         "print(','.join(bad))\n"
     )

@@ -177,6 +177,33 @@ def test_a_file_that_is_not_a_journal_is_refused(tmp_path: Path) -> None:
         SQLiteJournal(newer)
 
 
+FORMAT_1 = """
+CREATE TABLE tinytools_journal (
+    key TEXT PRIMARY KEY, run_id TEXT NOT NULL, call_id TEXT NOT NULL, tool TEXT NOT NULL,
+    arguments BLOB NOT NULL, state TEXT NOT NULL, owner TEXT NOT NULL, step INTEGER NOT NULL,
+    pending BLOB, result BLOB, updated REAL NOT NULL, UNIQUE (run_id, call_id)) WITHOUT ROWID;
+CREATE TABLE tinytools_cache (key TEXT PRIMARY KEY, result BLOB NOT NULL, expires REAL NOT NULL);
+CREATE TABLE tinytools_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO tinytools_meta VALUES ('format', '1');
+INSERT INTO tinytools_journal VALUES ('k1', 'r', 'c1', 'add', X'7B7D', 'done', 'h:1:0', 1, NULL, X'7B7D', 1.0);
+"""
+"""A journal as the version before leases wrote it."""
+
+
+def test_a_journal_written_before_leases_is_upgraded_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.executescript(FORMAT_1)
+    journal = SQLiteJournal(path)
+    kept = journal.get("k1")
+    assert kept is not None and (kept.state, kept.step, kept.lease, kept.result) == ("done", 1, 0.0, b"{}")
+    assert journal.renew("k1", 1, "h:1:0", 5.0) is True
+    journal.close()
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        assert db.execute("SELECT value FROM tinytools_meta WHERE name = 'format'").fetchone() == ("2",)
+    SQLiteJournal(path).close()  # opened again as it now is
+
+
 def test_a_journal_file_corrupted_after_opening_fails_its_call_clearly(tmp_path: Path) -> None:
     path = tmp_path / "journal.db"
     journal = SQLiteJournal(path)
