@@ -20,8 +20,10 @@ host. Give each machine a distinct ``TINYTOOLS_HOST`` where host names repeat (c
 
 Connections come from a pool (``psycopg_pool``), opened when the journal is made: an unreachable
 server, a table of the same name that is not a journal, or a journal of a newer format is a
-`JournalError` then. A statement that fails because its connection dropped is tried once more on
-another connection when trying again is safe (every statement but the claim). Async entry points
+`JournalError` then. Connections are not pinged before use (that would double every round trip):
+a statement that fails because its connection dropped is tried once more on another connection.
+Each is safe to send twice: a change is a compare-and-set on the step, and a claim that landed
+before its connection dropped is known again by its owner and its time. Async entry points
 use `async_journal`, which runs the same statements on the pool's connections in worker threads,
 so the event loop never waits on the network and one journal serves any number of loops.
 """
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import time
 from collections.abc import Callable
@@ -91,7 +94,6 @@ class PostgresJournal(Journal):
             timeout=timeout,
             open=False,
             kwargs={"autocommit": True},
-            check=pool.ConnectionPool.check_connection,
             name="tinytools-journal",
         )
         try:
@@ -147,15 +149,17 @@ class PostgresJournal(Journal):
             written = "none" if found is None else repr(found[0])
             raise JournalError(f"the PostgreSQL journal is of format {written}; this version reads format {FORMAT}")
 
-    def _run(self, work: Callable[[Any], T], *, again: bool = True) -> T:
-        """Run ``work(connection)``; once more on another connection if the first one dropped and ``again``."""
+    def _run(self, work: Callable[[Any], T]) -> T:
+        """Run ``work(connection)``; once more, after the pool drops its dead connections, if this one dropped."""
         for attempt in (1, 2):
             try:
                 with self._pool.connection() as conn:
                     return work(conn)
             except self._dropped as exc:
-                if attempt == 2 or not again:
+                if attempt == 2:
                     raise JournalError(f"the PostgreSQL journal failed: {_reason(exc)}") from None
+                with contextlib.suppress(*self._errors):
+                    self._pool.check()  # the others may have dropped with it (a server restart, a failover)
             except self._errors as exc:
                 raise JournalError(f"the PostgreSQL journal failed: {_reason(exc)}") from None
         raise AssertionError("unreachable")
@@ -170,10 +174,15 @@ class PostgresJournal(Journal):
                 return None
             found = conn.execute(_SELECT + "run_id = %s AND call_id = %s", (entry.run_id, entry.call_id)).fetchone()
             found = found or conn.execute(_SELECT + "key = %s", (entry.key,)).fetchone()
-            return entry_of(found) if found is not None else False  # False: removed meanwhile, try again
+            if found is None:
+                return False  # removed meanwhile: try again
+            kept = entry_of(found)
+            if (kept.key, kept.owner, kept.updated, kept.step) == (entry.key, entry.owner, entry.updated, 0):
+                return None  # our own claim, which landed before its connection dropped
+            return kept
 
         while True:
-            found = self._run(claim, again=False)  # a claim that may have landed is not sent twice
+            found = self._run(claim)
             if found is not False:
                 return found  # type: ignore[return-value]
 
