@@ -39,7 +39,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from tinytools._errors import JournalError
-from tinytools._run.journals import CHANGEABLE, FIELDS, FORMAT, Journal, JournalEntry, entry_of, row_of
+from tinytools._run.journals import FIELDS, FORMAT, Journal, JournalEntry, advance_statement, entry_of, row_of
 from tinytools.providers._common import require
 
 __all__ = ["PostgresJournal"]
@@ -194,15 +194,9 @@ class PostgresJournal(Journal):
     def advance(self, key: str, step: int, **changes: object) -> bool:
         """`tinytools.Journal.advance`."""
         names = tuple(changes)
-        if not CHANGEABLE.issuperset(names):
-            raise ValueError(f"an entry's {sorted(set(names) - CHANGEABLE)} cannot change")
         sql = self._updates.get(names)
         if sql is None:
-            assignments = ", ".join(f"{name} = %s" for name in names)
-            sql = self._updates[names] = (
-                f"UPDATE tinytools_journal SET {assignments}, step = step + 1, updated = %s"
-                " WHERE key = %s AND step = %s"
-            )
+            sql = self._updates[names] = advance_statement(names, "%s")
         parameters = (*changes.values(), time.time(), key, step)
         return bool(self._run(lambda conn: conn.execute(sql, parameters).rowcount))  # a compare-and-set: safe twice
 

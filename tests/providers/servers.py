@@ -1,4 +1,4 @@
-"""The stdio MCP server scripts the provider tests start, and the environment they start in.
+"""The MCP server scripts the provider tests start, the environment they start in, and `serving_http`.
 
 A server subprocess gets ``PYTHONPATH`` pointing at the tinytools this process imported and at
 this checkout, so it runs the same code and can import the ``tests`` package.
@@ -6,7 +6,13 @@ this checkout, so it runs the same code and can import the ``tests`` package.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import tinytools
@@ -27,3 +33,30 @@ WATCHDOG = 10.0
 def server_env() -> dict[str, str]:
     """The environment variables a server subprocess needs on top of its own."""
     return {"PYTHONPATH": os.pathsep.join(dict.fromkeys([TINYTOOLS_ROOT, CHECKOUT]))}
+
+
+@contextlib.contextmanager
+def serving_http(argv: list[str], *extra: str) -> Iterator[str]:
+    """Run ``argv`` (a server script and its arguments) over HTTP on a free port; yield its MCP endpoint.
+
+    The script is started as ``argv --http PORT extra...`` and killed at the end.
+    """
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    command = [sys.executable, *argv, "--http", str(port), *extra]
+    process = subprocess.Popen(command, env={**os.environ, **server_env()})
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("the HTTP test server did not start") from None
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.kill()
+        process.wait(10)

@@ -15,8 +15,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -31,6 +29,8 @@ from tinytools._events import ToolProgress
 from tinytools.policy import SideEffect
 from tinytools.providers.mcp import connect
 from tinytools.providers.mcp._client import RemoteToolbox
+
+from .servers import serving_http
 
 SERVER = Path(__file__).with_name("mcp_remote_server.py")
 HOSTILE = Path(__file__).with_name("mcp_hostile_server.py")
@@ -65,37 +65,10 @@ class Remote:
         return asyncio.run(asyncio.wait_for(session(), 20))
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@contextlib.contextmanager
-def _serving_http(argv: list[str]) -> Iterator[str]:
-    """Run ``argv`` (a test server script and its arguments) over HTTP; yield its MCP endpoint."""
-    port = _free_port()
-    process = subprocess.Popen([sys.executable, *argv, "--http", str(port)])
-    try:
-        deadline = time.monotonic() + 15
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("the HTTP test server did not start") from None
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.kill()
-        process.wait(10)
-
-
 @pytest.fixture(scope="module")
 def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     calls = tmp_path_factory.mktemp("http") / "calls.jsonl"
-    with _serving_http([str(SERVER), str(calls)]) as url:
+    with serving_http([str(SERVER), str(calls)]) as url:
         yield url, calls
 
 
@@ -127,7 +100,7 @@ def hostile(
         if request.param == "stdio":
             yield Remote([sys.executable, *argv], calls)
             return
-        with _serving_http(argv) as url:
+        with serving_http(argv) as url:
             yield Remote(url, calls)
 
     return serve
@@ -454,7 +427,7 @@ def test_a_tinytools_servers_pending_result_reads_as_pending_and_the_application
 
     argv = [str(PENDING)]
     with contextlib.ExitStack() as stack:
-        target = [sys.executable, *argv] if transport == "stdio" else stack.enter_context(_serving_http(argv))
+        target = [sys.executable, *argv] if transport == "stdio" else stack.enter_context(serving_http(argv))
         schema, deploy, pay, deployed, refused, ping = Remote(target, Path(os.devnull)).run(body)
     assert schema is not None  # deploy declares its output: a pending result is not an invalid output
     for result, message in [

@@ -96,6 +96,12 @@ def test_a_worker_killed_at_a_random_moment_never_repeats_a_call(tmp_path: Path,
     before = _results(b"".join(heard) + first.communicate()[0])
     assert len(before) < CALLS
     after = _results(_finish(_start(journal, effects, "batch")))
+    each_call_ended_once(before, after, effects)
+
+
+def each_call_ended_once(before: dict[str, ToolResult], after: dict[str, ToolResult], effects: Path) -> None:
+    """After a crash: every call id has one result, the one the killed worker gave if it gave one,
+    and no act that is not idempotent happened twice."""
     assert sorted(after) == sorted(f"call-{n}" for n in range(CALLS))  # every call id, once
     for call_id, result in before.items():  # what the killed worker answered is the answer
         assert (after[call_id].status, after[call_id].output) == (result.status, result.output)
@@ -106,7 +112,7 @@ def test_a_worker_killed_at_a_random_moment_never_repeats_a_call(tmp_path: Path,
         if result.status == "succeeded":
             assert acts[result.name, n] >= 1
         else:  # the worker died mid-call: it may have acted, and nothing ran it again
-            assert result.status == "outcome_unknown" and result.name not in IDEMPOTENT
+            assert result.status == "outcome_unknown" and result.name not in IDEMPOTENT, result
 
 
 def test_two_workers_racing_on_the_same_calls_act_once_each(tmp_path: Path) -> None:

@@ -12,7 +12,6 @@ import concurrent.futures
 import contextlib
 import json
 import logging
-import socket
 import subprocess
 import sys
 import time
@@ -32,6 +31,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from tests.executors import executor_tools
+from tests.providers.servers import serving_http
 from tinytools import (
     Dispatcher,
     Injected,
@@ -472,36 +472,6 @@ def test_import_tinytools_does_not_import_opentelemetry() -> None:
 TRACED_SERVER = Path(__file__).parents[1] / "providers" / "mcp_traced_server.py"
 
 
-@contextlib.contextmanager
-def _http_server(argv: list[str]) -> Iterator[str]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    stateful = argv[-1] == "stateful"
-    command = [
-        sys.executable,
-        *(argv[:-1] if stateful else argv),
-        "--http",
-        str(port),
-        *(["--stateful"] if stateful else []),
-    ]
-    process = subprocess.Popen(command)
-    try:
-        deadline = time.monotonic() + 15
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("the traced MCP server did not start") from None
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.kill()
-        process.wait(10)
-
-
 @pytest.mark.parametrize("transport", ["stdio", "http", "http-stateful"])
 def test_an_mcp_clients_trace_continues_in_the_server(traced: Traced, tmp_path: Path, transport: str) -> None:
     from tinytools.providers.mcp import connect
@@ -519,8 +489,8 @@ def test_an_mcp_clients_trace_continues_in_the_server(traced: Traced, tmp_path: 
         if transport == "stdio":
             target: Any = [sys.executable, str(TRACED_SERVER), str(spans_file)]
         else:
-            argv = [str(TRACED_SERVER), str(spans_file)]
-            target = stack.enter_context(_http_server(argv if transport == "http" else [*argv, "stateful"]))
+            stateful = ("--stateful",) if transport == "http-stateful" else ()
+            target = stack.enter_context(serving_http([str(TRACED_SERVER), str(spans_file)], *stateful))
         result = asyncio.run(turn(target))
         assert result.output == {"result": 5}  # the server's structured content
         deadline = time.monotonic() + 10

@@ -47,6 +47,7 @@ __all__ = [
     "MemoryJournal",
     "SQLiteJournal",
     "State",
+    "advance_statement",
     "canonical",
     "entry_of",
     "holds",
@@ -493,13 +494,9 @@ class SQLiteJournal(Journal):
     @override
     def advance(self, key: str, step: int, **changes: object) -> bool:
         names = tuple(changes)
-        if not CHANGEABLE.issuperset(names):
-            raise ValueError(f"an entry's {sorted(set(names) - CHANGEABLE)} cannot change")
         sql = self._updates.get(names)
         if sql is None:
-            assignments = ", ".join(f"{name} = ?" for name in names)
-            sql = f"UPDATE tinytools_journal SET {assignments}, step = step + 1, updated = ? WHERE key = ? AND step = ?"
-            self._updates[names] = sql
+            sql = self._updates[names] = advance_statement(names, "?")
         return self._changed(sql, (*changes.values(), time.time(), key, step))
 
     @override
@@ -545,6 +542,21 @@ def _reason(exc: Exception) -> str:
     if isinstance(exc, UnicodeEncodeError):  # a run or call id holding a lone surrogate, which SQLite cannot keep
         return "an id or name is not Unicode text (it holds a lone surrogate)"
     return str(exc)
+
+
+def advance_statement(names: tuple[str, ...], mark: str) -> str:
+    """The SQL of `Journal.advance` changing ``names``, with ``mark`` as its parameter placeholder.
+
+    Its parameters: the new values, the time, the key, the step it must still be at.
+
+    Raises:
+        ValueError: A name is not a field `Journal.advance` may change.
+    """
+    if not CHANGEABLE.issuperset(names):
+        raise ValueError(f"an entry's {sorted(set(names) - CHANGEABLE)} cannot change")
+    assignments = ", ".join(f"{name} = {mark}" for name in names)
+    changed = f"{assignments}, step = step + 1, updated = {mark}"
+    return f"UPDATE tinytools_journal SET {changed} WHERE key = {mark} AND step = {mark}"
 
 
 def row_of(entry: JournalEntry) -> tuple[object, ...]:
