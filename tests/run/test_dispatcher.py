@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 import time
 from typing import Any
 
 import pytest
 
+import tinytools
 from tinytools import (
     ArgumentsError,
     CancellationToken,
@@ -236,20 +238,58 @@ def test_cancel_reaches_a_sync_tool_through_its_token() -> None:
     assert stopped == [True]
 
 
-def test_cancel_while_an_async_tool_runs() -> None:
+@pytest.mark.parametrize("path", ["express", "pipeline"])
+def test_cancel_while_an_async_tool_runs(path: str) -> None:
     @tool
     async def slow() -> str:
         await asyncio.sleep(10)
         return "never"
 
     async def main() -> ToolResult:
-        dispatcher = Dispatcher([slow])
+        dispatcher = Dispatcher([slow], on_event=(lambda event: None) if path == "pipeline" else None)
         asyncio.get_running_loop().call_later(0.05, dispatcher.cancel)
         return await dispatcher.adispatch(ToolCall("c", "slow", "{}"))
 
     result = asyncio.run(main())
     assert result.status == "outcome_unknown"
     assert result.error is not None and result.error.code == "cancelled"
+
+
+def test_an_async_tools_call_runs_in_the_callers_task_with_no_task_or_thread_of_its_own() -> None:
+    seen: list[tuple[Any, int, int]] = []
+
+    @tool
+    async def look() -> int:
+        seen.append((asyncio.current_task(), len(asyncio.all_tasks()), threading.active_count()))
+        return 1
+
+    async def main() -> list[ToolResult]:
+        here = (asyncio.current_task(), len(asyncio.all_tasks()), threading.active_count())
+        results = [await Dispatcher([look]).adispatch(ToolCall("c", "look", "{}"))]
+        results.append(await tinytools.adispatch(ToolCall("d", "look", "{}"), look))
+        assert seen == [here, here]
+        return results
+
+    assert [r.output for r in asyncio.run(main())] == [1, 1]
+
+
+def test_a_caller_cancelling_its_own_task_gets_cancelled_error_from_the_express_path() -> None:
+    started = asyncio.Event()
+
+    @tool
+    async def wait() -> str:
+        started.set()
+        await asyncio.sleep(10)
+        return "never"
+
+    async def main() -> None:
+        call = asyncio.ensure_future(Dispatcher([wait]).adispatch(ToolCall("c", "wait", "{}")))
+        await started.wait()
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+
+    asyncio.run(main())
 
 
 def test_timeout_of_a_non_idempotent_tool_is_outcome_unknown() -> None:
@@ -606,3 +646,53 @@ def test_sync_calls_reuse_one_event_loop_per_thread_and_leave_no_task() -> None:
 
     gc.collect()
     assert other[0].is_closed()  # closed once the thread that owned it ended
+
+
+REQUEST = contextvars.ContextVar("REQUEST", default="none")
+
+
+@pytest.mark.parametrize("path", ["express", "pipeline"])
+def test_a_sync_tool_from_async_code_runs_off_the_loop_with_the_callers_context(path: str) -> None:
+    seen: list[tuple[bool, str]] = []
+
+    @tool
+    def where() -> str:
+        """Say where it runs."""
+        seen.append((threading.current_thread() is threading.main_thread(), REQUEST.get()))
+        return "ok"
+
+    async def main() -> ToolResult:
+        REQUEST.set("req-7")
+        dispatcher = Dispatcher([where], on_event=(lambda event: None) if path == "pipeline" else None)
+        return await dispatcher.adispatch(ToolCall("c", "where", "{}"))
+
+    assert asyncio.run(main()).output == "ok"
+    assert seen == [(False, "req-7")]  # a pool thread, never the loop's; the caller's contextvars
+
+
+@pytest.mark.parametrize("path", ["express", "pipeline"])
+def test_cancelling_the_run_while_a_sync_tool_runs_from_async_code_leaves_a_counted_stray(path: str) -> None:
+    release = threading.Event()
+
+    @tool
+    def stuck() -> str:
+        """Block until released."""
+        release.wait(10)
+        return "late"
+
+    async def main() -> ToolResult:
+        dispatcher = Dispatcher([stuck], on_event=(lambda event: None) if path == "pipeline" else None)
+        asyncio.get_running_loop().call_later(0.05, dispatcher.cancel)
+        return await dispatcher.adispatch(ToolCall("c", "stuck", "{}"))
+
+    before = tinytools.strays().threads
+    try:
+        result = asyncio.run(main())
+        assert (result.status, result.error.code if result.error else None) == ("outcome_unknown", "cancelled")
+        assert tinytools.strays().threads == before + 1
+    finally:
+        release.set()
+    deadline = time.monotonic() + 10
+    while tinytools.strays().threads > before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert tinytools.strays().threads == before

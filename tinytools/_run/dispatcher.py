@@ -26,7 +26,7 @@ from tinytools._run.batches import run_batch
 from tinytools._run.boundary import DEFAULT_INLINE_OUTPUT_BYTES, Boundary
 from tinytools._run.call_state import Scope
 from tinytools._run.drivers import AsyncDriver, SyncDriver, drive
-from tinytools._run.express import express
+from tinytools._run.express import AsyncExpress, Express, express
 from tinytools._run.gate import Gate
 from tinytools._run.journal_stage import JournalStage
 from tinytools._run.leases import LEASE_SECONDS
@@ -172,7 +172,8 @@ class Dispatcher:
         self._revealed = Revealed(revealed)
         self._plans: dict[str, Plan] = {}
         self._plain = not middleware and on_event is None and redact is None and journal is None
-        self._express: dict[str, Callable[[ToolCall, Mapping[str, Any] | None], ToolResult]] = {}
+        self._express: dict[str, Express] = {}
+        self._aexpress: dict[str, AsyncExpress] = {}
         self._steps = 0
         self._sync = SyncDriver(on_event)
         self._async = AsyncDriver(on_event)
@@ -202,6 +203,7 @@ class Dispatcher:
     def _cancelled(self) -> None:
         """From now on every call is admitted, and refused; the run's pending calls end."""
         self._express.clear()
+        self._aexpress.clear()
         self.admission.recheck()
         if self.journal_stage.store.waiting(self.run_id):
             drive(cancel_pending(self.pipeline, None, self.scope(self._sync, None, None, None)))
@@ -239,9 +241,12 @@ class Dispatcher:
                 journaled=self.journal_stage.journal is not None,
             )
             if plan.plain and not tool.defer:  # a deferred tool's calls meet admission, which checks the reveal
-                plan.express = express(plan, self.admission)
+                plan.express, plan.aexpress = express(plan, self.admission, self.token)
                 if not self.token.cancelled and self.toolbox.get(tool.name) is tool:
-                    self._express[tool.name] = plan.express
+                    if plan.express is not None:
+                        self._express[tool.name] = plan.express
+                    if plan.aexpress is not None:
+                        self._aexpress[tool.name] = plan.aexpress
         return plan
 
     def visible_tools(self, names: Iterable[str] | None = None, *, state: Any = None) -> list[Tool[..., Any]]:
@@ -315,6 +320,9 @@ class Dispatcher:
         step_id: str | None = None,
     ) -> ToolResult:
         """Run one call from async code; a sync tool runs on a pool thread, never on the loop's."""
+        fast = self._aexpress.get(call.name)
+        if fast is not None and allowed is None and (self.tracer is None or not self.tracer.live()):
+            return await fast(call, inject)
         scope = self.scope(self._async, inject, allowed, step_id)
         return await self.pipeline.run(call, scope)
 

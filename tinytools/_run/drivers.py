@@ -36,7 +36,7 @@ from tinytools._run.jobs import (
     in_task,
     inside,
 )
-from tinytools._run.threads import Raised, ThreadsExhausted, abandon_task, run_coroutine, tool_threads
+from tinytools._run.threads import Done, Raised, ThreadsExhausted, abandon_task, run_coroutine, tool_threads
 
 if TYPE_CHECKING:
     import asyncio
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from tinytools._context import CancellationToken
     from tinytools._events import EventSink, ToolEvent
 
-__all__ = ["GRACE_SECONDS", "AsyncDriver", "Driver", "SyncDriver", "drive"]
+__all__ = ["GRACE_SECONDS", "AsyncDriver", "Driver", "SyncDriver", "drive", "in_place", "on_a_thread"]
 
 GRACE_SECONDS = 0.1
 """How long a cancelled async tool may take to stop before its call ends without it."""
@@ -195,8 +195,12 @@ class AsyncDriver(Driver):
         """A sync tool on a pool thread, an async one in a task of its own (in this task without a timeout)."""
         import asyncio
 
-        if job.is_async and job.timeout is None and job.channel is None:
-            return await _in_place(job)
+        if job.channel is None:
+            if job.is_async:
+                if job.timeout is None:
+                    return await in_place(job)
+            else:
+                return await on_a_thread(job)
         loop = asyncio.get_running_loop()
         if job.is_async:
             task: asyncio.Future[Any] = loop.create_task(_guarded_call(job))
@@ -274,7 +278,7 @@ class _Relay:
                 await pending
 
 
-async def _in_place(job: Job) -> Outcome:
+async def in_place(job: Job) -> Outcome:
     """Await an async tool with no timeout in this very task; the run's cancellation cancels it here.
 
     No task of its own: its cancellation is this task's, caught here and taken back (`uncancel`),
@@ -314,6 +318,43 @@ async def _in_place(job: Job) -> Outcome:
         forget()
         in_task.reset(entered)
     return Outcome(RETURNED, value)
+
+
+async def on_a_thread(job: Job) -> Outcome:
+    """A sync tool on a pool thread, which wakes this task once: its end, its timeout or the run's cancellation.
+
+    The thread answers through the loop with a `Done`; a timeout or the run's cancellation answers
+    first with its mark, and the thread runs on as a stray. So does one whose caller was cancelled.
+    """
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    waiter = loop.create_future()
+    threads = tool_threads()
+    try:
+        key = threads.submit_to(waiter, call_work, job, name=job.name)
+    except ThreadsExhausted as exc:
+        return Outcome(REFUSED, exc)
+
+    def on_cancel() -> None:
+        if not inside(job):  # a tool that cancels its own run still finishes its call
+            loop.call_soon_threadsafe(_resolve, waiter, CANCELLED)
+
+    forget = job.token.on_cancel(on_cancel)
+    timer = loop.call_later(job.timeout, _resolve, waiter, TIMEOUT) if job.timeout is not None else None
+    try:
+        got = await waiter
+    except BaseException:  # the caller itself was cancelled: the thread runs on, unseen, as a stray
+        threads.abandon(key)
+        raise
+    finally:
+        forget()
+        if timer is not None:
+            timer.cancel()
+    if got.__class__ is Done:
+        return _outcome_of(got.value)
+    threads.abandon(key)
+    return Outcome(got)
 
 
 async def _first_of(task: asyncio.Future[Any], job: Job, loop: asyncio.AbstractEventLoop) -> str | None:

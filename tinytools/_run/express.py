@@ -10,24 +10,38 @@ data or does not fit the budget) ends in the same stage functions the pipeline u
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from time import perf_counter_ns
 from typing import Any
 
 import msgspec
 
+from tinytools._context import CancellationToken
 from tinytools._errors import ArgumentsError, kept
 from tinytools._results import ToolCall, ToolResult
 from tinytools._run.admission import Admission
-from tinytools._run.failures import propagates, tool_failure
+from tinytools._run.drivers import on_a_thread
+from tinytools._run.failures import cancelled, executor_failure, propagates, tool_failure
+from tinytools._run.jobs import RAISED, REFUSED, RETURNED, Job
 from tinytools._run.output_checks import PLAIN_OUTPUT, finish
 from tinytools._run.plans import Plan
+from tinytools.executors._failures import ExecutorError
 
-__all__ = ["express", "within"]
+__all__ = ["AsyncExpress", "Express", "express", "within"]
 
 
-def express(plan: Plan, admission: Admission) -> Callable[[ToolCall, Mapping[str, Any] | None], ToolResult]:
-    """The express path of ``plan`` (see the module); ``admission`` holds the run's limits."""
+Express = Callable[[ToolCall, Mapping[str, Any] | None], ToolResult]
+AsyncExpress = Callable[[ToolCall, Mapping[str, Any] | None], Awaitable[ToolResult]]
+
+
+def express(plan: Plan, admission: Admission, token: CancellationToken) -> tuple[Express | None, AsyncExpress | None]:
+    """The express path of ``plan`` (see the module): for a sync tool the first, for an async one the second.
+
+    ``admission`` holds the run's limits; ``token`` is the run's. An async tool's express path is
+    awaited in the caller's task, as the pipeline awaits one without a timeout (the run's
+    cancellation cancels it there); a sync tool's never runs on an event loop: from async code its
+    second path reads the call on the loop and runs the tool on a pool thread, as the pipeline does.
+    """
     tool, name, boundary, exposed = plan.tool, plan.name, plan.boundary, plan.exposed
     reader = plan.reader()
     limit, encoder = plan.limit, plan.encoder
@@ -36,6 +50,108 @@ def express(plan: Plan, admission: Admission) -> Callable[[ToolCall, Mapping[str
     now = perf_counter_ns
     plain = PLAIN_OUTPUT
     fn = tool.fn
+
+    general = tool.call or fn
+
+    def arguments(call: ToolCall, inject: Mapping[str, Any] | None, start: int) -> Any:
+        """``(function, args, kwargs)`` to await, or the call's result (a refusal, invalid arguments).
+
+        The sync path (`run`) does the same inline: it is the fastest path there is.
+        """
+        if admission.checked:  # the run's limits, as any call meets them
+            refusal = admission.refusal(call, start)
+            if refusal is not None:
+                return refusal
+        else:
+            admission.calls += 1
+        if reader is not None:
+            try:
+                values = reader(call)
+            except ArgumentsError as exc:  # a failed result of a plain plan needs nothing from the boundary
+                return plan.invalid(call, kept(exc), start)
+            if values is not None:
+                return fn, values, _NONE
+        bound = plan.bound(call, inject, start)
+        if bound.__class__ is ToolResult:
+            return bound
+        return general, bound[0], bound[1]  # type: ignore[index]
+
+    def finished(call: ToolCall, output: Any, start: int) -> ToolResult:
+        if output.__class__ in plain and unchecked:
+            try:
+                encoded = encode(output)
+            except (TypeError, ValueError, OverflowError, RecursionError):
+                pass
+            else:
+                if (len(encoded) <= limit or within(boundary.limit, output, encoded)) and b"null" not in encoded:
+                    return ToolResult(
+                        call_id=call.id, name=name, status="succeeded", output=output, elapsed=now() - start
+                    )
+        return boundary.seal(finish(call, tool, output, start, boundary.store, encoder), None, start)
+
+    if tool.is_async:
+        from asyncio import CancelledError, current_task  # loaded by now: an async tool is awaited on a loop
+
+        async def arun(call: ToolCall, inject: Mapping[str, Any] | None) -> ToolResult:
+            start = now()
+            values = arguments(call, inject, start)
+            if values.__class__ is ToolResult:
+                return values
+            function, args, kwargs = values
+            task = current_task()
+            running.add(task)
+            try:
+                output = await function(*args, **kwargs)
+            except CancelledError:
+                if task not in stopped:
+                    raise
+                stopped.discard(task)
+                if task is not None and hasattr(task, "uncancel") and task.uncancel() > 0:  # cancelled from outside too
+                    raise
+                return cancelled(call, tool, start, started=True)  # the run was cancelled while it ran
+            except BaseException as exc:
+                if propagates(exc):
+                    raise
+                return tool_failure(call, name, exc, start, exposed)
+            finally:
+                running.discard(task)
+            return finished(call, output, start)
+
+        running: set[Any] = set()
+        """The tasks awaiting this tool now; the run's cancellation cancels them (`in_place` semantics)."""
+        stopped: set[Any] = set()
+
+        def stop_running() -> None:
+            try:
+                here = current_task()
+            except RuntimeError:  # cancelled from a thread with no loop
+                here = None
+            for task in list(running):
+                if task is not here and not task.done():  # a tool that cancels its own run finishes its call
+                    stopped.add(task)
+                    task.get_loop().call_soon_threadsafe(task.cancel)
+
+        token.on_cancel(stop_running)
+
+        return None, arun
+
+    async def hop(call: ToolCall, inject: Mapping[str, Any] | None) -> ToolResult:
+        """From async code: read here, run on a pool thread (never on the loop), finish here."""
+        start = now()
+        values = arguments(call, inject, start)
+        if values.__class__ is ToolResult:
+            return values
+        function, args, kwargs = values
+        outcome = await on_a_thread(Job(function, args, kwargs, name=name, is_async=False, timeout=None, token=token))
+        kind = outcome.kind
+        if kind == RETURNED:
+            return finished(call, outcome.value, start)
+        if kind == RAISED:
+            return tool_failure(call, name, outcome.value, start, exposed)
+        if kind == REFUSED:  # too many stray threads: the call was not made
+            error = ExecutorError("executor_unavailable", str(outcome.value), may_have_acted=False)
+            return executor_failure(error, call, tool, start)
+        return cancelled(call, tool, start, started=True)  # the run was cancelled while the tool ran
 
     def run(call: ToolCall, inject: Mapping[str, Any] | None) -> ToolResult:
         start = now()
@@ -58,24 +174,18 @@ def express(plan: Plan, admission: Admission) -> Callable[[ToolCall, Mapping[str
                 bound = plan.bound(call, inject, start)
                 if bound.__class__ is ToolResult:
                     return bound
-                output = (tool.call or tool.fn)(*bound[0], **bound[1])  # type: ignore[index]
+                output = general(*bound[0], **bound[1])  # type: ignore[index]
         except BaseException as exc:
             if propagates(exc):
                 raise
             return tool_failure(call, name, exc, start, exposed)
-        if output.__class__ in plain and unchecked:
-            try:
-                encoded = encode(output)
-            except (TypeError, ValueError, OverflowError, RecursionError):
-                pass
-            else:
-                if (len(encoded) <= limit or within(boundary.limit, output, encoded)) and b"null" not in encoded:
-                    return ToolResult(
-                        call_id=call.id, name=name, status="succeeded", output=output, elapsed=now() - start
-                    )
-        return boundary.seal(finish(call, tool, output, start, boundary.store, encoder), None, start)
+        return finished(call, output, start)
 
-    return run
+    return run, hop
+
+
+_NONE: dict[str, Any] = {}
+"""No keyword arguments (the typed reader's values are all positional); never changed."""
 
 
 def within(limit: int | None, output: Any, encoded: bytes) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from tinytools._errors import ArgumentsError, InjectionError, kept
@@ -111,20 +111,16 @@ class Plan:
         self.plain = plain and self._plain()
         """Whether the tool needs nothing around its call here: its calls may take the express path."""
         self.express: Callable[[ToolCall, Mapping[str, Any] | None], ToolResult] | None = None
-        """The whole call on the calling thread, when `plain` (`tinytools._run.express`)."""
+        """A sync tool's whole call on the calling thread, when `plain` (`tinytools._run.express`)."""
+        self.aexpress: Callable[[ToolCall, Mapping[str, Any] | None], Awaitable[ToolResult]] | None = None
+        """An async tool's whole call in the calling task, when `plain`."""
 
     def _plain(self) -> bool:
         tool = self.tool
         return not (
             self.denial or tool.needs_approval or self.route or tool.timeout is not None or self.tries > 1
         ) and not (
-            self.runtime
-            or tool.secret_keys
-            or tool.fixed_secrets
-            or tool.is_async
-            or tool.remote_keys
-            or self.journaled
-            or tool.streams
+            self.runtime or tool.secret_keys or tool.fixed_secrets or tool.remote_keys or self.journaled or tool.streams
         )
 
     def reader(self) -> Reader | None:

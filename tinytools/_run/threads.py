@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "IDLE_NAME",
     "MAX_STRAY_THREADS",
+    "Done",
     "Raised",
     "Strays",
     "ThreadsExhausted",
@@ -70,17 +71,31 @@ class ThreadsExhausted(Exception):
     """Too many stray threads are still running; the call was not started."""
 
 
+class Done:
+    """What a pool thread hands a loop's waiter when its work ended: the value, or a `Raised`."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+
 class _Submitted:
-    __slots__ = ("abandoned", "args", "context", "fn", "future", "name")
+    __slots__ = ("abandoned", "args", "context", "fn", "future", "name", "waiter")
 
-    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], name: str):
-        import concurrent.futures  # loaded with the first thread a tool needs
-
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], name: str, waiter: Any = None):
         self.fn = fn
         self.args = args
         self.name = name
         self.context = contextvars.copy_context()  # the submitter's: request ids and spans reach the tool
-        self.future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self.waiter = waiter
+        """An asyncio future the thread resolves with `Done` through its loop; or None, and `future`."""
+        if waiter is None:
+            import concurrent.futures  # loaded with the first thread a tool needs
+
+            self.future: Any = concurrent.futures.Future()
+        else:
+            self.future = self  # the key this work is known by
         self.abandoned = False
 
 
@@ -93,7 +108,8 @@ class ToolThreads:
         self._lock = threading.Lock()
         self._idle: list[queue.SimpleQueue[_Submitted | None]] = []
         self._strays = 0
-        self._running: dict[concurrent.futures.Future[Any], _Submitted] = {}
+        self._running: dict[Any, _Submitted] = {}
+        """Work running or waiting for a thread, by its key (its future, or itself)."""
 
     @property
     def strays(self) -> int:
@@ -111,7 +127,20 @@ class ToolThreads:
         Raises:
             ThreadsExhausted: `stray_limit` strays are running.
         """
-        work = _Submitted(fn, args, name)
+        return self._hand(_Submitted(fn, args, name))  # type: ignore[no-any-return]
+
+    def submit_to(self, waiter: Any, fn: Callable[..., Any], *args: Any, name: str = "tool") -> Any:
+        """Run ``fn(*args)`` on a pool thread, which resolves the asyncio future ``waiter`` with a `Done`.
+
+        One hop back to the loop, where `submit` and ``asyncio.wrap_future`` take three. Returns the
+        key to `abandon` the work by.
+
+        Raises:
+            ThreadsExhausted: `stray_limit` strays are running.
+        """
+        return self._hand(_Submitted(fn, args, name, waiter))
+
+    def _hand(self, work: _Submitted) -> Any:
         with self._lock:
             if self._strays >= self.stray_limit:
                 raise ThreadsExhausted(
@@ -167,7 +196,10 @@ class ToolThreads:
 
     def _run(self, work: _Submitted) -> None:
         future = work.future
-        if future.set_running_or_notify_cancel():
+        waiter = work.waiter
+        if waiter is not None:
+            self._run_for_loop(work, waiter)
+        elif future.set_running_or_notify_cancel():
             thread = threading.current_thread()
             thread.name = f"tinytools:{work.name}"  # a thread dump shows which tool a thread runs
             try:
@@ -183,6 +215,26 @@ class ToolThreads:
         else:
             with self._lock:
                 self._running.pop(future, None)
+
+    def _run_for_loop(self, work: _Submitted, waiter: Any) -> None:
+        thread = threading.current_thread()
+        thread.name = f"tinytools:{work.name}"
+        try:
+            outcome = work.context.run(work.fn, *work.args)
+        except BaseException as exc:
+            outcome = Raised(exc)
+        thread.name = IDLE_NAME
+        with self._lock:
+            del self._running[work]
+            if work.abandoned:
+                self._strays -= 1
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits any more
+            waiter.get_loop().call_soon_threadsafe(_settle, waiter, Done(outcome))
+
+
+def _settle(waiter: Any, done: Done) -> None:
+    if not waiter.done():
+        waiter.set_result(done)
 
 
 _THREADS = ToolThreads()
