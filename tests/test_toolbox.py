@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import functools
 import threading
 import time
@@ -548,13 +549,18 @@ def test_the_methods_of_one_instance_run_one_at_a_time_across_separate_calls() -
 
     assert sorted(asyncio.run(gathered())) == list(range(1, 9))
 
+    threaded = Dispatcher(box)  # from several threads of sync code at once, too
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        outputs = list(pool.map(lambda n: threaded.dispatch(ToolCall(f"t{n}", "increment", {})).output, range(8)))
+    assert sorted(outputs) == list(range(9, 17))
+
     async def two_batches() -> None:
         dispatcher = Dispatcher(box)
         batch = [ToolCall(f"b{n}", "increment", {}) for n in range(4)]
         await asyncio.gather(dispatcher.adispatch_many(batch), dispatcher.adispatch_many(batch))
 
     asyncio.run(two_batches())
-    assert counter.count == 16
+    assert counter.count == 24
 
 
 def test_an_mcp_client_calling_one_objects_methods_at_once_loses_no_update() -> None:

@@ -120,7 +120,13 @@ class Plan:
         return not (
             self.denial or tool.needs_approval or self.route or tool.timeout is not None or self.tries > 1
         ) and not (
-            self.runtime or tool.secret_keys or tool.fixed_secrets or tool.remote_keys or self.journaled or tool.streams
+            tool.exclusive is not None  # one object's methods take turns: the pipeline holds their lock
+            or self.runtime
+            or tool.secret_keys
+            or tool.fixed_secrets
+            or tool.remote_keys
+            or self.journaled
+            or tool.streams
         )
 
     def reader(self) -> Reader | None:
