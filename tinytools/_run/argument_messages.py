@@ -98,7 +98,9 @@ def fragment(tool: Tool[..., Any], parameter: str) -> str | None:
     Each ``$ref`` to ``$defs`` is shown as the definition it names (a recursive one once), so
     the fragment stands on its own.
     """
-    kept = _FRAGMENTS.setdefault(tool, {})
+    kept = _FRAGMENTS.get(tool)
+    if kept is None:  # (a weak dictionary's setdefault makes a weak reference on every call)
+        kept = _FRAGMENTS[tool] = {}
     cached = kept.get(parameter)
     if cached is None and parameter in tool.schema.properties:
         cached = kept[parameter] = quoted(tool, tool.schema.properties[parameter])
@@ -116,7 +118,9 @@ def framing(tool: Tool[..., Any], parameter: str) -> tuple[str, str]:
     Kept for the tool's own arguments (a key the model made up is worded afresh: their number is
     unbounded).
     """
-    kept = _FRAMINGS.setdefault(tool, {})
+    kept = _FRAMINGS.get(tool)
+    if kept is None:
+        kept = _FRAMINGS[tool] = {}
     cached = kept.get(parameter)
     if cached is not None:
         return cached

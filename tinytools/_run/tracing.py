@@ -91,28 +91,31 @@ class Tracing:
 class CallTracer:
     """One dispatcher's spans and metric (see the module); made only where the API is installed."""
 
-    __slots__ = ("_histogram", "_tracer", "boundary", "config", "failed")
+    __slots__ = ("_histogram", "_tracer", "boundary", "config", "failed", "given")
 
     def __init__(self, config: Tracing, boundary: Any):
         self.config = config
         self.boundary = boundary
+        self.given = config.tracer_provider is not None or config.meter_provider is not None
+        """Whether the application gave providers: then every call is traced."""
         self._tracer: Any = None
         self._histogram: Any = None
         self.failed = False
         """Whether tracing failed once already (it is logged once per dispatcher)."""
 
     def live(self) -> bool:
-        """Whether calls are traced now: the API is loaded and a provider is set (or was given)."""
-        config = self.config
-        if config.tracer_provider is not None or config.meter_provider is not None:
+        """Whether calls are traced now: the API is loaded and a provider is set (or was given).
+
+        Asked on every call of a dispatcher that may trace: two attribute reads once the API is
+        loaded (its modules are looked up once, then kept).
+        """
+        if self.given:
             return True
-        trace = sys.modules.get("opentelemetry.trace")
-        if trace is None:
+        api = _API or _find_api()
+        if api is None:
             return False
-        if getattr(trace, "_TRACER_PROVIDER", True) is not None:  # set (or an API that hides it: trace)
-            return True
-        metrics = sys.modules.get("opentelemetry.metrics._internal")
-        return metrics is not None and getattr(metrics, "_METER_PROVIDER", True) is not None
+        trace, metrics = api
+        return trace._TRACER_PROVIDER is not None or (metrics is not None and metrics._METER_PROVIDER is not None)
 
     def fault(self, where: str) -> None:
         """Tracing failed (a provider, an exporter, a scrubber): logged once; the call goes on."""
@@ -309,6 +312,31 @@ class _Current:
             context.detach(self.token)
         except Exception:
             self.tracer.fault("leaving a span")
+
+
+_API: tuple[Any, Any] | None = None
+"""The API's trace and metrics modules, once loaded (``_TRACER_PROVIDER``, ``_METER_PROVIDER`` read)."""
+
+
+def _find_api() -> tuple[Any, Any] | None:
+    """The API's modules, if the application loaded them; kept once found."""
+    global _API
+    trace = sys.modules.get("opentelemetry.trace")
+    if trace is None:
+        return None
+    metrics = sys.modules.get("opentelemetry.metrics._internal")
+    if not hasattr(trace, "_TRACER_PROVIDER") or (metrics is not None and not hasattr(metrics, "_METER_PROVIDER")):
+        return (_Always, _Always)  # an API that hides where it keeps its providers: trace, and let it decide
+    if metrics is not None:
+        _API = (trace, metrics)  # kept: both are loaded now
+    return (trace, metrics)
+
+
+class _Always:
+    """Stands for an API module whose providers cannot be read: they count as set."""
+
+    _TRACER_PROVIDER = True
+    _METER_PROVIDER = True
 
 
 def traceparent_of(span: Any) -> str | None:
