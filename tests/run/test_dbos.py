@@ -27,6 +27,11 @@ def _run(folder: Path, *extra: str) -> subprocess.CompletedProcess[str]:
                           env=env, timeout=120)  # fmt: skip
 
 
+@pytest.mark.skipif(
+    sys.version_info >= (3, 13),
+    reason="DBOS 3.4 cannot make its SQLite system database on Python 3.13 (its own insert fails: NOT NULL "
+    "constraint failed: application_versions.version_timestamp); the adapter is tested on 3.10 to 3.12",
+)
 def test_a_workflow_recovered_by_dbos_makes_each_act_once(tmp_path: Path) -> None:
     pytest.importorskip("dbos")
     crashed = _run(tmp_path, "crash")
