@@ -267,9 +267,16 @@ _HOST = os.environ.get("TINYTOOLS_HOST") or socket.gethostname()
 
 
 def this_owner() -> str:
-    """This process, as an entry's owner: host, pid and the process's start time."""
+    """This process, as an entry's owner: host, pid and the process's start time (read once per process)."""
     pid = os.getpid()
-    return f"{_HOST.replace(':', '_')}:{pid}:{_boot_time(pid)}"
+    known = _OWNER.get(pid)
+    if known is None:  # a forked child is another process: its own pid and start time
+        known = _OWNER[pid] = f"{_HOST.replace(':', '_')}:{pid}:{_boot_time(pid)}"
+    return known
+
+
+_OWNER: dict[int, str] = {}
+"""`this_owner` by pid: reading the start time costs a file read, and dispatchers are made per run."""
 
 
 def holds(entry: JournalEntry, now: float | None = None) -> bool:
