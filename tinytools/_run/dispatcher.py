@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from time import perf_counter
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from tinytools._context import CancellationToken, RunContext, Stores
 from tinytools._encoding import Encoders, OutputEncoder
@@ -49,6 +49,8 @@ if TYPE_CHECKING:
     from tinytools._run.journals import Journal
 
 __all__ = ["DEFAULT", "Dispatcher", "InvalidArgsPolicy", "Rewrite", "UnknownToolPolicy"]
+
+T = TypeVar("T")
 
 InvalidArgsPolicy = Literal["return_error", "fail"]
 
@@ -283,6 +285,13 @@ class Dispatcher:
         """Cancel the run: calls not yet started get ``cancelled``; running ones are told."""
         self.token.cancel()
 
+    def express(self, paths: Mapping[str, T], name: str) -> T | None:
+        """The express path for a call of ``name`` from ``paths``, unless this call is traced (then: None)."""
+        path = paths.get(name)
+        if path is None or (self.tracer is not None and self.tracer.live()):
+            return None
+        return path
+
     def scope(
         self, driver: Any, inject: Mapping[str, Any] | None, allowed: Iterable[str] | None, step_id: str | None
     ) -> Scope:
@@ -305,8 +314,8 @@ class Dispatcher:
             ArgumentsError: Only under ``invalid_args="fail"``.
             InjectionError: The application did not supply an injected value.
         """
-        express = self._express.get(call.name)
-        if express is not None and allowed is None and (self.tracer is None or not self.tracer.live()):
+        express = self.express(self._express, call.name) if allowed is None else None
+        if express is not None:
             return express(call, inject)
         scope = self.scope(self._sync, inject, allowed, step_id)
         return drive(self.pipeline.run(call, scope))  # type: ignore[no-any-return]
@@ -320,8 +329,8 @@ class Dispatcher:
         step_id: str | None = None,
     ) -> ToolResult:
         """Run one call from async code; a sync tool runs on a pool thread, never on the loop's."""
-        fast = self._aexpress.get(call.name)
-        if fast is not None and allowed is None and (self.tracer is None or not self.tracer.live()):
+        fast = self.express(self._aexpress, call.name) if allowed is None else None
+        if fast is not None:
             return await fast(call, inject)
         scope = self.scope(self._async, inject, allowed, step_id)
         return await self.pipeline.run(call, scope)

@@ -64,8 +64,8 @@ def dispatch(
     box = toolbox if toolbox.__class__ is Toolbox else solo_toolbox(toolbox) if isinstance(toolbox, Tool) else None
     made: Dispatcher | None = box.memo.get("dispatcher") if box is not None else None
     if made is not None:  # the default dispatcher's first step, without a call to get there
-        express = made._express.get(call.name)
-        if express is not None and (made.tracer is None or not made.tracer.live()):
+        express = made.express(made._express, call.name)
+        if express is not None:
             return express(call, inject)
     return default_dispatcher(box if box is not None else toolbox).dispatch(call, inject=inject)
 
@@ -81,11 +81,7 @@ async def adispatch(
     Raises:
         InjectionError: The application did not supply an injected value.
     """
-    made = default_dispatcher(toolbox)
-    fast = made._aexpress.get(call.name)
-    if fast is not None and (made.tracer is None or not made.tracer.live()):
-        return await fast(call, inject)
-    return await made.adispatch(call, inject=inject)
+    return await default_dispatcher(toolbox).adispatch(call, inject=inject)
 
 
 def dispatch_many(

@@ -195,39 +195,25 @@ class ToolThreads:
             return inbox.get()  # work is on its way
 
     def _run(self, work: _Submitted) -> None:
-        future = work.future
         waiter = work.waiter
-        if waiter is not None:
-            self._run_for_loop(work, waiter)
-        elif future.set_running_or_notify_cancel():
-            thread = threading.current_thread()
-            thread.name = f"tinytools:{work.name}"  # a thread dump shows which tool a thread runs
-            try:
-                outcome = work.context.run(work.fn, *work.args)
-            except BaseException as exc:
-                outcome = Raised(exc)
-            thread.name = IDLE_NAME
+        if waiter is None and not work.future.set_running_or_notify_cancel():
             with self._lock:
-                del self._running[future]
-                if work.abandoned:
-                    self._strays -= 1
-            future.set_result(outcome)
-        else:
-            with self._lock:
-                self._running.pop(future, None)
-
-    def _run_for_loop(self, work: _Submitted, waiter: Any) -> None:
+                self._running.pop(work.future, None)
+            return
         thread = threading.current_thread()
-        thread.name = f"tinytools:{work.name}"
+        thread.name = f"tinytools:{work.name}"  # a thread dump shows which tool a thread runs
         try:
             outcome = work.context.run(work.fn, *work.args)
         except BaseException as exc:
             outcome = Raised(exc)
         thread.name = IDLE_NAME
         with self._lock:
-            del self._running[work]
+            del self._running[work.future]
             if work.abandoned:
                 self._strays -= 1
+        if waiter is None:
+            work.future.set_result(outcome)
+            return
         with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits any more
             waiter.get_loop().call_soon_threadsafe(_settle, waiter, Done(outcome))
 
