@@ -131,3 +131,13 @@ def test_arguments_errors_survive_pickle_and_copy() -> None:
             assert type(again) is tinytools.ArgumentsError and again.args == ("bad",)
             assert (again.reason, again.pointer, again.parameter) == (error.reason, error.pointer, error.parameter)
             assert str(again) == str(error)
+
+
+def test_the_run_packages_docstring_names_every_module_of_it() -> None:
+    from pathlib import Path
+
+    import tinytools._run as run
+
+    folder = Path(run.__file__).parent
+    unnamed = [p.stem for p in folder.glob("*.py") if p.stem != "__init__" and f"`{p.stem}`" not in (run.__doc__ or "")]
+    assert unnamed == [], f"modules of tinytools._run its docstring does not name: {unnamed}"
