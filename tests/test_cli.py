@@ -12,6 +12,7 @@ from tinytools._cli import main
 
 TOOLS = textwrap.dedent(
     '''
+    from collections.abc import Iterator
     from typing import Literal
     from tinytools import Progress, Toolbox, tool
 
@@ -30,6 +31,13 @@ TOOLS = textwrap.dedent(
     @tool
     def shout(word: str, unit: Literal["c", "f"] = "c") -> str:
         return word.upper()
+
+    @tool
+    def lines(n: int) -> Iterator[str]:
+        """Stream n lines, then a piece with no line end."""
+        for i in range(n):
+            yield f"line {i}\\n"
+        yield "done"
 
     small = Toolbox([add])
     '''
@@ -98,6 +106,12 @@ def test_progress_goes_to_stderr_as_lines(tools_file: Path, capsys: pytest.Captu
     status, out, err = run(capsys, "call", f"{tools_file}:count", '{"name": "count", "arguments": {"n": 3}}')
     assert status == 0 and json.loads(out)["output"] == 3
     assert err.splitlines() == ["count: 1/3 at 1", "count: 2/3 at 2", "count: 3/3 at 3"]
+
+
+def test_streamed_pieces_go_to_stderr_one_line_each(tools_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run(capsys, "call", f"{tools_file}:lines", '{"name": "lines", "arguments": {"n": 2}}')
+    assert status == 0 and json.loads(out)["output"] == "line 0\nline 1\ndone"
+    assert err.splitlines() == ["lines> line 0", "lines> line 1", "lines> done"]  # a piece's own line end is its line's
 
 
 @pytest.mark.parametrize(

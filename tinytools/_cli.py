@@ -197,7 +197,7 @@ class ProgressDisplay:
         """Render a `ToolProgress` event, or a streamed piece as it comes; other events are ignored."""
         if isinstance(event, ToolOutputChunk):
             text = event.data if isinstance(event.data, str) else msgspec.json.encode(event.data).decode()
-            self.stream.write(f"{event.name}> {text}\n")
+            self.stream.write(f"{event.name}> {text}" if text.endswith("\n") else f"{event.name}> {text}\n")
             self.stream.flush()
             return
         if not isinstance(event, ToolProgress):
