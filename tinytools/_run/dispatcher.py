@@ -392,7 +392,7 @@ class Dispatcher:
         """End every pending call in the journal whose time is up; their final results.
 
         ``now`` is seconds since the epoch (by default the time now). An approval that never
-        came ends ``cancelled``; a call that may have acted, ``outcome_unknown``.
+        came ends failed with the code ``expired``; a call that may have acted, ``outcome_unknown``.
         """
         moment = time.time() if now is None else now
         return drive(expire(self.pipeline, moment, self.scope(self._sync, None, None, None)))  # type: ignore[no-any-return]

@@ -99,7 +99,7 @@ def _ip(address: type) -> Callable[[str], Any]:
 STRING_TYPES: dict[type, StringType] = {
     datetime.datetime: StringType("date-time", "an RFC 3339 date-time string", _by_msgspec(datetime.datetime)),
     datetime.date: StringType("date", "an ISO 8601 date string (YYYY-MM-DD)", _by_msgspec(datetime.date)),
-    datetime.time: StringType("time", "an ISO 8601 time string", _by_msgspec(datetime.time)),
+    datetime.time: StringType("time", "an ISO 8601 time string with seconds (HH:MM:SS)", _by_msgspec(datetime.time)),
     datetime.timedelta: StringType("duration", "an ISO 8601 duration string", _by_msgspec(datetime.timedelta)),
     uuid.UUID: StringType("uuid", "a UUID string", _by_msgspec(uuid.UUID)),
     decimal.Decimal: StringType("decimal", "a decimal number as a string", _by_msgspec(decimal.Decimal)),

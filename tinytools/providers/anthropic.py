@@ -46,14 +46,14 @@ def export_tools(
         strict: Show the strict-mode rendering and set ``"strict": true``.
         cache_control: Put on the last tool (``{"type": "ephemeral"}``, optionally with a
             ``"ttl"``), making the tools a prompt-cache prefix.
-
-    A tool's ``@tool(examples=[...])`` go as its ``input_examples`` (each was checked against
-    its schema when the tool was defined).
         revealed: Deferred tools to show, after the others (``dispatcher.revealed``); the
             other deferred tools are left out.
         tool_search: Let Anthropic search the deferred tools instead: each is declared with
             ``"defer_loading": true`` after the others, and its BM25 or regex tool search tool
             comes last. Read what it found with `read_revealed` into ``dispatcher.reveal``.
+
+    A tool's ``@tool(examples=[...])`` go as its ``input_examples`` (each was checked against
+    its schema when the tool was defined).
 
     Raises:
         SchemaError: ``strict`` is set and a schema cannot be made strict.

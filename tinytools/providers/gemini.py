@@ -12,13 +12,16 @@
     results = [dispatch(call, toolbox) for call in calls]
     contents.append(types.Content(role="user", parts=adapter.write_results(results)))
 
-Gemini's ``Schema`` is a subset of OpenAPI 3.0, so each input schema is translated: types
-become ``STRING``, ``OBJECT``, ...; ``null`` in a type becomes ``nullable: true``; a union
-becomes ``anyOf``; ``$ref`` is inlined (a recursive type is refused); enums become strings with
-``format: "enum"``; and constraints Gemini lacks (``exclusiveMinimum``, ``multipleOf``,
-``uniqueItems``, other formats) are stated in the description. The validator still enforces
-the canonical schema. What cannot be translated (``allOf``, ``oneOf``, ``not``, ``if``, tuples,
-pattern properties, ...) is refused with a `SchemaError`.
+Each declaration carries the tool's own JSON Schema as ``parametersJsonSchema`` (its output's as
+``responseJsonSchema``), so the model is shown what the validator enforces. For models that take
+only the OpenAPI-subset ``parameters``, ``export_tools(toolbox, schema_format="openapi")``
+translates instead: types become ``STRING``, ``OBJECT``, ...; ``null`` in a type becomes
+``nullable: true``; a union becomes ``anyOf``; ``$ref`` is inlined (a recursive type is
+refused); enums become strings with ``format: "enum"``; and constraints the subset lacks
+(``exclusiveMinimum``, ``multipleOf``, ``uniqueItems``, other formats) are stated in the
+description. The validator still enforces the canonical schema. What cannot be translated
+(``allOf``, ``oneOf``, ``not``, ``if``, tuples, pattern properties, ...) is refused with a
+`SchemaError`.
 
 Gemini may send calls without ids. Such a call gets the id ``gemini:<turn>:<index>-<digest>``,
 unique within the run: ``<turn>`` is the ``turn=`` given to `read_calls`, else the response's
