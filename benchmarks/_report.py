@@ -189,7 +189,7 @@ def _cell(section: dict[str, Any], library: str, case: str | None = None) -> str
 
 
 def markdown(results: dict[str, Any]) -> str:
-    """The README's tables: per-call medians, then the setup costs, each with its ratio to the floor."""
+    """The tables of docs/performance.md: per-call medians, then setup costs, each with its ratio to the floor."""
     sections = {section["key"]: section for section in results["sections"]}
     lines = []
     if "call" in sections:

@@ -2,8 +2,8 @@
 
     python benchmarks/bench_mcp.py              # ~3 minutes
     python benchmarks/bench_mcp.py --quick      # ~40 seconds
-    python benchmarks/bench_mcp.py --markdown   # the README table
-    python benchmarks/bench_mcp.py --chart benchmarks/mcp.png
+    python benchmarks/bench_mcp.py --markdown   # the tables of docs/performance.md
+    python benchmarks/bench_mcp.py --chart docs/assets/mcp.png
 
 Each server runs in a subprocess of its own (uvicorn, stateless streamable HTTP, log level
 warning) and serves the same two tools, ``add(a: int, b: int) -> int`` and
@@ -353,7 +353,7 @@ def _table(head: list[str], lines: list[list[str]], md: bool) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer calls (~40 s)")
-    parser.add_argument("--markdown", action="store_true", help="print README tables")
+    parser.add_argument("--markdown", action="store_true", help="print the performance page's tables")
     parser.add_argument("--chart", type=Path, metavar="PNG", help="also draw server capacity as a bar chart")
     parser.add_argument("--serve", nargs=2, metavar=("KIND", "PORT"), help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -50,7 +50,7 @@ def name_of(page: Path) -> str:
 
 
 def included(name: str) -> Path:
-    """The file a snippet include names, looked up where mkdocs.yml's ``base_path`` says: docs/snippets/, then the root."""
+    """The file a snippet include names, looked up where mkdocs.yml's ``base_path`` says: docs/snippets/, then ."""
     return next((folder / name for folder in (SNIPPETS, ROOT) if (folder / name).is_file()), SNIPPETS / name)
 
 

@@ -1,4 +1,4 @@
-"""The README's guarantees, each on every entry point under every option that changes a call's path.
+"""The Guarantees page's promises, each on every entry point under every option that changes a call's path.
 
 One matrix: an entry point (module `dispatch` and `adispatch`, the four `Dispatcher` entry points,
 and a text-format loop: a reply parsed by `parse_calls`, then dispatched as a batch) times an

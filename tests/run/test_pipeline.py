@@ -285,7 +285,7 @@ def test_cancelling_an_awaited_call_tells_a_sync_tool_through_its_token(entry: s
     assert heard.wait(2.0)  # the thread heard it; it did not run on to its own end
 
 
-def test_the_readme_and_the_pipeline_give_one_account_of_the_stages() -> None:
+def test_the_docs_and_the_pipeline_give_one_account_of_the_stages() -> None:
     import importlib
     import re
     from pathlib import Path
@@ -293,8 +293,7 @@ def test_the_readme_and_the_pipeline_give_one_account_of_the_stages() -> None:
     from tinytools._run import pipeline
 
     names = [name for name, _ in pipeline.STAGES]
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## How a call runs") : readme.index("## Running a turn")]
+    section = (Path(__file__).parents[2] / "docs" / "concepts" / "pipeline.md").read_text(encoding="utf-8")
     assert re.findall(r"^\d+\. \*\*([A-Za-z -]+)\*\*", section, re.MULTILINE) == names
     assert re.findall(r"^\d+\. \*\*([A-Za-z -]+)\*\*", pipeline.__doc__ or "", re.MULTILINE) == names
     for _, module in pipeline.STAGES:

@@ -1,7 +1,7 @@
 """The pipeline: the ordered stages every call goes through, whatever its entry point.
 
 This is the one account of the stages, in order (`STAGES` holds their names and modules; the
-README's "How a call runs" follows it, and a test keeps the two equal):
+docs page "The pipeline" (docs/concepts/pipeline.md) follows it, and a test keeps the two equal):
 
 1. **Admission** (`admission`): the run's cancellation, deadline and call budget, the size
    limit, the lookup by name (an unknown name meets its policy; a ``Rewrite`` is admitted again),

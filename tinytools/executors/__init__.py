@@ -21,10 +21,16 @@ and back, `_worker` is what runs on the other side, `_pools` holds the shared pr
 fails on its way there and back.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tinytools.executors._factories import provide
 from tinytools.executors._failures import ExecutorError, RemoteToolError
+
+if TYPE_CHECKING:  # what type checkers and the API reference read; at run time, `__getattr__` below
+    from tinytools.executors._placement import DEFAULT, INLINE, PROCESS, plan_routes, reference
+    from tinytools.executors._pools import shared_process_pool, shutdown_shared_pool
+    from tinytools.executors._transport import Route
+    from tinytools.executors._worker import ToolRef
 
 __all__ = [
     "DEFAULT",
