@@ -1,9 +1,11 @@
 """Provider adapters: each one exports declarations, reads calls, and writes results.
 
-Import an adapter by its path; nothing here imports a provider SDK::
+Import an adapter by its path; nothing here imports a provider SDK:
 
-    from tinytools.providers import openai   # Chat Completions (and strict mode)
-    from tinytools.providers import openai_responses, anthropic, gemini, mcp
+```python
+from tinytools.providers import openai   # Chat Completions (and strict mode)
+from tinytools.providers import openai_responses, anthropic, gemini, mcp
+```
 
 Every adapter offers the same three verbs: ``export_tools(toolbox, **options)`` gives the
 declarations in the provider's shape, ``read_calls(response)`` reads `ToolCall` objects out of

@@ -1,16 +1,16 @@
 """Anthropic Messages: tool definitions, ``tool_use`` blocks, ``tool_result`` blocks.
 
-::
+```python
+from tinytools.providers import anthropic as adapter
 
-    from tinytools.providers import anthropic as adapter
-
-    message = client.messages.create(
-        model=model, max_tokens=1024, messages=messages, tools=adapter.export_tools(toolbox)
-    )
-    messages.append({"role": "assistant", "content": message.content})
-    calls = adapter.read_calls(message)
-    results = [dispatch(call, toolbox) for call in calls]
-    messages.append({"role": "user", "content": adapter.write_results(results)})
+message = client.messages.create(
+    model=model, max_tokens=1024, messages=messages, tools=adapter.export_tools(toolbox)
+)
+messages.append({"role": "assistant", "content": message.content})
+calls = adapter.read_calls(message)
+results = [dispatch(call, toolbox) for call in calls]
+messages.append({"role": "user", "content": adapter.write_results(results)})
+```
 
 ``export_tools(toolbox, strict=True)`` shows the strict rendering of each schema (see
 `tinytools._schema.strict_mode`) and sets ``"strict": true`` (Anthropic's strict tool use); pair it with

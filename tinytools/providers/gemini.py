@@ -1,16 +1,16 @@
 """Google Gemini: function declarations, ``functionCall`` parts, ``functionResponse`` parts.
 
-::
+```python
+from google.genai import types
+from tinytools.providers import gemini as adapter
 
-    from google.genai import types
-    from tinytools.providers import gemini as adapter
-
-    config = types.GenerateContentConfig(tools=adapter.export_tools(toolbox))
-    response = client.models.generate_content(model=model, contents=contents, config=config)
-    contents.append(response.candidates[0].content)
-    calls = adapter.read_calls(response)
-    results = [dispatch(call, toolbox) for call in calls]
-    contents.append(types.Content(role="user", parts=adapter.write_results(results)))
+config = types.GenerateContentConfig(tools=adapter.export_tools(toolbox))
+response = client.models.generate_content(model=model, contents=contents, config=config)
+contents.append(response.candidates[0].content)
+calls = adapter.read_calls(response)
+results = [dispatch(call, toolbox) for call in calls]
+contents.append(types.Content(role="user", parts=adapter.write_results(results)))
+```
 
 Each declaration carries the tool's own JSON Schema as ``parametersJsonSchema`` (its output's as
 ``responseJsonSchema``), so the model is shown what the validator enforces. For models that take

@@ -1,15 +1,15 @@
 """OpenAI Chat Completions: function tools, ``message.tool_calls``, ``role: "tool"`` messages.
 
-::
+```python
+from tinytools.providers import openai as adapter
 
-    from tinytools.providers import openai as adapter
-
-    response = client.chat.completions.create(
-        model=model, messages=messages, tools=adapter.export_tools(toolbox)
-    )
-    messages.append(response.choices[0].message)
-    calls = adapter.read_calls(response)
-    messages += adapter.write_results([dispatch(call, toolbox) for call in calls])
+response = client.chat.completions.create(
+    model=model, messages=messages, tools=adapter.export_tools(toolbox)
+)
+messages.append(response.choices[0].message)
+calls = adapter.read_calls(response)
+messages += adapter.write_results([dispatch(call, toolbox) for call in calls])
+```
 
 ``export_tools(toolbox, strict=True)`` shows the strict rendering of each schema (see
 `tinytools._schema.strict_mode`); pair it with a dispatcher in strict mode, which enforces that rendering and

@@ -1,13 +1,13 @@
 """OpenAI Responses API: function tools, ``function_call`` items, ``function_call_output`` items.
 
-::
+```python
+from tinytools.providers import openai_responses as adapter
 
-    from tinytools.providers import openai_responses as adapter
-
-    response = client.responses.create(model=model, input=items, tools=adapter.export_tools(toolbox))
-    items += response.output
-    calls = adapter.read_calls(response)
-    items += adapter.write_results([dispatch(call, toolbox) for call in calls])
+response = client.responses.create(model=model, input=items, tools=adapter.export_tools(toolbox))
+items += response.output
+calls = adapter.read_calls(response)
+items += adapter.write_results([dispatch(call, toolbox) for call in calls])
+```
 
 A function tool here always carries a ``strict`` key (the API requires one). With
 ``strict=True`` it shows the strict rendering of the schema (see `tinytools._schema.strict_mode`); pair it
