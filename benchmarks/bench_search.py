@@ -272,7 +272,7 @@ def quality() -> None:
     print(f"\nretrieval: BFCL non-live categories, {len(functions):,} distinct functions, {len(questions):,} questions")
     print(f"  {'':<26}{'recall@1':>9}{'recall@5':>10}{'MRR':>8}{'index s':>9}{'query ms':>10}")
     for label, ranked, build, query in (
-        ("tinytools._search (BM25F)", ours, ours_build, ours_query),
+        ("tinytools search (BM25F)", ours, ours_build, ours_query),
         ("rank-bm25 BM25Okapi", theirs, theirs_build, theirs_query),
     ):
         m = _measures(ranked, questions)

@@ -367,24 +367,38 @@ def tool(
 def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     """Turn a function into a `Tool`, bare (``@tool``) or with options (``@tool(name=...)``).
 
-    Options: ``name``, ``description``, ``timeout`` (seconds), ``parallel_safe`` (False makes
-    the tool serial in batches; True lets a method of `Toolbox.from_object`, serial by default,
-    run concurrently), ``idempotent``, ``retries`` (idempotent tools only), and
-    ``enabled`` (a function of the application's state saying whether to offer the tool),
-    ``validate_output`` (check return values against the output schema), ``policy``
-    (a `ToolPolicy`: what the tool may do; its ``runtime`` may carry the timeout and retries
-    instead), ``format`` (a `ToolFormat` for text tool calls, JSON by default), and
-    ``executor`` (``"inline"`` to stay in the dispatcher's process, ``"process"`` or the name
-    of one of the dispatcher's executors), ``expose_errors`` (exception types whose message
-    the model may read, redacted, instead of a generic message), and how calls may outlive their
-    turn: ``external`` (the application runs it elsewhere and resumes the pending call with the
-    output), ``background`` (a call runs on after its turn, pending until it ends),
-    ``reconcile`` (a function asked, after a crash, whether a started call happened) and
-    ``cache_ttl`` (seconds a read-only tool's result is reused for the same arguments), and
-    ``idempotency_key`` (a function of the validated, converted arguments saying what "the same
-    act" is: calls of a run with the same key are one call, answered from the journal); and
-    ``defer`` (left out of exports until a tool search reveals it in a run); and ``examples``
-    (whole calls' arguments, each checked against the schema now: Anthropic's ``input_examples``).
+    Args:
+        fn: The function (or bound method, callable object, ``functools.partial``); omitted
+            when ``@tool(...)`` is given options.
+        **options: Any of these, by keyword:
+
+            - ``name``, ``description``: what the model is shown instead of the function's name
+              and docstring.
+            - ``timeout``: seconds a call may run.
+            - ``parallel_safe``: False makes the tool serial in batches; True lets a method of
+              `Toolbox.from_object`, serial by default, run concurrently.
+            - ``idempotent``, ``retries``: a call may run again; retried (idempotent tools only)
+              after a timeout or a `RetryableError`.
+            - ``enabled``: a function of the application's state saying whether to offer the tool.
+            - ``validate_output``: check return values against the output schema.
+            - ``policy``: a `ToolPolicy`, what the tool may do (its ``runtime`` may carry the
+              timeout and retries instead).
+            - ``format``: a `ToolFormat` for text tool calls (JSON by default).
+            - ``executor``: ``"inline"`` to stay in the dispatcher's process, ``"process"`` or the
+              name of one of the dispatcher's executors.
+            - ``expose_errors``: exception types whose message the model may read (redacted)
+              instead of a generic message.
+            - ``external``: the application runs the call elsewhere and resumes the pending call
+              with the output.
+            - ``background``: a call runs on after its turn, pending until it ends.
+            - ``reconcile``: a function asked, after a crash, whether a started call happened.
+            - ``cache_ttl``: seconds a read-only tool's result is reused for the same arguments.
+            - ``idempotency_key``: a function of the validated, converted arguments saying what
+              "the same act" is: calls of a run with the same key are one call, answered from
+              the journal.
+            - ``defer``: left out of exports until a tool search reveals it in a run.
+            - ``examples``: whole calls' arguments, each checked against the schema now (sent as
+              Anthropic's ``input_examples``).
 
     Raises:
         ToolDefinitionError: The signature cannot be expressed as a tool: ``*args`` or

@@ -191,7 +191,7 @@ class ApprovalRequest(msgspec.Struct, frozen=True):
     policy: ToolPolicy
     """Its policy."""
     arguments: dict[str, Any]
-    """The validated arguments."""
+    """The validated arguments, as JSON data: before conversion (a ``date`` is still its string)."""
     call: ToolCall
     """The call itself."""
 

@@ -8,11 +8,13 @@ For models that call tools through text rather than native function calling. Eac
 prompt = render_tools(toolbox)
 for call in parse_calls(reply_text, toolbox):
     result = dispatch(call, toolbox)
-    answer = render_result(result, toolbox[call.name].format)
+    shown_as = toolbox[call.name].format if call.name in toolbox else ToolFormat.json()  # no such tool: JSON
+    answer = render_result(result, shown_as)
 ```
 
-The modules: `_text` (render and parse in any syntax), `_json`, `_xml` and `_ptype` (each
-syntax's own reading and writing), and `_common` (what the three share).
+Pass ``format=`` to use one syntax for every tool. (For maintainers: `_text` renders and parses
+in any syntax, `_json`, `_xml` and `_ptype` hold each syntax's own reading and writing, and
+`_common` what the three share.)
 """
 
 from tinytools._toolformat import ToolFormat
