@@ -1,5 +1,7 @@
 """Turn plain Python functions into tools a language model can call."""
 
+from typing import TYPE_CHECKING, Any
+
 from tinytools._context import (
     Ask,
     CancellationToken,
@@ -54,8 +56,7 @@ from tinytools._results import (
 from tinytools._run.admission import Rewrite
 from tinytools._run.artifacts import ArtifactStore, FileArtifactStore, MemoryArtifactStore
 from tinytools._run.dispatcher import Dispatcher
-from tinytools._run.journal_stage import NOT_RUN
-from tinytools._run.journals import AsyncJournal, Journal, JournalEntry, JournalError, MemoryJournal, SQLiteJournal
+from tinytools._run.journals import AsyncJournal, Journal, JournalEntry, JournalError, MemoryJournal
 from tinytools._run.limits import Limits
 from tinytools._run.shortcuts import adispatch, adispatch_many, dispatch, dispatch_many
 from tinytools._run.threads import Strays, strays
@@ -67,6 +68,10 @@ from tinytools._tool import Tool, tool
 from tinytools._toolbox import Toolbox
 from tinytools._toolformat import ToolFormat
 from tinytools.policy import ToolPolicy
+
+if TYPE_CHECKING:  # what type checkers and the API reference read; at run time, `__getattr__` below
+    from tinytools._run.journal_stage import NOT_RUN
+    from tinytools._run.sqlite_journal import SQLiteJournal
 
 __all__ = [
     "NOT_RUN",
@@ -141,3 +146,25 @@ __all__ = [
     "strays",
     "tool",
 ]
+
+_LATER = {
+    "NOT_RUN": "tinytools._run.journal_stage",
+    "SQLiteJournal": "tinytools._run.sqlite_journal",
+}
+"""Names whose module loads when a program first asks for them: ``import tinytools`` stays lean."""
+
+
+def __getattr__(name: str) -> Any:
+    """A name of `_LATER`, imported from its module when first asked for."""
+    module = _LATER.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tinytools' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # asked once: later lookups find it here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LATER})

@@ -14,7 +14,6 @@ in the order the adapter wrote them, as an SDK sends them); `fingerprint` a shor
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import json
 from collections.abc import Iterable, Mapping
@@ -99,6 +98,8 @@ def fingerprint(tools: Iterable[Tool[..., Any]], provider: str = "openai", **opt
 
     Equal in every process for the same tools and options; different when any byte differs.
     """
+    import hashlib  # loaded by the first fingerprint, not by `import tinytools`
+
     return hashlib.sha256(sent(export(tools, provider, **options))).hexdigest()[:16]
 
 

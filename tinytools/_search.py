@@ -22,14 +22,12 @@ from typing import Annotated, Any, NamedTuple
 
 from tinytools._context import Discovery
 from tinytools._schema.annotations import Param
-from tinytools._tool import Tool, make_tool
+from tinytools._tool import SEARCHES, Tool, make_tool
 
-__all__ = ["SEARCHES", "SEARCH_TOOL", "Document", "ToolIndex", "document_of", "is_search", "search_tool", "words"]
+__all__ = ["SEARCH_TOOL", "Document", "ToolIndex", "document_of", "search_tool", "words"]
 
 SEARCH_TOOL = "search_tools"
 """The name of the tool the model searches deferred tools with."""
-SEARCHES = "_tinytools_searches"
-"""The mark a search tool's function carries, whatever the tool is renamed to."""
 
 K1 = 1.2
 """How fast a term's repeats stop adding to the score."""
@@ -205,8 +203,3 @@ def search_tool(k: int) -> Tool[..., Any]:
 
     search_tools.__dict__[SEARCHES] = True
     return make_tool(search_tools, name=SEARCH_TOOL)
-
-
-def is_search(tool: Tool[..., Any]) -> bool:
-    """Whether ``tool`` is a search tool made by `search_tool` (under any name)."""
-    return bool(getattr(tool.fn, SEARCHES, False))

@@ -40,7 +40,20 @@ from tinytools.policy import ToolPolicy
 if TYPE_CHECKING:
     from tinytools._schema.strict_mode import StrictSchema
 
-__all__ = ["INJECTABLE_TYPES", "NAME_PATTERN", "Injected", "Tool", "make_tool", "runs_calls", "tool"]
+__all__ = [
+    "INJECTABLE_TYPES",
+    "NAME_PATTERN",
+    "SEARCHES",
+    "Injected",
+    "Tool",
+    "is_search",
+    "make_tool",
+    "runs_calls",
+    "tool",
+]
+
+SEARCHES = "_tinytools_searches"
+"""The mark a search tool's function carries, whatever the tool is renamed to (see `tinytools._search`)."""
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -465,6 +478,11 @@ def make_tool(
         made._late_return = read.late_return
         made.validate_output = made.validate_output or bool(checks_later)
     return made
+
+
+def is_search(tool: Tool[..., Any]) -> bool:
+    """Whether ``tool`` is a search tool made by `tinytools._search.search_tool` (under any name)."""
+    return bool(getattr(tool.fn, SEARCHES, False))
 
 
 publish("tinytools", Tool, tool)

@@ -15,10 +15,8 @@ from typing import Any
 
 from tinytools._encoding import Encoders, check_encoders
 from tinytools._errors import ToolDefinitionError, ToolDefinitionWarning
-from tinytools._exports import diff, fingerprint
 from tinytools._public import publish
-from tinytools._search import ToolIndex, document_of, is_search, search_tool
-from tinytools._tool import NAME_PATTERN, Tool, make_tool
+from tinytools._tool import NAME_PATTERN, Tool, is_search, make_tool
 from tinytools._toolsets import Member, members, method_tool
 from tinytools.policy import ToolPolicy
 
@@ -372,6 +370,8 @@ class Toolbox:
         """
         indexed = self._index
         if indexed is None:
+            from tinytools._search import ToolIndex, document_of  # search loads on first use
+
             tools = list(self._tools.values())  # a snapshot: a tool added meanwhile waits for the next index
             deferred = frozenset(number for number, item in enumerate(tools) if item.defer)
             indexed = self._index = (tools, ToolIndex([document_of(item) for item in tools]), deferred)
@@ -387,6 +387,8 @@ class Toolbox:
         ``openai_responses``, ``anthropic``, ``gemini`` or ``mcp``; ``options`` are that
         adapter's ``export_tools`` options (see `tinytools._exports`).
         """
+        from tinytools._exports import fingerprint  # exports load on first use
+
         return fingerprint(self, provider, **options)
 
     def diff(self, previous: Any, provider: str = "openai", **options: Any) -> Any:
@@ -395,6 +397,8 @@ class Toolbox:
         Returns an `ExportDiff` (`tinytools._exports`): see why a prompt cache would miss
         before paying for it.
         """
+        from tinytools._exports import diff  # exports load on first use
+
         return diff(self, previous, provider, **options)
 
     def search_tool(self, *, k: int = 5) -> Tool[..., Any]:
@@ -411,6 +415,8 @@ class Toolbox:
         existing = next((item for item in self._tools.values() if is_search(item)), None)
         if existing is not None:
             return existing
+        from tinytools._search import search_tool  # search loads on first use
+
         return self.add(search_tool(k))
 
 

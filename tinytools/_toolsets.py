@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import sys
-import sysconfig
 from typing import Any
 
 from tinytools._errors import ToolDefinitionError
@@ -28,7 +28,8 @@ LIBRARY_PACKAGES = frozenset(
 )
 """Top-level packages (besides the standard library) whose base classes' methods are not tools."""
 
-_STDLIB = sysconfig.get_paths()["stdlib"]
+_STDLIB = os.path.dirname(os.__file__)
+"""The standard library's folder (where ``os`` itself lives)."""
 
 
 class Member:

@@ -13,7 +13,6 @@ probably meant (`tinytools._run.near_misses`): never a tool the allowlist hides.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -25,7 +24,7 @@ from tinytools._results import ToolCall, ToolResult
 from tinytools._run.failures import failed, unknown_tool
 from tinytools._run.limits import Limits
 from tinytools._run.near_misses import closest_name
-from tinytools._search import is_search
+from tinytools._tool import is_search
 
 if TYPE_CHECKING:
     from tinytools._context import CancellationToken
@@ -36,8 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["Admission", "Admitted", "Rewrite", "UnknownToolPolicy", "check_unknown_policy"]
 
 
-@dataclass(frozen=True)
-class Rewrite:
+class Rewrite(msgspec.Struct, frozen=True):
     """Unknown-tool policy: send the call to ``tool`` instead (once)."""
 
     tool: str

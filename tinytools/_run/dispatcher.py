@@ -9,11 +9,11 @@ through the pipeline's stages. Every call ends in exactly one `ToolResult` carry
 
 from __future__ import annotations
 
-import logging
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from time import perf_counter
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from tinytools._context import CancellationToken, RunContext, Stores
@@ -27,12 +27,11 @@ from tinytools._run.boundary import DEFAULT_INLINE_OUTPUT_BYTES, Boundary
 from tinytools._run.call_state import Scope
 from tinytools._run.drivers import AsyncDriver, SyncDriver, drive
 from tinytools._run.express import AsyncExpress, Express, express
+from tinytools._run.failures import logger
 from tinytools._run.gate import Gate
-from tinytools._run.journal_stage import JournalStage
-from tinytools._run.leases import LEASE_SECONDS
+from tinytools._run.journals import LEASE_SECONDS
 from tinytools._run.limits import Limits
 from tinytools._run.output_checks import DEFAULT_ENCODER
-from tinytools._run.pending_calls import cancel_pending, expire, poll, resume
 from tinytools._run.pipeline import Pipeline
 from tinytools._run.plans import Plan
 from tinytools._run.policy_enforcement import PolicyEnforcement
@@ -46,6 +45,7 @@ if TYPE_CHECKING:
 
     from tinytools._events import EventSink
     from tinytools._run.artifacts import ArtifactStore
+    from tinytools._run.journal_stage import JournalStage
     from tinytools._run.journals import Journal
 
 __all__ = ["DEFAULT", "Dispatcher", "InvalidArgsPolicy", "Rewrite", "UnknownToolPolicy"]
@@ -164,9 +164,10 @@ class Dispatcher:
         """Turns outputs that are not plain data into plain data, for every plan of this dispatcher."""
         limit = DEFAULT_INLINE_OUTPUT_BYTES if max_inline_output_bytes is DEFAULT else max_inline_output_bytes
         self.boundary = Boundary(hook=redact, limit=limit, store=artifacts)
-        self.journal_stage = JournalStage(
-            journal, signing_key, pending_ttl, self.run_id, self.token, self.boundary, lease_seconds
-        )
+        self._journal_options = (journal, signing_key, pending_ttl, lease_seconds)
+        self._journal_stage: JournalStage | None = None
+        if journal is not None or signing_key is not None:  # made now: a bad key or journal fails here
+            self.journal_stage  # noqa: B018
         self.tracer = _tracer(tracing, self.boundary)
         """Each call's span and duration, or None where tracing is off or OpenTelemetry absent."""
         self.routes = _routes(self.toolbox, executor)
@@ -198,7 +199,7 @@ class Dispatcher:
             context=self.context,
             stores=stores,
             plan_for=self.plan,
-            journal_stage=self.journal_stage,
+            journal_stage=lambda: self.journal_stage,
             tracer=self.tracer,
         )
 
@@ -207,8 +208,21 @@ class Dispatcher:
         self._express.clear()
         self._aexpress.clear()
         self.admission.recheck()
-        if self.journal_stage.store.waiting(self.run_id):
-            drive(cancel_pending(self.pipeline, None, self.scope(self._sync, None, None, None)))
+        if self._journal_stage is not None and self._journal_stage.store.waiting(self.run_id):
+            drive(_pending().cancel_pending(self.pipeline, None, self.scope(self._sync, None, None, None)))
+
+    @property
+    def journal_stage(self) -> JournalStage:
+        """The journal stage: made when the run first needs it (a journal, a pending call, a cache, an act)."""
+        stage = self._journal_stage
+        if stage is None:
+            from tinytools._run.journal_stage import JournalStage  # the journal subsystem loads on first use
+
+            journal, key, ttl, lease_seconds = self._journal_options
+            stage = self._journal_stage = JournalStage(
+                journal, key, ttl, self.run_id, self.token, self.boundary, lease_seconds
+            )
+        return stage
 
     @property
     def calls(self) -> int:
@@ -240,7 +254,7 @@ class Dispatcher:
                 fail_invalid=self.invalid_args == "fail",
                 plain=self._plain,
                 encoder=self.encoder,
-                journaled=self.journal_stage.journal is not None,
+                journaled=self._journal_options[0] is not None,
             )
             if plan.plain and not tool.defer:  # a deferred tool's calls meet admission, which checks the reveal
                 plan.express, plan.aexpress = express(plan, self.admission, self.token)
@@ -352,14 +366,14 @@ class Dispatcher:
                 or the answer does not match the schema (the call stays pending).
         """
         scope = self.scope(self._sync, inject, None, None)
-        return drive(resume(self.pipeline, handle, answer, scope, error))  # type: ignore[no-any-return]
+        return drive(_pending().resume(self.pipeline, handle, answer, scope, error))  # type: ignore[no-any-return]
 
     async def aresume(
         self, handle: str, answer: Any = None, *, error: str | None = None, inject: Mapping[str, Any] | None = None
     ) -> ToolResult:
         """`resume` from async code."""
         scope = self.scope(self._async, inject, None, None)
-        return await resume(self.pipeline, handle, answer, scope, error)
+        return await _pending().resume(self.pipeline, handle, answer, scope, error)  # type: ignore[no-any-return]
 
     def pending(self, *, all_runs: bool = False) -> list[PendingCall]:
         """The calls that wait for an answer: an approvals inbox, read from the journal.
@@ -377,7 +391,7 @@ class Dispatcher:
             try:
                 listed.append(stage.entries.listed(entry))
             except JournalError as exc:
-                logging.getLogger("tinytools.journal").error("pending() left out an entry: %s", exc)
+                logger("tinytools.journal").error("pending() left out an entry: %s", exc)
         return sorted(listed, key=lambda item: (item.pending.expires_at, item.call_id))
 
     def poll(self, handle: str) -> ToolResult:
@@ -386,7 +400,7 @@ class Dispatcher:
         Raises:
             PendingError: The handle fails verification or its call is unknown to the journal.
         """
-        return drive(poll(self.pipeline, handle, self.scope(self._sync, None, None, None)))  # type: ignore[no-any-return]
+        return drive(_pending().poll(self.pipeline, handle, self.scope(self._sync, None, None, None)))  # type: ignore[no-any-return]
 
     def expire(self, now: float | None = None) -> list[ToolResult]:
         """End every pending call in the journal whose time is up; their final results.
@@ -395,7 +409,7 @@ class Dispatcher:
         came ends failed with the code ``expired``; a call that may have acted, ``outcome_unknown``.
         """
         moment = time.time() if now is None else now
-        return drive(expire(self.pipeline, moment, self.scope(self._sync, None, None, None)))  # type: ignore[no-any-return]
+        return drive(_pending().expire(self.pipeline, moment, self.scope(self._sync, None, None, None)))  # type: ignore[no-any-return]
 
     def cancel_pending(self, handle: str) -> ToolResult:
         """End one pending call as cancelled (`cancel` ends every pending call of the run); its final result.
@@ -404,7 +418,7 @@ class Dispatcher:
             PendingError: The handle fails verification or its call is unknown to the journal.
         """
         scope = self.scope(self._sync, None, None, None)
-        return drive(cancel_pending(self.pipeline, handle, scope))[0]  # type: ignore[no-any-return]
+        return drive(_pending().cancel_pending(self.pipeline, handle, scope))[0]  # type: ignore[no-any-return]
 
     def dispatch_many(
         self,
@@ -459,6 +473,13 @@ def _routes(toolbox: Toolbox, executor: Executor | Mapping[str, Executor] | None
 
 
 publish("tinytools", Dispatcher)
+
+
+def _pending() -> ModuleType:
+    """`pending_calls`, loaded by the first resume, poll, expiry or cancellation of a pending call."""
+    from tinytools._run import pending_calls
+
+    return pending_calls
 
 
 def _tracer(tracing: bool | Tracing, boundary: Boundary) -> CallTracer | None:

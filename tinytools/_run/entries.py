@@ -20,15 +20,7 @@ from tinytools._run.handles import Handles
 from tinytools._run.journals import JournalEntry, canonical
 from tinytools._schema.input_schema import compile_validator
 
-__all__ = ["APPROVAL_SCHEMA", "Entries", "Parked"]
-
-APPROVAL_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"approved": {"type": "boolean"}, "reason": {"type": "string"}},
-    "required": ["approved"],
-    "additionalProperties": False,
-}
-"""The answer a deferred approval takes: ``{"approved": true}``, or false with a reason."""
+__all__ = ["Entries", "Parked"]
 
 
 class Parked(msgspec.Struct):

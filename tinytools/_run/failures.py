@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from tinytools.executors._failures import ExecutorError
 
 __all__ = [
+    "APPROVAL_SCHEMA",
     "as_unknown",
     "cancelled",
     "denied",
@@ -169,11 +170,20 @@ def executor_failure(exc: ExecutorError, call: ToolCall, tool: Tool[..., Any], s
     return as_unknown(result) if unknown else result
 
 
-def logger() -> logging.Logger:
-    """The ``tinytools`` logger (logging is imported on first failure, not at import)."""
+def logger(name: str = "tinytools") -> logging.Logger:
+    """The ``tinytools`` logger, or one below it (logging is imported on first use, not at import)."""
     import logging
 
-    return logging.getLogger("tinytools")
+    return logging.getLogger(name)
+
+
+APPROVAL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"approved": {"type": "boolean"}, "reason": {"type": "string"}},
+    "required": ["approved"],
+    "additionalProperties": False,
+}
+"""The answer a deferred approval takes: ``{"approved": true}``, or false with a reason."""
 
 
 def waiting(

@@ -36,6 +36,7 @@ from tinytools._run.entries import Entries, Parked
 from tinytools._run.failures import as_unknown, failed
 from tinytools._run.handles import Handles, signing_key
 from tinytools._run.journals import (
+    LEASE_SECONDS,
     AsyncJournal,
     Journal,
     JournalEntry,
@@ -45,7 +46,7 @@ from tinytools._run.journals import (
     holds,
     this_owner,
 )
-from tinytools._run.leases import LEASE_SECONDS, Leases
+from tinytools._run.leases import Leases
 from tinytools._run.output_checks import finish
 from tinytools._run.reading import call_arguments
 from tinytools._run.result_cache import ResultCache

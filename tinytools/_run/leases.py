@@ -18,10 +18,7 @@ import time
 
 from tinytools._run.journals import Journal
 
-__all__ = ["LEASE_SECONDS", "Leases"]
-
-LEASE_SECONDS = 30.0
-"""How long a claim holds without renewal, by default (``Dispatcher(lease_seconds=...)``)."""
+__all__ = ["Leases"]
 
 
 class Leases:

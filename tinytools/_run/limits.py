@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from tinytools._public import publish
 
 __all__ = ["Limits"]
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(msgspec.Struct, frozen=True):
     """Bounds on one run of a `Dispatcher`.
 
     A call past a bound is not executed; it gets a failed result that says which bound

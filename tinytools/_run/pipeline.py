@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from inspect import isawaitable
 from time import perf_counter_ns
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -46,16 +46,26 @@ from tinytools._run.boundary import Boundary
 from tinytools._run.call_state import CallState, Scope
 from tinytools._run.drivers import SyncDriver, drive
 from tinytools._run.edits import read_edit
-from tinytools._run.entries import APPROVAL_SCHEMA
 from tinytools._run.execution import Execution
-from tinytools._run.failures import cancelled, denied, failed, hook_failure, missing_value, propagates, waiting
-from tinytools._run.journal_stage import JournalStage
+from tinytools._run.failures import (
+    APPROVAL_SCHEMA,
+    cancelled,
+    denied,
+    failed,
+    hook_failure,
+    missing_value,
+    propagates,
+    waiting,
+)
 from tinytools._run.plans import Plan, Read
 from tinytools._run.policy_enforcement import PolicyEnforcement, ask, refused_edit
 from tinytools._run.reading import call_arguments, read_arguments, started_arguments
 from tinytools._run.secrets import Secrets
 from tinytools._run.tracing import CallTracer, traceparent_of
-from tinytools._search import is_search
+from tinytools._tool import is_search
+
+if TYPE_CHECKING:
+    from tinytools._run.journal_stage import JournalStage
 
 __all__ = ["STAGES", "Pipeline"]
 
@@ -90,13 +100,13 @@ class Pipeline:
         context: RunContext,
         stores: Stores,
         plan_for: Callable[[Any], Plan],
-        journal_stage: JournalStage,
+        journal_stage: Callable[[], JournalStage],
         tracer: CallTracer | None = None,
     ):
         self.admission = admission
         self.tracer = tracer
         """Opens and closes each call's span, when the dispatcher traces (`tinytools._run.tracing`)."""
-        self.journal_stage = journal_stage
+        self._journal_stage = journal_stage
         self.boundary = boundary
         self.policies = policies
         hooks = [m for m in middleware if m not in policies.middleware]
@@ -153,6 +163,11 @@ class Pipeline:
                 self.tracer.alone(call, result, start, description=tool.description)
                 return
         self.tracer.alone(call, result, start, description=tool.description, arguments=call.arguments, secrets=secrets)
+
+    @property
+    def journal_stage(self) -> JournalStage:
+        """The dispatcher's journal stage, made on first use: a call with no journal, cache or act never loads it."""
+        return self._journal_stage()
 
     async def run_admitted(self, admitted: Admitted, scope: Scope, start: int) -> ToolResult:
         """The stages after admission, in a span of the call's own when the dispatcher traces."""

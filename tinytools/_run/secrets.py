@@ -17,7 +17,7 @@ bytes. Scrubbing costs one regular-expression pass over the text per call that h
 
 from __future__ import annotations
 
-import base64
+import binascii
 import contextlib
 import re
 from collections.abc import Iterable
@@ -44,7 +44,7 @@ def forms_of(value: Any) -> set[str]:
         return forms_of(reveal())
     if isinstance(value, (bytes, bytearray, memoryview)):
         data = bytes(value)
-        whole = base64.b64encode(data).decode()  # the bytes as the whole of an output
+        whole = binascii.b2a_base64(data, newline=False).decode()  # the bytes as the whole of an output
         found = _base64_forms(data) | {whole, whole.translate(_URL_SAFE), repr(data)[2:-1]}
         with contextlib.suppress(UnicodeDecodeError):
             found |= _text_forms(data.decode("utf-8"))
@@ -77,7 +77,7 @@ def _base64_forms(data: bytes) -> set[str]:
     """
     found: set[str] = set()
     for offset in range(3):
-        encoded = base64.b64encode(bytes(offset) + data).decode()
+        encoded = binascii.b2a_base64(bytes(offset) + data, newline=False).decode()
         first = -(-8 * offset // 6)  # the first character with no bit of the bytes before
         last = 8 * (offset + len(data)) // 6  # past the last with no bit of the bytes after
         inner = encoded[first:last]

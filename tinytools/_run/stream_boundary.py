@@ -39,7 +39,7 @@ EVENT_COST = 32
 """Bytes each forwarded event counts for at least: a budget bounds how many events go out, too."""
 _CONTEXT = 2 * WINDOW
 """Characters of the stream kept from before the held pieces: what a match reaching back needs."""
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = "[\ud800-\udfff]"
 
 
 class _Held:
@@ -227,7 +227,11 @@ def _data(item: _Held, text: str) -> Any:
 
 def _unicode(text: str) -> str:
     """Text JSON can carry: each lone surrogate becomes U+FFFD."""
-    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+    try:
+        text.encode("utf-8")  # the common case: no lone surrogate, and no pattern compiled
+    except UnicodeEncodeError:
+        return re.sub(_SURROGATE, "\ufffd", text)
+    return text
 
 
 def _masked(buffer: str, start: int, end: int, spans: list[list[int]]) -> str:

@@ -29,8 +29,6 @@ that cannot be scrubbed is not recorded.
 
 from __future__ import annotations
 
-import importlib.util
-import logging
 import sys
 import time
 from time import perf_counter_ns
@@ -39,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from tinytools._public import publish
+from tinytools._run.failures import logger
 
 if TYPE_CHECKING:
     from tinytools._results import ToolCall, ToolResult
@@ -58,6 +57,8 @@ def available() -> bool:
     """Whether ``opentelemetry-api`` is installed (looked up once per process)."""
     global _AVAILABLE
     if _AVAILABLE is None:
+        import importlib.util  # by the first dispatcher, not by `import tinytools`
+
         try:
             _AVAILABLE = importlib.util.find_spec("opentelemetry") is not None
         except (ImportError, ValueError):  # a module entry of None: an application that blocked it
@@ -121,7 +122,7 @@ class CallTracer:
         """Tracing failed (a provider, an exporter, a scrubber): logged once; the call goes on."""
         if not self.failed:
             self.failed = True
-            logging.getLogger("tinytools").exception("tracing failed (%s); calls go on, untraced there", where)
+            logger().exception("tracing failed (%s); calls go on, untraced there", where)
 
     def tracer(self) -> Any:
         """The tracer, made on first use (a proxy that follows the provider the application sets)."""

@@ -9,12 +9,12 @@ the parameter itself: its default (or factory) and its alias.
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import typing
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
 import typing_extensions
 
 from tinytools._public import publish
@@ -24,8 +24,7 @@ __all__ = ["Param", "constraints", "field_alias", "field_default", "pydantic_fie
 _ANNOTATED = (typing.Annotated, typing_extensions.Annotated)
 
 
-@dataclasses.dataclass(frozen=True)
-class Param:
+class Param(msgspec.Struct, frozen=True):
     """Constraints and description for a parameter, used inside ``Annotated``.
 
     ``Annotated[int, Param(ge=1, le=100, description="Page size")]``.
@@ -121,7 +120,7 @@ def constraints(metadata: tuple[Any, ...], is_array: bool) -> dict[str, Any]:
         if isinstance(item, str):
             found["description"] = item
         elif isinstance(item, Param):
-            found.update({k: v for k, v in vars(item).items() if v is not None})
+            found.update({k: v for k, v in msgspec.structs.asdict(item).items() if v is not None})
         elif pydantic_field(item):
             found.update(_field_keywords(item))
         else:

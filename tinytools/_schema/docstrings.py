@@ -17,7 +17,6 @@ import re
 import sys
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -53,13 +52,12 @@ _NOTHING_DOCUMENTED = re.compile(  # an empty section, or `Args:` then `None`: t
 )
 
 
-@dataclass(frozen=True)
-class Docstring:
+class Docstring(msgspec.Struct, frozen=True):
     """What a docstring says about a tool."""
 
     description: str = ""
     """Summary and body, joined by a blank line."""
-    parameters: dict[str, str] = field(default_factory=dict)
+    parameters: dict[str, str] = msgspec.field(default_factory=dict)
     """Parameter name -> description."""
     returns: str | None = None
     """What the return value is, when documented."""

@@ -20,7 +20,7 @@ argument's whole schema.
 
 from __future__ import annotations
 
-import json.encoder
+import functools
 import math
 import re
 from collections.abc import Callable
@@ -54,8 +54,6 @@ Check = Callable[[object], ArgumentsError | None]
 Expand = Callable[[ArgumentsError, Any, int], tuple[list[ArgumentsError], int]]
 """Lists the failures inside one argument: given its first failure, its value and the room left."""
 
-_ENCODER = json.encoder.JSONEncoder(ensure_ascii=False)  # json.dumps(value, ensure_ascii=False)
-_quote = json.encoder.encode_basestring  # the same for one string, without building an encoder
 _EXPECTED = {
     "minimum": "at least {}", "maximum": "at most {}", "exclusiveMinimum": "more than {}",
     "exclusiveMaximum": "less than {}", "minLength": "at least {}", "maxLength": "at most {}",
@@ -75,6 +73,14 @@ _COUNTED = {
 _BROKEN = (KeyError, StopIteration, TypeError, AttributeError, IndexError, ValueError, re.error)
 
 
+@functools.cache
+def _writers() -> tuple[Callable[[str], str], Callable[[Any], str]]:
+    """``json.dumps(value, ensure_ascii=False)`` for one string, and for any value: loaded by the first echo."""
+    import json.encoder
+
+    return json.encoder.encode_basestring, json.encoder.JSONEncoder(ensure_ascii=False).encode
+
+
 def escape(token: Token) -> str:
     """One JSON-pointer reference token (RFC 6901)."""
     return str(token).replace("~", "~0").replace("/", "~1")
@@ -85,11 +91,11 @@ def echo(value: Any) -> str:
     kind = type(value)
     try:
         if kind is str:
-            text = _quote(value[:ECHO_LIMIT])
+            text = _writers()[0](value[:ECHO_LIMIT])
         elif kind is int or (kind is float and math.isfinite(value)):
             text = repr(value)  # what json.dumps writes; raises ValueError for a huge int
         else:
-            text = _ENCODER.encode(value)
+            text = _writers()[1](value)
     except (TypeError, ValueError, RecursionError):
         try:
             text = repr(value)
