@@ -3,6 +3,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import tinytools
 
 
@@ -113,6 +115,64 @@ def test_import_leaves_what_a_first_use_needs_for_that_use() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.splitlines() == ["", "fastjsonschema,docstring_parser"]
+
+
+SUBSYSTEMS = (
+    "sqlite3", "socket", "hmac", "hashlib", "logging", "json", "pathlib",
+    "tinytools._run.sqlite_journal", "tinytools._run.journal_stage", "tinytools._run.pending_calls",
+    "tinytools._run.handles", "tinytools._search", "tinytools._exports", "tinytools.formats",
+    "tinytools.providers", "tinytools.executors._pools", "tinytools.executors._placement",
+)  # fmt: skip
+"""What a plain ``@tool`` + ``dispatch`` program never needs: journals, pending calls, search, exports, formats...
+
+(A batch needs asyncio, which brings ``socket`` and ``logging`` with it.)"""
+
+PLAIN_PROGRAM = '''
+import sys, tinytools
+from tinytools import Dispatcher, ToolCall, Toolbox, dispatch, tool
+
+@tool
+def add(a: int, b: int = 1) -> int:
+    """Add two integers."""
+    return a + b
+
+tools = Toolbox([add])
+assert dispatch(ToolCall("c1", "add", '{"a": 2}'), tools).output == 3
+run = Dispatcher(tools, on_event=lambda event: None)
+assert run.dispatch(ToolCall("c2", "add", '{"a": 1, "b": 2}')).output == 3
+'''
+
+
+def _loaded_after(code: str) -> set[str]:
+    probe = code + "\nprint(','.join(sorted(sys.modules)))\n"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return set(out.stdout.strip().splitlines()[-1].split(","))
+
+
+def test_a_plain_program_loads_no_subsystem() -> None:
+    loaded = _loaded_after(PLAIN_PROGRAM)
+    assert not loaded & set(SUBSYSTEMS)
+    assert not {name for name in loaded if name.startswith(("tinytools.providers.", "tinytools.formats."))}
+
+
+@pytest.mark.parametrize(
+    ("first_use", "loads"),
+    [
+        ("tinytools.SQLiteJournal(':memory:')", {"sqlite3", "tinytools._run.sqlite_journal"}),
+        ("Dispatcher(tools, journal=tinytools.MemoryJournal())", {"tinytools._run.journal_stage", "hmac"}),
+        ("run.pending()", {"tinytools._run.journal_stage"}),
+        ("run.expire()", {"tinytools._run.pending_calls"}),
+        ("tools.search('add')", {"tinytools._search"}),
+        ("tools.fingerprint()", {"tinytools._exports", "hashlib"}),
+        ("dispatch(ToolCall('c9', 'add', '{\"a\": [1]}'), tools)", {"json"}),
+        ("from tinytools.formats import render_tools; render_tools(tools)", {"tinytools.formats"}),
+    ],
+    ids=["sqlite", "journal", "inbox", "expiry", "search", "fingerprint", "invalid-call", "formats"],
+)
+def test_each_subsystem_loads_on_its_first_use(first_use: str, loads: set[str]) -> None:
+    before = _loaded_after(PLAIN_PROGRAM)
+    after = _loaded_after(PLAIN_PROGRAM + first_use + "\n")
+    assert loads <= after - before
 
 
 def test_arguments_errors_survive_pickle_and_copy() -> None:

@@ -1,6 +1,7 @@
 """Turn plain Python functions into tools a language model can call."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
 
 from tinytools._context import (
     Ask,
@@ -69,7 +70,7 @@ from tinytools._toolbox import Toolbox
 from tinytools._toolformat import ToolFormat
 from tinytools.policy import ToolPolicy
 
-if TYPE_CHECKING:  # what type checkers and the API reference read; at run time, `__getattr__` below
+if _TYPE_CHECKING:  # what type checkers and the API reference read; at run time, `__getattr__` below
     from tinytools._run.journal_stage import NOT_RUN
     from tinytools._run.sqlite_journal import SQLiteJournal
 
@@ -154,7 +155,7 @@ _LATER = {
 """Names whose module loads when a program first asks for them: ``import tinytools`` stays lean."""
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     """A name of `_LATER`, imported from its module when first asked for."""
     module = _LATER.get(name)
     if module is None:

@@ -8,7 +8,8 @@ tool what its calls need (`express`: the whole call of a plain plan in a few ste
 
 - admission: `admission` (with `limits`, and `near_misses` for unknown names);
 - read: `reading`, into a call's records (`call_state`); `edits` reads what the application wrote;
-- journal: `journal_stage`, on `journals` (the stores and their async faces), `entries` (what an
+- journal: `journal_stage`, on `journals` (the stores and their async faces; `sqlite_journal` the
+  SQLite one), `entries` (what an
   entry says), `handles` (signed names of pending calls), `leases` (a worker's hold on the calls it
   runs), `background` (tasks) and `acts` (declared acts);
 - policy: `policy_enforcement`;

@@ -166,6 +166,8 @@ class Dispatcher:
         self.boundary = Boundary(hook=redact, limit=limit, store=artifacts)
         self._journal_options = (journal, signing_key, pending_ttl, lease_seconds)
         self._journal_stage: JournalStage | None = None
+        self._remembers = True
+        """Whether a call is remembered for the run without a journal (a one-line call's is not)."""
         if journal is not None or signing_key is not None:  # made now: a bad key or journal fails here
             self.journal_stage  # noqa: B018
         self.tracer = _tracer(tracing, self.boundary)
@@ -222,6 +224,7 @@ class Dispatcher:
             stage = self._journal_stage = JournalStage(
                 journal, key, ttl, self.run_id, self.token, self.boundary, lease_seconds
             )
+            stage.remember = self._remembers
         return stage
 
     @property

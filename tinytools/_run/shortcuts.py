@@ -46,7 +46,7 @@ def default_dispatcher(toolbox: _Tools) -> Dispatcher:
     if made is None:
         made = toolbox.memo["dispatcher"] = Dispatcher(toolbox)
         made._revealed.grows = False  # no run: a search here reveals nothing for later calls
-        made.journal_stage.remember = False  # nor does a call remember another: each is a one-line call of its own
+        made._remembers = False  # nor does a call remember another: each is a one-line call of its own
     return made
 
 
