@@ -10,6 +10,7 @@ keep, in half the time.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import itertools
 import linecache
@@ -31,25 +32,31 @@ __all__ = [
 ]
 
 _MARKS = {  # broad on purpose: a docstring with the marks of two styles is left to guessing
-    "GOOGLE": re.compile(r"^[ \t]*\w[\w \t]*:[ \t]*$", re.MULTILINE),
-    "NUMPYDOC": re.compile(r"^[ \t]*(-+[ \t]*|\.\.[ \t]*\w+::.*)$", re.MULTILINE),  # or a `.. deprecated::`
-    "REST": re.compile(r"^[ \t]*:", re.MULTILINE),
-    "EPYDOC": re.compile(r"^[ \t]*@", re.MULTILINE),
+    "GOOGLE": (r"^[ \t]*\w[\w \t]*:[ \t]*$", re.MULTILINE),
+    "NUMPYDOC": (r"^[ \t]*(-+[ \t]*|\.\.[ \t]*\w+::.*)$", re.MULTILINE),  # or a `.. deprecated::`
+    "REST": (r"^[ \t]*:", re.MULTILINE),
+    "EPYDOC": (r"^[ \t]*@", re.MULTILINE),
 }
 _GOOGLE_TITLES = (
     r"(Arguments|Args|Parameters|Params|Raises|Exceptions|Except|Attributes|Examples?|Returns|Yields):[ \t]*"
 )
-_GOOGLE_TITLE = re.compile(_GOOGLE_TITLES)  # the titles docstring-parser's Google reader knows
-_SECTION_TITLE = re.compile(  # those, and underlined NumPy ones
+_GOOGLE_TITLE = (_GOOGLE_TITLES, 0)  # the titles docstring-parser's Google reader knows
+_SECTION_TITLE = (  # those, and underlined NumPy ones
     rf"^{_GOOGLE_TITLES}$"
     r"|^(Parameters|Other Parameters|Attributes|Returns|Yields|Raises|Warns|Examples|See Also|Notes)[ \t]*\n-+[ \t]*$",
     re.MULTILINE,
 )
-_NOTHING_DOCUMENTED = re.compile(  # an empty section, or `Args:` then `None`: the convention for "no parameters"
+_NOTHING_DOCUMENTED = (  # an empty section, or `Args:` then `None`: the convention for "no parameters"
     r"^(Arguments|Args|Parameters|Params|Attributes|Raises|Returns|Yields):[ \t]*(None\.?)?"
     r"(\n[ \t]+None\.?)?[ \t]*(\n[ \t]*)*(?=\n\S|\Z)",
     re.MULTILINE,
 )
+
+
+@functools.cache
+def _compiled(pattern: tuple[str, int]) -> re.Pattern[str]:
+    """A pattern of this module, compiled when first used: by the first docstring read, not at import."""
+    return re.compile(*pattern)
 
 
 class Docstring(msgspec.Struct, frozen=True):
@@ -75,7 +82,7 @@ def _parse(raw: str) -> Docstring:
         return Docstring()
     import docstring_parser  # loaded by the first tool with a docstring, not by `import tinytools`
 
-    styles = [style for style, mark in _MARKS.items() if mark.search(text)]
+    styles = [style for style, mark in _MARKS.items() if _compiled(mark).search(text)]
     text = "\n" + text  # docstring-parser cleans again; a blank opening line keeps a leading title's margin
     try:
         parsed = docstring_parser.parse(text, docstring_parser.DocstringStyle[styles[0]]) if len(styles) == 1 else None
@@ -136,9 +143,9 @@ _DESCRIBED: weakref.WeakKeyDictionary[type, Docstring] = weakref.WeakKeyDictiona
 _LIBRARY_MODULES = frozenset(
     {"builtins", "typing", "typing_extensions", "enum", "collections", "abc", "dataclasses", "pydantic", "msgspec"}
 )
-_GENERATED_DOC = re.compile(r"\w+\(.*\)")  # what dataclasses and namedtuple write: `Point(x: int, y: int)`
-_STRING_LINE = re.compile(r"[ \t]+[rRuU]?[\"']")
-_CLASS_LINE = re.compile(r"[ \t]*(?:class|def|async[ \t]+def)[ \t]+(\w+)")
+_GENERATED_DOC = (r"\w+\(.*\)", 0)  # what dataclasses and namedtuple write: `Point(x: int, y: int)`
+_STRING_LINE = (r"[ \t]+[rRuU]?[\"']", 0)
+_CLASS_LINE = (r"[ \t]*(?:class|def|async[ \t]+def)[ \t]+(\w+)", 0)
 _FILES: dict[str, tuple[list[str], dict[str, list[int]]]] = {}
 
 
@@ -154,13 +161,14 @@ def _own_doc(cls: type) -> str | None:
     doc = cls.__dict__.get("__doc__")
     if not isinstance(doc, str) or doc == "An enumeration.":  # Enum's own default before Python 3.11
         return None
-    return None if _GENERATED_DOC.fullmatch(doc) and doc.startswith(f"{cls.__name__}(") else doc
+    return None if _compiled(_GENERATED_DOC).fullmatch(doc) and doc.startswith(f"{cls.__name__}(") else doc
 
 
 def _attribute_docstrings(cls: type) -> dict[str, str]:
     """Field name -> the string literal right after its assignment, from the class's source."""
     block = _class_source(cls)
-    if not block or not any(_STRING_LINE.match(line) for line in block[1:]):  # no string, so nothing to parse
+    string_line = _compiled(_STRING_LINE).match
+    if not block or not any(string_line(line) for line in block[1:]):  # no string, so nothing to parse
         return {}
     indent = _indent(block[0])
     try:
@@ -208,8 +216,9 @@ def _class_source(cls: type) -> list[str] | None:
 
 def _definitions(lines: list[str]) -> dict[str, list[int]]:
     index: dict[str, list[int]] = {}
+    class_line = _compiled(_CLASS_LINE).match
     for number, line in enumerate(lines):
-        if match := _CLASS_LINE.match(line):
+        if match := class_line(line):
             index.setdefault(match.group(1), []).append(number)
     return index
 
@@ -218,10 +227,11 @@ def _enclosing(lines: list[str], start: int) -> list[str]:
     """The names of the classes and functions around line ``start``, outermost first."""
     names: list[str] = []
     indent = _indent(lines[start])
+    class_line = _compiled(_CLASS_LINE).match
     for line in reversed(lines[:start]):
         if indent == 0:
             break
-        if line.strip() and _indent(line) < indent and (match := _CLASS_LINE.match(line)):
+        if line.strip() and _indent(line) < indent and (match := class_line(line)):
             names.append(match.group(1))
             indent = _indent(line)
         elif line.strip() and _indent(line) < indent and not line.lstrip().startswith(("@", "#", ")")):
@@ -247,12 +257,13 @@ def _clean(raw: str) -> str:
     that documents ``None`` says there is nothing to document and is dropped.
     """
     lines = inspect.cleandoc(raw).split("\n")
-    if _GOOGLE_TITLE.fullmatch(lines[0]):
-        ends = (i for i, line in enumerate(lines) if i and _GOOGLE_TITLE.fullmatch(line))
+    if _compiled(_GOOGLE_TITLE).fullmatch(lines[0]):
+        title = _compiled(_GOOGLE_TITLE).fullmatch
+        ends = (i for i, line in enumerate(lines) if i and title(line))
         end = next(ends, len(lines))
         if any(line.strip() and not _indent(line) for line in lines[1:end]):
             lines[1:end] = [f"    {line}" if line.strip() else line for line in lines[1:end]]
-    return _NOTHING_DOCUMENTED.sub("", "\n".join(lines)).strip()
+    return _compiled(_NOTHING_DOCUMENTED).sub("", "\n".join(lines)).strip()
 
 
 def _indent(line: str) -> int:
@@ -260,7 +271,7 @@ def _indent(line: str) -> int:
 
 
 def _before_sections(text: str) -> str:
-    match = _SECTION_TITLE.search(text)
+    match = _compiled(_SECTION_TITLE).search(text)
     return text[: match.start()].strip() if match else text
 
 
