@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 from typing import Annotated, Any
 
@@ -298,3 +299,112 @@ def test_the_docs_and_the_pipeline_give_one_account_of_the_stages() -> None:
     assert re.findall(r"^\d+\. \*\*([A-Za-z -]+)\*\*", pipeline.__doc__ or "", re.MULTILINE) == names
     for _, module in pipeline.STAGES:
         importlib.import_module(f"tinytools._run.{module}")  # each stage's module is where it says
+
+
+# A watched plan's call from sync code takes its stages in one frame; it ends as the coroutines end it
+
+
+@tool
+def greet(name: str, token: Annotated[str, Injected("token", secret=True)] = "s3cr3t-value") -> str:
+    """Greet someone (and leak the token, which the boundary scrubs)."""
+    if name == "boom":
+        raise ValueError("no")
+    return f"hello {name} {token}"
+
+
+@tool
+def other(name: str) -> str:
+    """Where a middleware may send a call."""
+    return f"other {name}"
+
+
+class _Before:
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
+
+    def before_tool(self, call: ToolCall, tool: Any) -> Any:
+        if self.answer == "none":
+            return None
+        if self.answer == "call":
+            return ToolCall(call.id, "other", call.arguments)
+        if self.answer == "result":
+            return ToolResult(call_id=call.id, name=call.name, status="succeeded", output="from middleware")
+        if self.answer == "raise":
+            raise RuntimeError("before failed")
+        if self.answer == "async":
+
+            async def later() -> None:
+                return None
+
+            return later()
+        raise AssertionError(self.answer)
+
+
+class _After:
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
+
+    def after_tool(self, call: ToolCall, tool: Any, result: ToolResult) -> Any:
+        if self.answer == "none":
+            return None
+        if self.answer == "replace":
+            return ToolResult(call_id=call.id, name=call.name, status="succeeded", output="replaced s3cr3t-value")
+        if self.answer == "raise":
+            raise RuntimeError("after failed")
+        if self.answer == "async":
+
+            async def later() -> None:
+                return None
+
+            return later()
+        raise AssertionError(self.answer)
+
+
+def _events_and_result(entry: str, before: str, after: str, sink: str, arguments: Any) -> tuple[list[Any], Any]:
+    seen: list[ToolEvent] = []
+
+    async def async_sink(event: ToolEvent) -> None:
+        seen.append(event)
+
+    on_event = {"list": seen.append, "async": async_sink, "none": None}[sink]
+    dispatcher = Dispatcher([greet, other], middleware=[_Before(before), _After(after)], on_event=on_event)
+    assert dispatcher.plan(greet).watched  # the case this test is about
+    call = ToolCall("w1", "greet", arguments)
+    result = run_call(entry, [greet, other], call, dispatcher=dispatcher)
+    result.validate()
+    shown = [(type(event).__name__, event.call_id) for event in seen]
+    text = re.sub(r"error id [0-9a-f]+", "error id ...", result.text())  # each failure's id is its own
+    return shown, (result.call_id, result.status, result.error and result.error.code, result.output, text)
+
+
+@pytest.mark.parametrize("before", ["none", "call", "result", "raise", "async"])
+@pytest.mark.parametrize("after", ["none", "replace", "raise", "async"])
+@pytest.mark.parametrize("sink", ["list", "async", "none"])
+@pytest.mark.parametrize("arguments", [{"name": "ann"}, {"name": "boom"}, {"name": 1}, '{"name": '])
+def test_a_watched_call_ends_as_the_coroutine_path_ends_it(before: str, after: str, sink: str, arguments: Any) -> None:
+    watched = _events_and_result("Dispatcher.dispatch", before, after, sink, arguments)
+    awaited = _events_and_result("Dispatcher.adispatch", before, after, sink, arguments)
+    assert watched == awaited
+    if before != "call":  # a call sent to `other` carries no secret of greet's (the middleware wrote it)
+        assert "s3cr3t-value" not in watched[1][4]  # scrubbed at the boundary on both paths
+
+
+def test_which_plans_are_watched() -> None:
+    """Middleware, a sink, secrets and a timeout leave a plan watched; a journal, retries or hooks do not."""
+    assert Dispatcher([greet], middleware=[PassThrough()], on_event=lambda event: None).plan(greet).watched
+    assert (
+        Dispatcher([tool(greet.fn, name="timed", timeout=5.0)]).plan(tool(greet.fn, name="timed", timeout=5.0)).watched
+    )
+    retried = tool(greet.fn, name="retried", idempotent=True, retries=2)
+    assert not Dispatcher([retried]).plan(retried).watched
+    from tinytools import MemoryJournal
+
+    assert not Dispatcher([greet], journal=MemoryJournal()).plan(greet).watched
+
+    class Around:
+        def around_tool(self, call: ToolCall, tool: Any, attempt: int) -> Any:
+            import contextlib
+
+            return contextlib.nullcontext()
+
+    assert not Dispatcher([greet], middleware=[Around()]).plan(greet).watched

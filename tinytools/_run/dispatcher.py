@@ -258,6 +258,7 @@ class Dispatcher:
                 plain=self._plain,
                 encoder=self.encoder,
                 journaled=self._journal_options[0] is not None,
+                watchable=not self.pipeline.execution.around,
             )
             if plan.plain and not tool.defer:  # a deferred tool's calls meet admission, which checks the reveal
                 plan.express, plan.aexpress = express(plan, self.admission, self.token)
@@ -335,7 +336,8 @@ class Dispatcher:
         if express is not None:
             return express(call, inject)
         scope = self.scope(self._sync, inject, allowed, step_id)
-        return drive(self.pipeline.run(call, scope))  # type: ignore[no-any-return]
+        outcome = self.pipeline.run(call, scope)
+        return outcome if isinstance(outcome, ToolResult) else drive(outcome)
 
     async def adispatch(
         self,
@@ -350,7 +352,8 @@ class Dispatcher:
         if fast is not None:
             return await fast(call, inject)
         scope = self.scope(self._async, inject, allowed, step_id)
-        return await self.pipeline.run(call, scope)
+        outcome = self.pipeline.run(call, scope)  # an async driver's: always a coroutine
+        return outcome if isinstance(outcome, ToolResult) else await outcome
 
     def resume(
         self, handle: str, answer: Any = None, *, error: str | None = None, inject: Mapping[str, Any] | None = None

@@ -180,6 +180,30 @@ class Execution:
         assert result is not None
         return result
 
+    def once(self, state: CallState, read: Read) -> ToolResult:
+        """The one attempt of a watched plan's call (`Plan.watched`), on a sync driver, as `attempts` makes it.
+
+        A watched plan has one try, no shared lock, no gate, runtime values, stream or executor,
+        and the dispatcher no execution hooks: what is left of an attempt is its job, the
+        `ToolStarted` event, the run and the result.
+        """
+        plan, call, driver = state.plan, state.call, state.scope.driver
+        if self.admission.checked:  # none starts once the run was cancelled or its deadline passed
+            stopped = self.admission.stopped(call, plan.name, state.start, retry=False)
+            if stopped is not None:
+                return stopped
+        job = self.job(state, read, 1)
+        if job.__class__ is not Job:
+            return job  # type: ignore[return-value]
+        if self.sink is not None:  # a sync driver delivers it now, an async sink on this thread's loop
+            driver.emit(
+                ToolStarted(call.id, plan.name, perf_counter_ns() - state.start, started_arguments(read, call), 1)
+            )
+        state.acted = True
+        state.attempts = 1
+        outcome = driver.start(job)  # a sync driver's: the outcome itself
+        return self.result_of(state, outcome, last=True)[0]  # type: ignore[arg-type]
+
     async def hold(self, lock: Any, driver: Any) -> bool:
         """Take a lock the tool shares with others (one object's methods); False when the run stopped first."""
         delay = 0.0005

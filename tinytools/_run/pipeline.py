@@ -128,13 +128,53 @@ class Pipeline:
             tracer=tracer,
         )
 
-    def run(self, call: ToolCall, scope: Scope) -> Awaitable[ToolResult]:
-        """One call, from admission to its final event (the coroutine to await, or to drive)."""
+    def run(self, call: ToolCall, scope: Scope) -> ToolResult | Awaitable[ToolResult]:
+        """One call, from admission to its final event: the coroutine to await or drive, or the result itself.
+
+        The result itself only for a watched plan's call from a sync entry point (see `watched`).
+        """
         start = perf_counter_ns()
         admitted = self.admission.admit(call, scope.allowed, start)
         if admitted.__class__ is not Admitted:
             return self.refused(call, admitted, scope, start)  # type: ignore[arg-type]
+        if (
+            admitted.plan.watched
+            and not scope.driver.asynchronous
+            and not admitted.rewritten
+            and (self.tracer is None or not self.tracer.live())
+        ):
+            return self.watched(admitted, scope, start)
         return self.run_admitted(admitted, scope, start)
+
+    def watched(self, admitted: Admitted, scope: Scope, start: int) -> ToolResult | Awaitable[ToolResult]:
+        """A watched plan's call (`Plan.watched`) from sync code: its stages in one frame, on this thread.
+
+        The stages are the pipeline's own, in its order; only the coroutines between them are left
+        out. Where a stage answers otherwise than the common way (the arguments are not read, a
+        hook replaces or answers the call, or answers with an awaitable), the call goes on in the
+        coroutines from that stage: what is returned then is the awaitable to drive.
+        """
+        state = CallState(admitted.call, admitted.plan, scope, start)
+        read = read_arguments(state, events=self.sink is not None)
+        if read.__class__ is not Read:
+            return self.end(state, read)  # type: ignore[arg-type]
+        if self.before:
+            moved = self.before_middleware(state, read)
+            if moved is not read:  # a hook answered, replaced the call or is async: the stages go on from there
+                return self.after_before(state, moved)
+        result = self.execution.once(state, read)
+        if self.after:
+            kept = self.after_middleware(state, result)
+            if kept.__class__ is not ToolResult:
+                return self._ended_later(state, kept)  # type: ignore[arg-type]
+            result = kept
+        result = self.sealed(state, result)
+        if self.sink is None:
+            return result if result.call_id == state.call.id else msgspec.structs.replace(result, call_id=state.call.id)
+        return self.complete(state.call, result, state, scope)
+
+    async def _ended_later(self, state: CallState, pending: Awaitable[ToolResult]) -> ToolResult:
+        return await self.end(state, await pending)
 
     async def refused(self, call: ToolCall, result: ToolResult, scope: Scope, start: int) -> ToolResult:
         """Finish a call admission refused."""
@@ -189,9 +229,13 @@ class Pipeline:
             await self.emit_rewrite(admitted, state)
         read = read_arguments(state, events=self.sink is not None)
         if read.__class__ is Read and self.before:
-            read = self.before_middleware(state, read)  # type: ignore[assignment]
-            if read.__class__ is not Read and read.__class__ is not ToolResult:  # type: ignore[comparison-overlap]
-                read = await read  # type: ignore[misc]
+            return await self.after_before(state, self.before_middleware(state, read))
+        return await self.after_before(state, read)
+
+    async def after_before(self, state: CallState, read: Read | ToolResult | Awaitable[Any]) -> ToolResult:
+        """From what the before-middleware left (awaited if it is async): the journal, then `decide`."""
+        if read.__class__ is not Read and read.__class__ is not ToolResult:
+            read = await read  # type: ignore[misc]
         plan = state.plan
         if read.__class__ is Read and plan.journaled:
             state.arguments = started_arguments(read, state.call)
@@ -203,7 +247,7 @@ class Pipeline:
                         entry["name"] for entry in answered.output if isinstance(entry, dict) and "name" in entry
                     )
                 return await self.end(state, answered)
-        return await self.decide(state, read)
+        return await self.decide(state, read)  # type: ignore[arg-type]
 
     async def decide(self, state: CallState, read: Read | ToolResult) -> ToolResult:
         """Policy and approval, then execution: or the call's end, for a call already answered."""
@@ -275,11 +319,7 @@ class Pipeline:
         plan, scope = state.plan, state.scope
         tool = plan.tool
         if not state.answered:  # a journaled answer was sealed when it was made
-            self.call_secrets(state)
-            note = state.pieces.note() if state.pieces is not None else None
-            if note is not None and result.status == "succeeded" and tool.output_schema is not None:
-                note = None  # its output stays its structured output: the stream's last progress says it
-            result = self.boundary.seal(result, state.secrets, state.start, note)
+            result = self.sealed(state, result)
             if state.step is not None or result.status == "pending":
                 result = await self.journal_stage.record(state, result)
             if tool.options.cache_ttl is not None:
@@ -290,6 +330,14 @@ class Pipeline:
             return result if result.call_id == state.call.id else msgspec.structs.replace(result, call_id=state.call.id)
         done = self.complete(state.call, result, state, scope)
         return done if done.__class__ is ToolResult else await done  # type: ignore[misc]
+
+    def sealed(self, state: CallState, result: ToolResult) -> ToolResult:
+        """The result at the boundary: scrubbed of the call's secrets, redacted, within the budget."""
+        self.call_secrets(state)
+        note = state.pieces.note() if state.pieces is not None else None
+        if note is not None and result.status == "succeeded" and state.plan.tool.output_schema is not None:
+            note = None  # its output stays its structured output: the stream's last progress says it
+        return self.boundary.seal(result, state.secrets, state.start, note)
 
     def call_secrets(self, state: CallState) -> Secrets | None:
         """The call's secrets: bound with its arguments, or read from its injected values before binding."""

@@ -70,6 +70,7 @@ class Plan:
         plain: bool,
         encoder: OutputEncoder,
         journaled: bool = False,
+        watchable: bool = False,
     ):
         self.tool = tool
         self.name = tool.name
@@ -110,6 +111,13 @@ class Plan:
         self.typed: Reader | None = None if strict or not _by_position(tool) else _pending
         self.plain = plain and self._plain()
         """Whether the tool needs nothing around its call here: its calls may take the express path."""
+        self.watched = watchable and self._watched()
+        """Whether a sync entry point may run its calls' stages in one frame (`Pipeline.watched`).
+
+        ``watchable``: the dispatcher has no execution hooks. The tool then needs nothing the
+        coroutines between the stages are for: no journal, policy, retry, executor, shared lock,
+        runtime values or stream. Middleware, an event sink, secrets and a timeout are allowed.
+        """
         self.express: Callable[[ToolCall, Mapping[str, Any] | None], ToolResult] | None = None
         """A sync tool's whole call on the calling thread, when `plain` (`tinytools._run.express`)."""
         self.aexpress: Callable[[ToolCall, Mapping[str, Any] | None], Awaitable[ToolResult]] | None = None
@@ -127,6 +135,12 @@ class Plan:
             or tool.remote_keys
             or self.journaled
             or tool.streams
+        )
+
+    def _watched(self) -> bool:
+        tool = self.tool
+        return not (self.denial or tool.needs_approval or self.route or self.tries > 1 or self.journaled) and not (
+            tool.exclusive is not None or self.runtime or tool.remote_keys or tool.streams
         )
 
     def reader(self) -> Reader | None:
