@@ -116,7 +116,11 @@ class CallTracer:
         if api is None:
             return False
         trace, metrics = api
-        return trace._TRACER_PROVIDER is not None or (metrics is not None and metrics._METER_PROVIDER is not None)
+        if trace._TRACER_PROVIDER is not None:
+            return True
+        if metrics is None:  # the metrics API may be loaded later: looked up again, a dict read
+            metrics = sys.modules.get("opentelemetry.metrics._internal")
+        return metrics is not None and getattr(metrics, "_METER_PROVIDER", None) is not None
 
     def fault(self, where: str) -> None:
         """Tracing failed (a provider, an exporter, a scrubber): logged once; the call goes on."""
@@ -328,9 +332,8 @@ def _find_api() -> tuple[Any, Any] | None:
     metrics = sys.modules.get("opentelemetry.metrics._internal")
     if not hasattr(trace, "_TRACER_PROVIDER") or (metrics is not None and not hasattr(metrics, "_METER_PROVIDER")):
         return (_Always, _Always)  # an API that hides where it keeps its providers: trace, and let it decide
-    if metrics is not None:
-        _API = (trace, metrics)  # kept: both are loaded now
-    return (trace, metrics)
+    _API = (trace, metrics)  # kept; a metrics API loaded later is looked up by `live`
+    return _API
 
 
 class _Always:
