@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Sample", "time_async", "time_import", "time_once", "time_sync", "traced_bytes"]
+__all__ = ["Sample", "time_async", "time_import", "time_imports", "time_once", "time_sync", "traced_bytes"]
 
 MIN_REPEAT_SECONDS = 0.2
 
@@ -131,6 +131,23 @@ def time_import(statement: str, *, runs: int = 9) -> Sample:
         if run:
             values.append(float(out.stdout.strip().splitlines()[-1]) * 1e3)
     return Sample(tuple(values))
+
+
+def time_imports(statements: list[str], *, runs: int = 21) -> list[Sample]:
+    """`time_import` of several statements, their fresh interpreters taking turns run by run.
+
+    Taking turns spreads the machine's drift over every statement alike, so their ratios hold
+    on a noisy machine where timing one after the other would not.
+    """
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    values: list[list[float]] = [[] for _ in statements]
+    for run in range(runs + 1):
+        for index, statement in enumerate(statements):
+            program = f"import time; t = time.perf_counter(); {statement}; print(time.perf_counter() - t)"
+            out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True, env=env)
+            if run:  # the first round writes the bytecode caches
+                values[index].append(float(out.stdout.strip().splitlines()[-1]) * 1e3)
+    return [Sample(tuple(found)) for found in values]
 
 
 def traced_bytes(build: Callable[[], Any]) -> tuple[int, Any]:

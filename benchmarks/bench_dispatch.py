@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 import msgspec
-from _timing import time_import, time_sync
+from _timing import time_imports, time_sync
 
 from tinytools import Dispatcher, Param, Toolbox, ToolCall, dispatch, tool
 
@@ -143,14 +143,10 @@ def bench_definition() -> list[tuple[str, float, float]]:
     ]
 
 
-def import_ms(statement: str, runs: int = 15) -> float:
-    """Median import time in fresh processes, with bytecode cached as after a pip install."""
-    return time_import(statement, runs=runs).median
-
-
 def bench_import() -> list[tuple[str, float, float]]:
-    deps = import_ms("import typing_extensions, docstring_parser, msgspec, fastjsonschema")
-    ours = import_ms("import tinytools")
+    """Median import times in fresh processes (bytecode cached as after a pip install), taking turns."""
+    both = ["import typing_extensions, docstring_parser, msgspec, fastjsonschema", "import tinytools"]
+    deps, ours = (sample.median for sample in time_imports(both, runs=21))
     return [
         ("import the four dependencies (ms)", deps, 1.0),
         ("import tinytools (ms)", ours, ours / deps),

@@ -16,6 +16,7 @@ from tinytools._context import (
 from tinytools._errors import (
     ArgumentsError,
     InjectionError,
+    JournalError,
     NeedsInput,
     PendingError,
     ResultError,
@@ -55,9 +56,7 @@ from tinytools._results import (
     ToolResult,
 )
 from tinytools._run.admission import Rewrite
-from tinytools._run.artifacts import ArtifactStore, FileArtifactStore, MemoryArtifactStore
 from tinytools._run.dispatcher import Dispatcher
-from tinytools._run.journals import AsyncJournal, Journal, JournalEntry, JournalError, MemoryJournal
 from tinytools._run.limits import Limits
 from tinytools._run.shortcuts import adispatch, adispatch_many, dispatch, dispatch_many
 from tinytools._run.threads import Strays, strays
@@ -71,7 +70,9 @@ from tinytools._toolformat import ToolFormat
 from tinytools.policy import ToolPolicy
 
 if _TYPE_CHECKING:  # what type checkers and the API reference read; at run time, `__getattr__` below
+    from tinytools._run.artifacts import ArtifactStore, FileArtifactStore, MemoryArtifactStore
     from tinytools._run.journal_stage import NOT_RUN
+    from tinytools._run.journals import AsyncJournal, Journal, JournalEntry, MemoryJournal
     from tinytools._run.sqlite_journal import SQLiteJournal
 
 __all__ = [
@@ -150,6 +151,13 @@ __all__ = [
 
 _LATER = {
     "NOT_RUN": "tinytools._run.journal_stage",
+    "ArtifactStore": "tinytools._run.artifacts",
+    "FileArtifactStore": "tinytools._run.artifacts",
+    "MemoryArtifactStore": "tinytools._run.artifacts",
+    "AsyncJournal": "tinytools._run.journals",
+    "Journal": "tinytools._run.journals",
+    "JournalEntry": "tinytools._run.journals",
+    "MemoryJournal": "tinytools._run.journals",
     "SQLiteJournal": "tinytools._run.sqlite_journal",
 }
 """Names whose module loads when a program first asks for them: ``import tinytools`` stays lean."""

@@ -11,14 +11,16 @@ from __future__ import annotations
 import threading
 import warnings
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tinytools._encoding import Encoders, check_encoders
 from tinytools._errors import ToolDefinitionError, ToolDefinitionWarning
 from tinytools._public import publish
 from tinytools._tool import NAME_PATTERN, Tool, is_search, make_tool
-from tinytools._toolsets import Member, members, method_tool
 from tinytools.policy import ToolPolicy
+
+if TYPE_CHECKING:
+    from tinytools._toolsets import Member
 
 __all__ = ["Toolbox", "as_toolbox"]
 
@@ -230,6 +232,8 @@ class Toolbox:
         Warns:
             ToolDefinitionWarning: No method became a tool.
         """
+        from tinytools._toolsets import method_tool  # an object's toolsets load on first use
+
         owner = obj if isinstance(obj, type) else type(obj)
         box = cls()
         exclusive = threading.Lock()  # one object, one state: its serial methods run one at a time
@@ -447,6 +451,8 @@ def _chosen(
     obj: object, owner: type, include: Collection[str] | None, exclude: Collection[str] | None
 ) -> list[tuple[str, Member]]:
     """The methods of ``obj`` that become tools, in definition order (base classes first)."""
+    from tinytools._toolsets import members
+
     found = members(obj, owner)
     wanted, unwanted = _names(include), _names(exclude) or frozenset()
     for option, names in (("include", wanted), ("exclude", unwanted)):

@@ -29,7 +29,6 @@ from tinytools._run.drivers import AsyncDriver, SyncDriver, drive
 from tinytools._run.express import AsyncExpress, Express, express
 from tinytools._run.failures import logger
 from tinytools._run.gate import Gate
-from tinytools._run.journals import LEASE_SECONDS
 from tinytools._run.limits import Limits
 from tinytools._run.output_checks import DEFAULT_ENCODER
 from tinytools._run.pipeline import Pipeline
@@ -109,7 +108,7 @@ class Dispatcher:
         pending_ttl: Seconds a pending call waits, unless its source says otherwise.
         lease_seconds: How long this worker's claim on a journaled call holds without renewal; it
             renews it while the tool runs (`tinytools._run.leases`). A worker on another host
-            takes a call over once its lease has expired.
+            takes a call over once its lease has expired. By default 30 seconds.
         revealed: Deferred tools the run starts with revealed (see `reveal`).
         tracing: OpenTelemetry spans and the tool-duration metric for every call (`Tracing`; see
             `tinytools._run.tracing`): on by default wherever ``opentelemetry-api`` is installed,
@@ -144,7 +143,7 @@ class Dispatcher:
         pending_ttl: float = 3600.0,
         revealed: Iterable[str] = (),
         tracing: bool | Tracing = True,
-        lease_seconds: float = LEASE_SECONDS,
+        lease_seconds: float | None = None,
     ):
         self.toolbox = as_toolbox(toolbox)
         if invalid_args not in ("return_error", "fail"):

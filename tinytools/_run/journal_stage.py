@@ -83,7 +83,7 @@ class JournalStage:
         run_id: str,
         token: CancellationToken,
         boundary: Boundary,
-        lease_seconds: float = LEASE_SECONDS,
+        lease_seconds: float | None = None,
     ):
         self.journal = journal
         """The application's journal, or None (pending calls are then kept in memory)."""
@@ -97,7 +97,7 @@ class JournalStage:
         self.boundary = boundary
         """Scrubs the arguments an inbox shows."""
         self.owner = this_owner()
-        self.leases = Leases(self.store, self.owner, lease_seconds)
+        self.leases = Leases(self.store, self.owner, LEASE_SECONDS if lease_seconds is None else lease_seconds)
         """The leases this process holds on the calls it runs (`tinytools._run.leases`)."""
         self.remember = True
         """Whether, without a journal, calls that outlive their turn are remembered (not for a toolbox's

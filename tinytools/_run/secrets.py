@@ -17,7 +17,6 @@ bytes. Scrubbing costs one regular-expression pass over the text per call that h
 
 from __future__ import annotations
 
-import binascii
 import contextlib
 import re
 from collections.abc import Iterable
@@ -44,7 +43,7 @@ def forms_of(value: Any) -> set[str]:
         return forms_of(reveal())
     if isinstance(value, (bytes, bytearray, memoryview)):
         data = bytes(value)
-        whole = binascii.b2a_base64(data, newline=False).decode()  # the bytes as the whole of an output
+        whole = _base64(data)  # the bytes as the whole of an output
         found = _base64_forms(data) | {whole, whole.translate(_URL_SAFE), repr(data)[2:-1]}
         with contextlib.suppress(UnicodeDecodeError):
             found |= _text_forms(data.decode("utf-8"))
@@ -77,7 +76,7 @@ def _base64_forms(data: bytes) -> set[str]:
     """
     found: set[str] = set()
     for offset in range(3):
-        encoded = binascii.b2a_base64(bytes(offset) + data, newline=False).decode()
+        encoded = _base64(bytes(offset) + data)
         first = -(-8 * offset // 6)  # the first character with no bit of the bytes before
         last = 8 * (offset + len(data)) // 6  # past the last with no bit of the bytes after
         inner = encoded[first:last]
@@ -169,3 +168,10 @@ def _pattern(forms: frozenset[str]) -> re.Pattern[str] | None:
 def _short(form: str) -> str:
     escaped = re.escape(form)
     return rf"(?<!\d){escaped}(?!\d)" if form[0].isdigit() or form[-1].isdigit() else escaped
+
+
+def _base64(data: bytes) -> str:
+    """Standard base64 of ``data`` (``binascii`` loads with the first secret, not with ``import tinytools``)."""
+    import binascii
+
+    return binascii.b2a_base64(data, newline=False).decode()
