@@ -230,9 +230,10 @@ class TinyTools(Adapter):
 
 class TinyToolsAsync(TinyTools):
     label = "tinytools adispatch"
-    async_calls = True  # the tool functions stay plain def; the call path is async
+    is_async = True  # an async def tool, as the async peers get (a sync tool's thread hop: bench_async.py)
+    async_calls = True
     sections = frozenset({"call"})
-    notes = "await adispatch(ToolCall, Toolbox), awaited inside one loop like the async peers"
+    notes = "await adispatch(ToolCall, Toolbox) of an async def tool, awaited inside one loop like the async peers"
 
     def prepare(self, kind: str) -> tuple[Callable[[], Any], Callable[[], Any]]:
         from tinytools import Toolbox, ToolCall, adispatch, tool
