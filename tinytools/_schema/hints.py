@@ -106,8 +106,6 @@ class SchemaBuilder:
         return schema, convert
 
     def _build_base(self, hint: Any, parameter: str | None) -> tuple[dict[str, Any], Converter | None]:
-        origin = typing_extensions.get_origin(hint)
-        args = typing_extensions.get_args(hint)
         if hint is Any or hint is object or hint is typing_extensions.Any:
             return {}, None
         if hint is None or hint is _NONE_TYPE:
@@ -120,6 +118,8 @@ class SchemaBuilder:
             return {"type": "number"}, _convert.to_float
         if hint is str:
             return {"type": "string"}, None
+        origin = typing_extensions.get_origin(hint)  # the plain types above need neither
+        args = typing_extensions.get_args(hint)
         if hint in SELF_TYPES:
             if self._self_type is None:
                 raise self._unsupported(hint, parameter)
