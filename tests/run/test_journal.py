@@ -34,6 +34,7 @@ from tinytools import (
     NOT_RUN,
     Dispatcher,
     JournalError,
+    MemoryJournal,
     PendingError,
     RunContext,
     SQLiteJournal,
@@ -354,3 +355,25 @@ def test_a_call_left_started_by_a_dead_worker(
     assert ([({"n": n}, key)] if tool_name == "send" else []) == ASKED
     assert dispatcher.dispatch(ToolCall("c1", tool_name, {"n": n})) == result  # recorded: asked once
     assert len(ASKED) <= 1 and ran == RAN
+
+
+class _Unreachable(MemoryJournal):
+    """A journal that can no longer renew a lease (its connection is gone, or it was closed)."""
+
+    def renew(self, key: str, step: int, owner: str, until: float) -> bool:
+        raise JournalError("the journal is unreachable")
+
+
+def test_a_lease_the_journal_cannot_renew_is_given_up_when_it_runs_out(caplog: pytest.LogCaptureFixture) -> None:
+    from tinytools._run.leases import Leases
+
+    leases = Leases(_Unreachable(), this_owner(), seconds=0.3)
+    with caplog.at_level("WARNING", logger="tinytools.journal"):
+        leases.hold("k" * 16, 1)
+        deadline = time.monotonic() + 5.0
+        while leases.held() and time.monotonic() < deadline:  # a watchdog, not a measure
+            time.sleep(0.02)
+    assert leases.held() == {}  # no longer renewed once its lease ran out: another worker may take it over
+    messages = [record.getMessage() for record in caplog.records]
+    assert sum("failed" in message for message in messages) == 1  # warned once, not at every round
+    assert sum("ran out" in message for message in messages) == 1

@@ -24,13 +24,17 @@ __all__ = ["Leases"]
 class Leases:
     """The leases one dispatcher's process holds on the calls it runs, renewed by one daemon thread."""
 
-    __slots__ = ("_held", "_lock", "_thread", "_wake", "owner", "seconds", "store")
+    __slots__ = ("_ends", "_failing", "_held", "_lock", "_thread", "_wake", "owner", "seconds", "store")
 
     def __init__(self, store: Journal, owner: str, seconds: float):
         self.store = store
         self.owner = owner
         self.seconds = seconds
         self._held: dict[str, int] = {}
+        self._ends: dict[str, float] = {}
+        """When each held lease runs out unless renewed: taken at the hold, moved by each renewal."""
+        self._failing: set[str] = set()
+        """Keys whose last renewal failed (warned once, not at every round)."""
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
@@ -43,6 +47,7 @@ class Leases:
         """Keep renewing the lease on the entry ``key`` while it stays at ``step``."""
         with self._lock:
             self._held[key] = step
+            self._ends[key] = self.until()
             if self._thread is None:
                 self._thread = threading.Thread(target=self._renew, name="tinytools-leases", daemon=True)
                 self._thread.start()
@@ -50,7 +55,12 @@ class Leases:
     def drop(self, key: str) -> None:
         """Stop renewing: the call ended, parked, or was handed back."""
         with self._lock:
-            self._held.pop(key, None)
+            self._forget(key)
+
+    def _forget(self, key: str) -> None:
+        self._held.pop(key, None)
+        self._ends.pop(key, None)
+        self._failing.discard(key)
 
     def held(self) -> dict[str, int]:
         """The entries whose leases are renewed, by key, with their steps."""
@@ -69,10 +79,34 @@ class Leases:
             for key, step in held:
                 try:
                     kept = self.store.renew(key, step, self.owner, until)
-                except Exception:  # the journal is unreachable: try again next round, while the lease lasts
-                    logging.getLogger("tinytools.journal").warning("renewing the lease on %s failed", key[:12])
+                except (
+                    Exception
+                ) as exc:  # the journal is unreachable (or closed): again next round, while the lease lasts
+                    self._failed(key, step, exc)
                     continue
-                if not kept:  # it moved on (or was taken over): not ours to renew any more
-                    with self._lock:
-                        if self._held.get(key) == step:
-                            del self._held[key]
+                with self._lock:
+                    if self._held.get(key) != step:
+                        continue
+                    if kept:
+                        self._ends[key] = until
+                        self._failing.discard(key)
+                    else:  # it moved on (or was taken over): not ours to renew any more
+                        self._forget(key)
+
+    def _failed(self, key: str, step: int, exc: Exception) -> None:
+        """A renewal that raised: warned once; past the lease's end, the call is no longer held here."""
+        log = logging.getLogger("tinytools.journal")
+        with self._lock:
+            if self._held.get(key) != step:
+                return
+            if time.time() >= self._ends.get(key, 0.0):
+                self._forget(key)
+                log.warning(
+                    "the lease on %s ran out while the journal could not renew it (%s): another worker may take "
+                    "the call over",
+                    key[:12],
+                    exc,
+                )
+            elif key not in self._failing:
+                self._failing.add(key)
+                log.warning("renewing the lease on %s failed (%s); trying again while it lasts", key[:12], exc)
