@@ -696,3 +696,22 @@ def test_cancelling_the_run_while_a_sync_tool_runs_from_async_code_leaves_a_coun
     while tinytools.strays().threads > before and time.monotonic() < deadline:
         time.sleep(0.01)
     assert tinytools.strays().threads == before
+
+
+def test_threads_that_first_need_the_journal_stage_together_get_one() -> None:
+    """The stage is made on first use; made twice, the run would forget what the first remembered."""
+    for _ in range(20):
+        dispatcher = Dispatcher([])
+        barrier = threading.Barrier(8)
+        seen: list[object] = []
+
+        def first_need(dispatcher: Dispatcher, barrier: threading.Barrier, seen: list[object]) -> None:
+            barrier.wait()
+            seen.append(dispatcher.journal_stage)
+
+        threads = [threading.Thread(target=first_need, args=(dispatcher, barrier, seen)) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(5.0)
+        assert len(seen) == 8 and len({id(stage) for stage in seen}) == 1

@@ -9,6 +9,7 @@ through the pipeline's stages. Every call ends in exactly one `ToolResult` carry
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -219,11 +220,13 @@ class Dispatcher:
         if stage is None:
             from tinytools._run.journal_stage import JournalStage  # the journal subsystem loads on first use
 
-            journal, key, ttl, lease_seconds = self._journal_options
-            stage = self._journal_stage = JournalStage(
-                journal, key, ttl, self.run_id, self.token, self.boundary, lease_seconds
-            )
-            stage.remember = self._remembers
+            with _MAKING_STAGES:  # two threads' first calls make one stage: what it remembers is the run's
+                stage = self._journal_stage
+                if stage is None:
+                    journal, key, ttl, lease_seconds = self._journal_options
+                    stage = JournalStage(journal, key, ttl, self.run_id, self.token, self.boundary, lease_seconds)
+                    stage.remember = self._remembers
+                    self._journal_stage = stage
         return stage
 
     @property
@@ -478,6 +481,10 @@ def _routes(toolbox: Toolbox, executor: Executor | Mapping[str, Executor] | None
 
 
 publish("tinytools", Dispatcher)
+
+
+_MAKING_STAGES = threading.Lock()
+"""Held while a dispatcher makes its journal stage (rarely, and briefly: one lock for every dispatcher)."""
 
 
 def _pending() -> ModuleType:
