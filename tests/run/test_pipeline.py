@@ -14,6 +14,7 @@ from tinytools import (
     CancellationToken,
     Dispatcher,
     Injected,
+    Limits,
     Rewrite,
     Toolbox,
     ToolCall,
@@ -408,3 +409,48 @@ def test_which_plans_are_watched() -> None:
             return contextlib.nullcontext()
 
     assert not Dispatcher([greet], middleware=[Around()]).plan(greet).watched
+
+
+@tool(timeout=5.0)
+def timed_greet(name: str) -> str:
+    """Greet someone, on a pool thread (it has a timeout)."""
+    if name == "boom":
+        raise ValueError("no")
+    return f"hi {name}"
+
+
+WATCHED_OPTIONS: dict[str, dict[str, Any]] = {
+    "strict": {"strict": True},
+    "invalid-fail": {"invalid_args": "fail"},
+    "budget": {"limits": Limits(max_tool_calls=1)},
+    "redact": {"redact": lambda text: text.replace("hello", "h****")},
+    "small-budget": {"max_inline_output_bytes": 8},
+}
+
+
+def _outcome(entry: str, option: str, tool_: Any, arguments: Any) -> Any:
+    seen: list[ToolEvent] = []
+    dispatcher = Dispatcher([tool_, other], middleware=[PassThrough()], on_event=seen.append, **WATCHED_OPTIONS[option])
+    assert dispatcher.plan(tool_).watched
+    outcomes = []
+    for number in (1, 2):  # a second call meets the budget
+        call = ToolCall(f"w{number}", tool_.name, arguments)
+        try:
+            result = run_call(entry, [tool_, other], call, dispatcher=dispatcher)
+        except Exception as exc:  # what a "fail" option raises to the caller
+            outcomes.append((type(exc).__name__, str(exc)))
+            continue
+        text = re.sub(r"error id [0-9a-f]+", "error id ...", result.text())
+        outcomes.append((result.call_id, result.status, result.error and result.error.code, result.output, text))
+    return [(type(event).__name__, event.call_id) for event in seen], outcomes
+
+
+@pytest.mark.parametrize("option", list(WATCHED_OPTIONS))
+@pytest.mark.parametrize("tool_", [greet, timed_greet], ids=["inline", "timeout"])
+@pytest.mark.parametrize("arguments", [{"name": "ann"}, {"name": "boom"}, {"name": 1}, '{"name": '])
+def test_a_watched_call_under_each_option_ends_as_the_coroutine_path_ends_it(
+    option: str, tool_: Any, arguments: Any
+) -> None:
+    assert _outcome("Dispatcher.dispatch", option, tool_, arguments) == _outcome(
+        "Dispatcher.adispatch", option, tool_, arguments
+    )
