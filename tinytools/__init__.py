@@ -1,6 +1,6 @@
 """Turn plain Python functions into tools a language model can call."""
 
-from typing import TYPE_CHECKING as _TYPE_CHECKING
+import typing as _typing
 from typing import Any as _Any
 
 from tinytools._context import (
@@ -69,7 +69,7 @@ from tinytools._toolbox import Toolbox
 from tinytools._toolformat import ToolFormat
 from tinytools.policy import ToolPolicy
 
-if _TYPE_CHECKING:  # what type checkers and the API reference read; at run time, `__getattr__` below
+if _typing.TYPE_CHECKING:  # what type checkers and the API reference read; at run time, `__getattr__` below
     from tinytools._run.artifacts import ArtifactStore, FileArtifactStore, MemoryArtifactStore
     from tinytools._run.journal_stage import NOT_RUN
     from tinytools._run.journals import AsyncJournal, Journal, JournalEntry, MemoryJournal
@@ -163,16 +163,18 @@ _LATER = {
 """Names whose module loads when a program first asks for them: ``import tinytools`` stays lean."""
 
 
-def __getattr__(name: str) -> _Any:
-    """A name of `_LATER`, imported from its module when first asked for."""
-    module = _LATER.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tinytools' has no attribute {name!r}")
-    import importlib
+if not _typing.TYPE_CHECKING:  # type checkers see the real names above, and a misspelt one stays an error
 
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # asked once: later lookups find it here
-    return value
+    def __getattr__(name: str) -> _Any:
+        """A name of `_LATER`, imported from its module when first asked for."""
+        module = _LATER.get(name)
+        if module is None:
+            raise AttributeError(f"module 'tinytools' has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # asked once: later lookups find it here
+        return value
 
 
 def __dir__() -> list[str]:

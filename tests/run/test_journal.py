@@ -24,6 +24,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -357,23 +358,42 @@ def test_a_call_left_started_by_a_dead_worker(
     assert len(ASKED) <= 1 and ran == RAN
 
 
-class _Unreachable(MemoryJournal):
-    """A journal that can no longer renew a lease (its connection is gone, or it was closed)."""
+class _Flaky(MemoryJournal):
+    """A journal whose renewals fail while it is down (an outage, or closed under a running call)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down = True
+        self.renewed: list[float] = []
 
     def renew(self, key: str, step: int, owner: str, until: float) -> bool:
-        raise JournalError("the journal is unreachable")
+        if self.down:
+            raise JournalError("the journal is unreachable")
+        self.renewed.append(until)
+        return True
 
 
-def test_a_lease_the_journal_cannot_renew_is_given_up_when_it_runs_out(caplog: pytest.LogCaptureFixture) -> None:
+def _wait_for(condition: Callable[[], object]) -> None:
+    deadline = time.monotonic() + 5.0
+    while not condition() and time.monotonic() < deadline:  # a watchdog, not a measure
+        time.sleep(0.02)
+
+
+def test_a_lease_the_journal_cannot_renew_is_warned_once_and_renewed_again_when_it_can(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     from tinytools._run.leases import Leases
 
-    leases = Leases(_Unreachable(), this_owner(), seconds=0.3)
+    journal = _Flaky()
+    leases = Leases(journal, this_owner(), seconds=0.3)
     with caplog.at_level("WARNING", logger="tinytools.journal"):
         leases.hold("k" * 16, 1)
-        deadline = time.monotonic() + 5.0
-        while leases.held() and time.monotonic() < deadline:  # a watchdog, not a measure
-            time.sleep(0.02)
-    assert leases.held() == {}  # no longer renewed once its lease ran out: another worker may take it over
+        _wait_for(lambda: any("ran out" in record.getMessage() for record in caplog.records))
+        time.sleep(0.3)  # a few more failing rounds: no more warnings
+        journal.down = False  # the journal is back while the call still runs
+        _wait_for(lambda: journal.renewed)
     messages = [record.getMessage() for record in caplog.records]
     assert sum("failed" in message for message in messages) == 1  # warned once, not at every round
     assert sum("ran out" in message for message in messages) == 1
+    assert journal.renewed and leases.held() == {"k" * 16: 1}  # the call runs on here: its lease is held again
+    leases.drop("k" * 16)

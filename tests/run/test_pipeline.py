@@ -15,6 +15,7 @@ from tinytools import (
     Dispatcher,
     Injected,
     Limits,
+    NeedsInput,
     Rewrite,
     Toolbox,
     ToolCall,
@@ -28,6 +29,7 @@ from tinytools.policy import Approval, ApprovalRequest, PolicyMiddleware, ToolPo
 from .paths import (
     BATCH_ENTRIES,
     DISPATCHER_ENTRIES,
+    GENEROUS,
     PATHS,
     RELEASE,
     PassThrough,
@@ -454,3 +456,75 @@ def test_a_watched_call_under_each_option_ends_as_the_coroutine_path_ends_it(
     assert _outcome("Dispatcher.dispatch", option, tool_, arguments) == _outcome(
         "Dispatcher.adispatch", option, tool_, arguments
     )
+
+
+@tool(timeout=5.0)
+def ask_colour(x: int) -> str:
+    """Ask the user for a colour (the call parks until the answer comes)."""
+    raise NeedsInput("What colour?", {"type": "string"})
+
+
+@pytest.mark.parametrize("entry", ["Dispatcher.dispatch", "Dispatcher.adispatch"])
+def test_a_watched_call_the_tool_parks_is_recorded_and_resumed(entry: str) -> None:
+    dispatcher = Dispatcher([ask_colour], middleware=[PassThrough()])
+    assert dispatcher.plan(ask_colour).watched
+    parked = run_call(entry, [ask_colour], ToolCall("p1", "ask_colour", {"x": 1}), dispatcher=dispatcher)
+    assert parked.status == "pending"
+    assert [item.call_id for item in dispatcher.pending()] == ["p1"]
+    assert dispatcher.resume(parked.pending.handle, "blue").status == "pending"  # the tool asks again
+
+
+@tool
+def start(x: int) -> int:
+    """Where the call first goes."""
+    return x
+
+
+@tool(idempotency_key=lambda arguments: arguments["x"])
+def pay(x: int) -> int:
+    """Pay (once per x); here it is interrupted."""
+    raise KeyboardInterrupt
+
+
+class _SendToPay:
+    def before_tool(self, call: ToolCall, tool: Any) -> ToolCall | None:
+        return ToolCall(call.id, "pay", call.arguments) if call.name == "start" else None
+
+
+@pytest.mark.parametrize("entry", ["Dispatcher.dispatch", "Dispatcher.adispatch"])
+def test_a_watched_call_sent_elsewhere_and_cut_short_is_not_left_claimed(entry: str) -> None:
+    dispatcher = Dispatcher([start, pay], middleware=[_SendToPay()])
+    assert dispatcher.plan(start).watched and not dispatcher.plan(pay).watched
+    with pytest.raises(KeyboardInterrupt):
+        run_call(entry, [start, pay], ToolCall("k1", "start", {"x": 1}), dispatcher=dispatcher)
+    assert dispatcher.journal_stage.leases.held() == {}  # released as the coroutines release it
+    answered: list[ToolResult] = []  # answered, never left waiting on a claim nobody holds
+    resend = threading.Thread(target=lambda: answered.append(dispatcher.dispatch(ToolCall("k1", "pay", {"x": 1}))))
+    resend.daemon = True
+    resend.start()
+    resend.join(GENEROUS)  # a watchdog, not a measure
+    assert [(r.status, r.error and r.error.code) for r in answered] == [("outcome_unknown", "outcome_unknown")]
+
+
+@tool
+def asks(x: int) -> str:
+    """Ask the user something (a plain tool: its calls take the express path)."""
+    raise NeedsInput("Which one?")
+
+
+@tool
+async def asks_later(x: int) -> str:
+    """Ask, from an async tool."""
+    raise NeedsInput("Which one?")
+
+
+@pytest.mark.parametrize("entry", ["Dispatcher.dispatch", "Dispatcher.adispatch"])
+@pytest.mark.parametrize("asking", [asks, asks_later], ids=["sync", "async"])
+def test_every_express_call_a_tool_parks_is_pending_and_listed(entry: str, asking: Any) -> None:
+    dispatcher = Dispatcher([asking])
+    assert dispatcher.plan(asking).plain
+    results = [
+        run_call(entry, [asking], ToolCall(f"e{n}", asking.name, {"x": n}), dispatcher=dispatcher) for n in range(3)
+    ]
+    assert [result.status for result in results] == ["pending"] * 3  # the first call and the express ones alike
+    assert sorted(item.call_id for item in dispatcher.pending()) == ["e0", "e1", "e2"]

@@ -1,11 +1,14 @@
 """Checked by mypy in tests/test_typing.py, against tinytools installed from its wheel.
 
 ``@tool`` keeps the function's signature; the toolbox functions take what the README says.
+Names loaded on first use keep their types, and a misspelt name is still an error.
 """
 
 from typing_extensions import assert_type, reveal_type
 
+import tinytools
 from tinytools import Dispatcher, Toolbox, ToolCall, ToolResult, dispatch, tool
+from tinytools.executors import shutdown_shared_pool
 
 
 @tool
@@ -44,3 +47,6 @@ assert_type(box.prefixed("x_").filtered(lambda item: item.name != "x_read"), Too
 assert_type(dispatch(ToolCall("c1", "add", {"a": 1}), add), ToolResult)
 assert_type(Dispatcher(add).dispatch(ToolCall("c2", "add", '{"a": 1}')), ToolResult)
 Toolbox.from_object(Notes(), include="read", prefix=1)  # E: Argument "prefix" to "from_object" of "Toolbox" has incompatible type "int"; expected "str | None"  [arg-type]
+reveal_type(tinytools.SQLiteJournal(":memory:"))  # N: Revealed type is "tinytools._run.sqlite_journal.SQLiteJournal"
+assert_type(shutdown_shared_pool(), None)
+misspelt = tinytools.Dispacher  # E: Module has no attribute "Dispacher"; maybe "Dispatcher"?  [attr-defined]

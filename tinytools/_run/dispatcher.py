@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from time import perf_counter
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -25,7 +25,7 @@ from tinytools._results import PendingCall, ToolCall, ToolResult
 from tinytools._run.admission import Admission, Revealed, Rewrite, UnknownToolPolicy, check_unknown_policy
 from tinytools._run.batches import run_batch
 from tinytools._run.boundary import DEFAULT_INLINE_OUTPUT_BYTES, Boundary
-from tinytools._run.call_state import Scope
+from tinytools._run.call_state import CallState, Scope
 from tinytools._run.drivers import AsyncDriver, SyncDriver, drive
 from tinytools._run.express import AsyncExpress, Express, express
 from tinytools._run.failures import logger
@@ -263,7 +263,7 @@ class Dispatcher:
                 watchable=not self.pipeline.execution.around,
             )
             if plan.plain and not tool.defer:  # a deferred tool's calls meet admission, which checks the reveal
-                plan.express, plan.aexpress = express(plan, self.admission, self.token)
+                plan.express, plan.aexpress = express(plan, self.admission, self.token, self._parked)
                 if not self.token.cancelled and self.toolbox.get(tool.name) is tool:
                     if plan.express is not None:
                         self._express[tool.name] = plan.express
@@ -300,6 +300,18 @@ class Dispatcher:
     def policy_denial(self, tool: Tool[..., Any]) -> tuple[str, str] | None:
         """The (rule, reason) that denies ``tool`` before any call, or None."""
         return self.policies.denial(tool)
+
+    def _parked(
+        self, call: ToolCall, inject: Mapping[str, Any] | None, exc: BaseException, start: int, asynchronous: bool
+    ) -> ToolResult | Awaitable[ToolResult]:
+        """A call the express path ran and its tool parked, ended as the pipeline ends any parked call."""
+        plan = self.plan(self.toolbox[call.name])
+        state = CallState(
+            call, plan, self.scope(self._async if asynchronous else self._sync, inject, None, None), start
+        )
+        result, _ = self.pipeline.execution.raised(state, exc, last=True)  # the pending result, as an attempt's
+        ended = self.pipeline.cut_short(state, self.pipeline.end(state, result))
+        return ended if asynchronous else drive(ended)
 
     def cancel(self) -> None:
         """Cancel the run: calls not yet started get ``cancelled``; running ones are told."""

@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 
 from tinytools._context import CancellationToken
-from tinytools._errors import ArgumentsError, kept
+from tinytools._errors import ArgumentsError, NeedsInput, WaitsElsewhere, kept
 from tinytools._results import ToolCall, ToolResult
 from tinytools._run.admission import Admission
 from tinytools._run.drivers import on_a_thread
@@ -32,12 +32,19 @@ __all__ = ["AsyncExpress", "Express", "express", "within"]
 
 Express = Callable[[ToolCall, Mapping[str, Any] | None], ToolResult]
 AsyncExpress = Callable[[ToolCall, Mapping[str, Any] | None], Awaitable[ToolResult]]
+Parked = Callable[[ToolCall, Mapping[str, Any] | None, BaseException, int, bool], Any]
+"""The pipeline's end of a call its tool parked (`NeedsInput`, `WaitsElsewhere`): the result, or
+(for an async caller, the last argument True) the awaitable of it."""
+_PARKS = (NeedsInput, WaitsElsewhere)
 
 
-def express(plan: Plan, admission: Admission, token: CancellationToken) -> tuple[Express | None, AsyncExpress | None]:
+def express(
+    plan: Plan, admission: Admission, token: CancellationToken, parked: Parked
+) -> tuple[Express | None, AsyncExpress | None]:
     """The express path of ``plan`` (see the module): for a sync tool the first, for an async one the second.
 
-    ``admission`` holds the run's limits; ``token`` is the run's. An async tool's express path is
+    ``admission`` holds the run's limits; ``token`` is the run's; a call its tool parks goes to
+    ``parked``, which records it as the pipeline records any pending call. An async tool's express path is
     awaited in the caller's task, as the pipeline awaits one without a timeout (the run's
     cancellation cancels it there); a sync tool's never runs on an event loop: from async code its
     second path reads the call on the loop and runs the tool on a pool thread, as the pipeline does.
@@ -112,6 +119,8 @@ def express(plan: Plan, admission: Admission, token: CancellationToken) -> tuple
             except BaseException as exc:
                 if propagates(exc):
                     raise
+                if isinstance(exc, _PARKS):
+                    return await parked(call, inject, exc, start, True)  # type: ignore[no-any-return]
                 return tool_failure(call, name, exc, start, exposed)
             finally:
                 running.discard(task)
@@ -147,6 +156,8 @@ def express(plan: Plan, admission: Admission, token: CancellationToken) -> tuple
         if kind == RETURNED:
             return finished(call, outcome.value, start)
         if kind == RAISED:
+            if isinstance(outcome.value, _PARKS):
+                return await parked(call, inject, outcome.value, start, True)  # type: ignore[no-any-return]
             return tool_failure(call, name, outcome.value, start, exposed)
         if kind == REFUSED:  # too many stray threads: the call was not made
             error = ExecutorError("executor_unavailable", str(outcome.value), may_have_acted=False)
@@ -178,6 +189,8 @@ def express(plan: Plan, admission: Admission, token: CancellationToken) -> tuple
         except BaseException as exc:
             if propagates(exc):
                 raise
+            if isinstance(exc, _PARKS):
+                return parked(call, inject, exc, start, False)  # type: ignore[no-any-return]
             return tool_failure(call, name, exc, start, exposed)
         return finished(call, output, start)
 

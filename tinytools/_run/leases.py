@@ -33,8 +33,8 @@ class Leases:
         self._held: dict[str, int] = {}
         self._ends: dict[str, float] = {}
         """When each held lease runs out unless renewed: taken at the hold, moved by each renewal."""
-        self._failing: set[str] = set()
-        """Keys whose last renewal failed (warned once, not at every round)."""
+        self._failing: dict[str, bool] = {}
+        """Keys whose last renewal failed, and whether their lease was warned run out (each warned once)."""
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
@@ -48,6 +48,7 @@ class Leases:
         with self._lock:
             self._held[key] = step
             self._ends[key] = self.until()
+            self._failing.pop(key, None)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._renew, name="tinytools-leases", daemon=True)
                 self._thread.start()
@@ -60,7 +61,7 @@ class Leases:
     def _forget(self, key: str) -> None:
         self._held.pop(key, None)
         self._ends.pop(key, None)
-        self._failing.discard(key)
+        self._failing.pop(key, None)
 
     def held(self) -> dict[str, int]:
         """The entries whose leases are renewed, by key, with their steps."""
@@ -79,9 +80,7 @@ class Leases:
             for key, step in held:
                 try:
                     kept = self.store.renew(key, step, self.owner, until)
-                except (
-                    Exception
-                ) as exc:  # the journal is unreachable (or closed): again next round, while the lease lasts
+                except Exception as exc:  # unreachable or closed: tried again next round, warned once
                     self._failed(key, step, exc)
                     continue
                 with self._lock:
@@ -89,24 +88,29 @@ class Leases:
                         continue
                     if kept:
                         self._ends[key] = until
-                        self._failing.discard(key)
+                        self._failing.pop(key, None)
                     else:  # it moved on (or was taken over): not ours to renew any more
                         self._forget(key)
 
     def _failed(self, key: str, step: int, exc: Exception) -> None:
-        """A renewal that raised: warned once; past the lease's end, the call is no longer held here."""
+        """A renewal that raised: warned once, and once more if the lease runs out before one succeeds.
+
+        The call runs on here, so the renewals go on (quietly) until it ends: a journal back after an
+        outage holds the lease again. Past the lease's end another worker may take the call over.
+        """
         log = logging.getLogger("tinytools.journal")
         with self._lock:
             if self._held.get(key) != step:
                 return
-            if time.time() >= self._ends.get(key, 0.0):
-                self._forget(key)
+            ran_out = time.time() >= self._ends.get(key, 0.0)
+            warned = self._failing.get(key)
+            if warned is None:
+                log.warning("renewing the lease on %s failed (%s); trying again while the call runs", key[:12], exc)
+            if ran_out and not warned:
                 log.warning(
                     "the lease on %s ran out while the journal could not renew it (%s): another worker may take "
                     "the call over",
                     key[:12],
                     exc,
                 )
-            elif key not in self._failing:
-                self._failing.add(key)
-                log.warning("renewing the lease on %s failed (%s); trying again while it lasts", key[:12], exc)
+            self._failing[key] = ran_out or bool(warned)

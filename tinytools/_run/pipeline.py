@@ -151,23 +151,28 @@ class Pipeline:
 
         The stages are the pipeline's own, in its order; only the coroutines between them are left
         out. Where a stage answers otherwise than the common way (the arguments are not read, a
-        hook replaces or answers the call, or answers with an awaitable), the call goes on in the
-        coroutines from that stage: what is returned then is the awaitable to drive.
+        hook replaces or answers the call, or answers with an awaitable, the tool parks its call),
+        the call goes on in the coroutines from that stage, as `run_admitted` awaits them: what is
+        returned then is the awaitable to drive.
         """
         state = CallState(admitted.call, admitted.plan, scope, start)
         read = read_arguments(state, events=self.sink is not None)
         if read.__class__ is not Read:
-            return self.end(state, read)  # type: ignore[arg-type]
+            return self.cut_short(state, self.end(state, read))  # type: ignore[arg-type]
         if self.before:
             moved = self.before_middleware(state, read)
             if moved is not read:  # a hook answered, replaced the call or is async: the stages go on from there
-                return self.after_before(state, moved)
+                return self.cut_short(state, self.after_before(state, moved))
         result = self.execution.once(state, read)
         if self.after:
             kept = self.after_middleware(state, result)
             if kept.__class__ is not ToolResult:
-                return self._ended_later(state, kept)  # type: ignore[arg-type]
+                return self.cut_short(state, self._ended_later(state, kept))  # type: ignore[arg-type]
             result = kept
+        if (
+            result.status == "pending"
+        ):  # the tool parked its call (NeedsInput, WaitsElsewhere): the journal stage records it
+            return self.cut_short(state, self.end(state, result))
         result = self.sealed(state, result)
         if self.sink is None:
             return result if result.call_id == state.call.id else msgspec.structs.replace(result, call_id=state.call.id)
@@ -214,12 +219,20 @@ class Pipeline:
         state = CallState(admitted.call, admitted.plan, scope, start)
         if self.tracer is not None and self.tracer.live():
             state.span = self.tracer.open(state.call, state.plan.name, state.plan.tool.description, start)
+        return await self.cut_short(state, self.stages(state, admitted))
+
+    async def cut_short(self, state: CallState, stages: Awaitable[ToolResult]) -> ToolResult:
+        """The call's stages, awaited; a call cut short on the way is traced and released.
+
+        Cut short: its caller cancelled, or the application's mistake. Claimed in the journal, it is
+        released, or ended unknown if it acted.
+        """
         try:
-            return await self.stages(state, admitted)
-        except BaseException as exc:  # a call cut short (its caller cancelled, the application's mistake)
+            return await stages
+        except BaseException as exc:
             if state.span is not None:
                 self.trace_escaped(state, exc)
-            if state.step is not None:  # claimed in the journal: released, or unknown if it acted
+            if state.step is not None:
                 await self.journal_stage.interrupted(state)
             raise
 

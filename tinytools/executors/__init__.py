@@ -60,14 +60,16 @@ _LATER = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """The names that need process pools and pickling, imported when first asked for.
+if not TYPE_CHECKING:  # type checkers see the names imported above; a misspelt one stays an error
 
-    `import tinytools` reaches this package (for `provide`), and pays for none of that.
-    """
-    module = _LATER.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tinytools.executors' has no attribute {name!r}")
-    import importlib
+    def __getattr__(name: str) -> Any:
+        """The names that need process pools and pickling, imported when first asked for.
 
-    return getattr(importlib.import_module(f"tinytools.executors.{module}"), name)
+        `import tinytools` reaches this package (for `provide`), and pays for none of that.
+        """
+        module = _LATER.get(name)
+        if module is None:
+            raise AttributeError(f"module 'tinytools.executors' has no attribute {name!r}")
+        import importlib
+
+        return getattr(importlib.import_module(f"tinytools.executors.{module}"), name)
