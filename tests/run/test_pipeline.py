@@ -6,6 +6,7 @@ import asyncio
 import json
 import re
 import threading
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import pytest
@@ -321,46 +322,37 @@ def other(name: str) -> str:
     return f"other {name}"
 
 
-class _Before:
+async def _nothing() -> None:
+    """What an async hook that lets the call through answers, once awaited."""
+
+
+class _Answering:
+    """A middleware whose hooks answer as ``answer`` says: let the call through, raise, await, or their own."""
+
     def __init__(self, answer: str) -> None:
         self.answer = answer
 
+    def give(self, own: dict[str, Callable[[], Any]]) -> Any:
+        if self.answer == "raise":
+            raise RuntimeError(f"{self.answer} failed")
+        common = {"none": lambda: None, "async": _nothing}
+        return {**common, **own}[self.answer]()
+
+
+class _Before(_Answering):
     def before_tool(self, call: ToolCall, tool: Any) -> Any:
-        if self.answer == "none":
-            return None
-        if self.answer == "call":
-            return ToolCall(call.id, "other", call.arguments)
-        if self.answer == "result":
-            return ToolResult(call_id=call.id, name=call.name, status="succeeded", output="from middleware")
-        if self.answer == "raise":
-            raise RuntimeError("before failed")
-        if self.answer == "async":
-
-            async def later() -> None:
-                return None
-
-            return later()
-        raise AssertionError(self.answer)
+        return self.give(
+            {
+                "call": lambda: ToolCall(call.id, "other", call.arguments),
+                "result": lambda: ToolResult(call_id=call.id, name=call.name, status="succeeded", output="from mw"),
+            }
+        )
 
 
-class _After:
-    def __init__(self, answer: str) -> None:
-        self.answer = answer
-
+class _After(_Answering):
     def after_tool(self, call: ToolCall, tool: Any, result: ToolResult) -> Any:
-        if self.answer == "none":
-            return None
-        if self.answer == "replace":
-            return ToolResult(call_id=call.id, name=call.name, status="succeeded", output="replaced s3cr3t-value")
-        if self.answer == "raise":
-            raise RuntimeError("after failed")
-        if self.answer == "async":
-
-            async def later() -> None:
-                return None
-
-            return later()
-        raise AssertionError(self.answer)
+        replaced = ToolResult(call_id=call.id, name=call.name, status="succeeded", output="replaced s3cr3t-value")
+        return self.give({"replace": lambda: replaced})
 
 
 def _events_and_result(entry: str, before: str, after: str, sink: str, arguments: Any) -> tuple[list[Any], Any]:

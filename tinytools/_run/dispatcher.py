@@ -302,10 +302,15 @@ class Dispatcher:
         return self.policies.denial(tool)
 
     def _parked(
-        self, call: ToolCall, inject: Mapping[str, Any] | None, exc: BaseException, start: int, asynchronous: bool
+        self,
+        plan: Plan,
+        call: ToolCall,
+        inject: Mapping[str, Any] | None,
+        exc: BaseException,
+        start: int,
+        asynchronous: bool,
     ) -> ToolResult | Awaitable[ToolResult]:
         """A call the express path ran and its tool parked, ended as the pipeline ends any parked call."""
-        plan = self.plan(self.toolbox[call.name])
         state = CallState(
             call, plan, self.scope(self._async if asynchronous else self._sync, inject, None, None), start
         )

@@ -152,8 +152,7 @@ class Execution:
             if job.__class__ is not Job:
                 return job  # type: ignore[return-value]
             if self.sink is not None:
-                elapsed = perf_counter_ns() - state.start
-                pending = driver.emit(ToolStarted(call.id, plan.name, elapsed, started_arguments(read, call), attempt))
+                pending = driver.emit(self.started(state, read, attempt))
                 if pending is not None:
                     await pending
             lock = plan.tool.exclusive
@@ -196,13 +195,18 @@ class Execution:
         if job.__class__ is not Job:
             return job  # type: ignore[return-value]
         if self.sink is not None:  # a sync driver delivers it now, an async sink on this thread's loop
-            driver.emit(
-                ToolStarted(call.id, plan.name, perf_counter_ns() - state.start, started_arguments(read, call), 1)
-            )
+            driver.emit(self.started(state, read, 1))
         state.acted = True
         state.attempts = 1
         outcome = driver.start(job)  # a sync driver's: the outcome itself
         return self.result_of(state, outcome, last=True)[0]  # type: ignore[arg-type]
+
+    def started(self, state: CallState, read: Read, attempt: int) -> ToolStarted:
+        """The event of an attempt that starts: the arguments as validated, the time since the call came."""
+        call = state.call
+        return ToolStarted(
+            call.id, state.plan.name, perf_counter_ns() - state.start, started_arguments(read, call), attempt
+        )
 
     async def hold(self, lock: Any, driver: Any) -> bool:
         """Take a lock the tool shares with others (one object's methods); False when the run stopped first."""

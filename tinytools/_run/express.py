@@ -32,7 +32,7 @@ __all__ = ["AsyncExpress", "Express", "express", "within"]
 
 Express = Callable[[ToolCall, Mapping[str, Any] | None], ToolResult]
 AsyncExpress = Callable[[ToolCall, Mapping[str, Any] | None], Awaitable[ToolResult]]
-Parked = Callable[[ToolCall, Mapping[str, Any] | None, BaseException, int, bool], Any]
+Parked = Callable[[Plan, ToolCall, Mapping[str, Any] | None, BaseException, int, bool], Any]
 """The pipeline's end of a call its tool parked (`NeedsInput`, `WaitsElsewhere`): the result, or
 (for an async caller, the last argument True) the awaitable of it."""
 _PARKS = (NeedsInput, WaitsElsewhere)
@@ -120,7 +120,7 @@ def express(
                 if propagates(exc):
                     raise
                 if isinstance(exc, _PARKS):
-                    return await parked(call, inject, exc, start, True)  # type: ignore[no-any-return]
+                    return await parked(plan, call, inject, exc, start, True)  # type: ignore[no-any-return]
                 return tool_failure(call, name, exc, start, exposed)
             finally:
                 running.discard(task)
@@ -157,7 +157,7 @@ def express(
             return finished(call, outcome.value, start)
         if kind == RAISED:
             if isinstance(outcome.value, _PARKS):
-                return await parked(call, inject, outcome.value, start, True)  # type: ignore[no-any-return]
+                return await parked(plan, call, inject, outcome.value, start, True)  # type: ignore[no-any-return]
             return tool_failure(call, name, outcome.value, start, exposed)
         if kind == REFUSED:  # too many stray threads: the call was not made
             error = ExecutorError("executor_unavailable", str(outcome.value), may_have_acted=False)
@@ -190,7 +190,7 @@ def express(
             if propagates(exc):
                 raise
             if isinstance(exc, _PARKS):
-                return parked(call, inject, exc, start, False)  # type: ignore[no-any-return]
+                return parked(plan, call, inject, exc, start, False)  # type: ignore[no-any-return]
             return tool_failure(call, name, exc, start, exposed)
         return finished(call, output, start)
 

@@ -169,9 +169,7 @@ class Pipeline:
             if kept.__class__ is not ToolResult:
                 return self.cut_short(state, self._ended_later(state, kept))  # type: ignore[arg-type]
             result = kept
-        if (
-            result.status == "pending"
-        ):  # the tool parked its call (NeedsInput, WaitsElsewhere): the journal stage records it
+        if result.status == "pending":  # the tool parked its call: the journal stage records it
             return self.cut_short(state, self.end(state, result))
         result = self.sealed(state, result)
         if self.sink is None:

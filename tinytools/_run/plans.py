@@ -109,9 +109,10 @@ class Plan:
         )
         """Whether calls meet the journal stage: the dispatcher journals, or the tool needs a key or may wait."""
         self.typed: Reader | None = None if strict or not _by_position(tool) else _pending
-        self.plain = plain and self._plain()
+        bare = self._bare()
+        self.plain = plain and bare and tool.timeout is None and not (tool.secret_keys or tool.fixed_secrets)
         """Whether the tool needs nothing around its call here: its calls may take the express path."""
-        self.watched = watchable and self._watched()
+        self.watched = watchable and bare
         """Whether a sync entry point may run its calls' stages in one frame (`Pipeline.watched`).
 
         ``watchable``: the dispatcher has no execution hooks. The tool then needs nothing the
@@ -123,21 +124,13 @@ class Plan:
         self.aexpress: Callable[[ToolCall, Mapping[str, Any] | None], Awaitable[ToolResult]] | None = None
         """An async tool's whole call in the calling task, when `plain`."""
 
-    def _plain(self) -> bool:
-        tool = self.tool
-        return not (
-            self.denial or tool.needs_approval or self.route or tool.timeout is not None or self.tries > 1
-        ) and not (
-            tool.exclusive is not None  # one object's methods take turns: the pipeline holds their lock
-            or self.runtime
-            or tool.secret_keys
-            or tool.fixed_secrets
-            or tool.remote_keys
-            or self.journaled
-            or tool.streams
-        )
+    def _bare(self) -> bool:
+        """Whether the tool's calls need none of what the pipeline's coroutines are for.
 
-    def _watched(self) -> bool:
+        No journal, policy, retry, executor, runtime value or stream, and no lock shared with other
+        tools (one object's methods take turns: the pipeline holds their lock). A plain plan is a
+        bare one whose tool also has no timeout and no secrets.
+        """
         tool = self.tool
         return not (self.denial or tool.needs_approval or self.route or self.tries > 1 or self.journaled) and not (
             tool.exclusive is not None or self.runtime or tool.remote_keys or tool.streams
