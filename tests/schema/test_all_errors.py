@@ -326,3 +326,43 @@ def test_every_fault_at_any_depth_is_listed_once_with_its_own_schema(case: Fault
     else:
         assert len(found) == MAX_LISTED and all(found.count(each) <= expected.count(each) for each in found)
     assert (error.errors[0].pointer, error.errors[0].keyword) == (error.pointer, error.keyword)
+
+
+TAGGED = {
+    "type": "object",
+    "properties": {
+        "shape": {
+            "anyOf": [
+                {
+                    "type": "object",
+                    "properties": {"kind": {"const": "circle"}, "radius": {"type": "number", "minimum": 0}},
+                    "required": ["kind", "radius"],
+                    "additionalProperties": False,
+                },
+                {
+                    "type": "object",
+                    "properties": {"kind": {"const": "square"}, "side": {"type": "number"}},
+                    "required": ["kind", "side"],
+                    "additionalProperties": False,
+                },
+            ]
+        }
+    },
+    "required": ["shape"],
+    "additionalProperties": False,
+}
+
+
+def test_a_tagged_union_is_explained_by_the_branch_its_tag_names() -> None:
+    circle = failure(TAGGED, {"shape": {"kind": "circle", "radius": -1}})
+    assert (circle.pointer, circle.keyword) == ("/shape/radius", "minimum")
+    square = failure(TAGGED, {"shape": {"kind": "square", "side": "2", "radius": 1}})
+    assert listed(square) == [("/shape/side", "type", "shape"), ("/shape/radius", "additionalProperties", "shape")]
+
+
+def test_a_tag_no_branch_has_is_the_failure_of_the_tag() -> None:
+    error = failure(TAGGED, {"shape": {"kind": "hexagon", "side": 2}})
+    assert (error.pointer, error.keyword) == ("/shape/kind", "enum")
+    assert "circle" in error.reason and "square" in error.reason
+    untagged = failure(TAGGED, {"shape": {"side": 2}})  # no tag at all: no branch to blame
+    assert (untagged.pointer, untagged.keyword) == ("/shape", "anyOf")

@@ -50,6 +50,9 @@ class NestedErrors:
         self.fragment = FragmentCache(schema)
         self.compile_leaf = compile_leaf
         self.checks: dict[tuple[int, str], Check] = {}  # by id of a node of `document`, which stays alive
+        self.tag_nodes: dict[
+            tuple[int, str], Any
+        ] = {}  # the tag's schema of a tagged union (kept: its id keys a check)
 
     def __call__(self, first: ArgumentsError, value: Any, room: int) -> tuple[list[ArgumentsError], int]:
         """The failures inside the argument ``first`` (its first failure) is about, and how many there are.
@@ -108,8 +111,10 @@ class NestedErrors:
                 if target is None:
                     return node
                 node = target
-            elif node.keys() == {"anyOf"} and isinstance(value, (dict, list)):
+            elif node.keys() == {"anyOf"}:
                 fitting = [branch for branch in node["anyOf"] if self.admits(branch, value)]
+                if not fitting and value.__class__ is dict:
+                    return self.untagged(node, value)
                 if len(fitting) != 1:
                     return node
                 node = fitting[0]
@@ -118,17 +123,55 @@ class NestedErrors:
         return node
 
     def admits(self, branch: Any, value: Any) -> bool:
-        """Whether ``branch`` (followed through references) may take a value of ``value``'s JSON type."""
+        """Whether ``branch`` (followed through references) may take ``value``: its JSON type, and its tag.
+
+        A branch of a tagged union (an object whose property is a ``const``) does not take an
+        object whose tag is another value.
+        """
+        branch = self.followed(branch)
+        if branch is False:
+            return False
+        if not isinstance(branch, dict):
+            return True
+        declared = branch.get("type")
+        if declared is not None and json_type(value) not in (declared if isinstance(declared, list) else [declared]):
+            return False
+        if value.__class__ is dict:
+            for key, tag in _tags(branch):
+                if key in value and not _same(value[key], tag):
+                    return False
+        return True
+
+    def followed(self, branch: Any) -> Any:
+        """``branch`` with a chain of references followed."""
         for _ in range(len(self.definitions) + 2):
             if not (isinstance(branch, dict) and branch.keys() == {"$ref"} and isinstance(branch["$ref"], str)):
                 break
             branch = self.definitions.get(branch["$ref"].rpartition("/")[2], {})
-        if branch is False:
-            return False
-        declared = branch.get("type") if isinstance(branch, dict) else None
-        if declared is None:
-            return True
-        return json_type(value) in (declared if isinstance(declared, list) else [declared])
+        return branch
+
+    def untagged(self, node: dict[str, Any], value: dict[str, Any]) -> Any:
+        """For an object no branch of a tagged union takes: the tag's failure, if its tag is what is wrong.
+
+        Each branch tags its objects by the same property; when the value's tag is none of theirs,
+        the failure is that property's: one of the tags was expected.
+        """
+        key = (id(node), "tags")
+        made = self.tag_nodes.get(key)
+        if made is None:
+            tags: dict[str, list[Any]] = {}
+            branches = [self.followed(branch) for branch in node["anyOf"]]
+            for branch in branches:
+                for name, tag in _tags(branch) if isinstance(branch, dict) else ():
+                    tags.setdefault(name, []).append(tag)
+            shared = [name for name, found in tags.items() if len(found) == len(branches)]
+            made = self.tag_nodes[key] = (
+                {"type": "object", "properties": {shared[0]: {"enum": tags[shared[0]]}}} if shared else node
+            )
+        if made is node:
+            return node
+        name = next(iter(made["properties"]))
+        return made if name in value else node
 
     @staticmethod
     def is_object(node: Any, value: Any) -> bool:
@@ -239,3 +282,18 @@ class Problem:
         """The `ArgumentsError` of this failure, quoting what ``fragment`` gives for its path."""
         schema = fragment(self.where) if self.where is not None else None
         return schema_failure(self.reason, self.pointer(), self.keyword, str(self.path[0]), schema)
+
+
+def _tags(branch: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The (property, value) pairs that tag a branch's objects: its properties that are a ``const``."""
+    properties = branch.get("properties")
+    if not isinstance(properties, dict):
+        return []
+    return [
+        (name, schema["const"]) for name, schema in properties.items() if isinstance(schema, dict) and "const" in schema
+    ]
+
+
+def _same(left: Any, right: Any) -> bool:
+    """Equal as JSON values (``true`` is not ``1``)."""
+    return left == right and (left.__class__ is bool) == (right.__class__ is bool)
