@@ -71,6 +71,7 @@ from tinytools.policy import ToolPolicy
 
 if _typing.TYPE_CHECKING:  # what type checkers and the API reference read; at run time, `__getattr__` below
     from tinytools._run.artifacts import ArtifactStore, FileArtifactStore, MemoryArtifactStore
+    from tinytools._run.call_plans import plan_steps
     from tinytools._run.journal_stage import NOT_RUN
     from tinytools._run.journals import AsyncJournal, Journal, JournalEntry, MemoryJournal
     from tinytools._run.sqlite_journal import SQLiteJournal
@@ -145,6 +146,7 @@ __all__ = [
     "adispatch_many",
     "dispatch",
     "dispatch_many",
+    "plan_steps",
     "strays",
     "tool",
 ]
@@ -159,6 +161,7 @@ _LATER = {
     "JournalEntry": "tinytools._run.journals",
     "MemoryJournal": "tinytools._run.journals",
     "SQLiteJournal": "tinytools._run.sqlite_journal",
+    "plan_steps": "tinytools._run.call_plans",
 }
 """Names whose module loads when a program first asks for them: ``import tinytools`` stays lean."""
 

@@ -28,6 +28,7 @@ __all__ = [
     "Discovery",
     "IdempotencyKey",
     "Invocation",
+    "PlanRun",
     "Progress",
     "RunContext",
     "Stores",
@@ -142,6 +143,23 @@ class Discovery:
     def find(self, query: str, k: int = 5) -> list[Any]:
         """The ``k`` best deferred tools for ``query`` (`Tool` objects), revealed."""
         return self._find(query, k)
+
+
+class PlanRun:
+    """Runs the call plan a plan tool was called with, in the dispatcher that runs it (injected by type).
+
+    The plan tool (`Toolbox.plan_tool`) takes one: ``await plan.run(steps, returns)`` runs the plan's steps,
+    already checked, through the pipeline that runs the plan's call, and returns its `ToolOutput`.
+    """
+
+    __slots__ = ("_run",)
+
+    def __init__(self, run: Callable[[Any, Any], Any]):
+        self._run = run
+
+    def run(self, steps: Any, returns: Any) -> Any:
+        """The plan's ``steps`` and ``return`` (as the call sent them), run: an awaitable of its `ToolOutput`."""
+        return self._run(steps, returns)
 
 
 class Progress:

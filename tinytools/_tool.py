@@ -59,7 +59,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-_RUNTIME_SOURCES = frozenset({"token", "invocation", "progress", "stores", "key", "ask", "discovery"})
+_RUNTIME_SOURCES = frozenset({"token", "invocation", "progress", "stores", "key", "ask", "discovery", "plan"})
 _RUNNERS: list[Callable[..., Any]] = []
 """`tinytools.dispatch` and `tinytools.adispatch`, registered by the run layer (`runs_calls`)."""
 

@@ -423,6 +423,37 @@ class Toolbox:
 
         return self.add(search_tool(k))
 
+    def plan_tool(
+        self, *, name: str = "run_plan", max_steps: int = 20, tools: Iterable[str] | None = None
+    ) -> Tool[..., Any]:
+        """A plan tool, added to this toolbox: the model sends many calls as one plan, checked before any runs.
+
+        Its input schema is the plan format (see the "Call plans" docs page) with the names and
+        arguments of the tools its steps may call: ``tools`` (names), or by default every tool of
+        the toolbox now, less deferred tools and search and plan tools; add the tools first. Every
+        step is checked before the first runs (names, arguments, references typed by the
+        referenced tool's output schema, what the turn may call, policy, approval, budget); then
+        each step is a call of its own through the dispatcher that runs the plan. The model reads
+        each step's status and the outputs of the steps the plan returns; the application reads
+        every step's `ToolResult` with `plan_steps`.
+
+        Raises:
+            ValueError: ``max_steps`` is below 1, there is no tool to plan with, or ``tools`` names
+                a search or plan tool.
+            ToolNotFound: ``tools`` names a tool the toolbox does not have.
+            ToolDefinitionError: A tool's arguments cannot be a step's.
+        """
+        from tinytools._plan_tool import is_plan, plan_tool  # plans load on first use
+
+        if tools is None:
+            chosen = [item for item in self if not (item.defer or is_search(item) or is_plan(item))]
+        else:
+            chosen = [self[named] for named in dict.fromkeys(tools)]
+            odd = [item.name for item in chosen if is_search(item) or is_plan(item)]
+            if odd:
+                raise ValueError(f"a plan's steps cannot call the search or plan tool {odd[0]!r}")
+        return self.add(plan_tool(chosen, name=name, max_steps=max_steps))
+
 
 def as_toolbox(tools: Toolbox | Tool[..., Any] | Iterable[Tool[..., Any] | Callable[..., Any]]) -> Toolbox:
     """``tools`` as a `Toolbox`: a toolbox as is, a single `Tool`, or an iterable of tools."""

@@ -12,7 +12,8 @@ tool what its calls need (`express`: the whole call of a plain plan in a few ste
   SQLite one), `entries` (what an
   entry says), `handles` (signed names of pending calls), `leases` (a worker's hold on the calls it
   runs), `background` (tasks) and `acts` (declared acts);
-- policy: `policy_enforcement`;
+- policy: `policy_enforcement`; a plan tool's call is a call plan, checked whole here and its
+  steps then run, each a call of its own, by `call_plans`;
 - execution: `execution` binds and runs each attempt as a `jobs` job through `drivers` (sync or
   async), on `threads`; `streams` runs generator tools; `result_cache` answers read-only tools;
 - output checks: `output_checks` (what a tool returned becomes data, or a failure);

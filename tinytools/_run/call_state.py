@@ -28,7 +28,7 @@ __all__ = ["CallState", "Scope"]
 class Scope:
     """What one entry point's call (or batch) brings: injected values, the allowlist, its step, its driver."""
 
-    __slots__ = ("_step", "_step_id", "allowed", "driver", "gate", "inject")
+    __slots__ = ("_step", "_step_id", "allowed", "driver", "gate", "inject", "planned")
 
     def __init__(
         self,
@@ -46,6 +46,12 @@ class Scope:
         self._step = step
         self.gate = gate
         """Keeps a serial tool alone within a batch."""
+        self.planned = False
+        """Whether its calls are the steps of a plan already checked whole (`tinytools._run.call_plans`).
+
+        Such a call is read against its tool's canonical schema (in strict mode, the plan was read
+        strictly, and restored, as a whole) and not put to the approver again (the plan was, if
+        any step needs it)."""
 
     @property
     def step_id(self) -> str:
@@ -67,6 +73,7 @@ class CallState:
         "attempts",
         "call",
         "channel",
+        "checked_plan",
         "exception",
         "failure",
         "key",
@@ -129,5 +136,7 @@ class CallState:
         """The call's trace span, when the dispatcher traces (`tinytools._run.tracing`)."""
         self.attempts = 0
         """How many times the tool was started."""
+        self.checked_plan: Any = None
+        """A plan tool's call: its plan, once checked whole (`tinytools._run.call_plans.Checked`)."""
         self.answered_by: str | None = None
         """What answered the call instead of its tool: ``journal``, ``cache`` or ``act``."""

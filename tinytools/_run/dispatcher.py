@@ -203,6 +203,7 @@ class Dispatcher:
             plan_for=self.plan,
             journal_stage=lambda: self.journal_stage,
             tracer=self.tracer,
+            max_concurrency=self.max_concurrency,
         )
 
     def _cancelled(self) -> None:

@@ -21,6 +21,7 @@ from tinytools._context import (
     Discovery,
     IdempotencyKey,
     Invocation,
+    PlanRun,
     Progress,
     RunContext,
     Stores,
@@ -102,6 +103,8 @@ class Execution:
         self.token = token
         self.context = context
         self.stores = stores
+        self.pipeline: Any = None
+        """The pipeline these stages belong to (a plan's steps go through it)."""
 
     def execute(self, state: CallState, read: Read) -> Awaitable[ToolResult]:
         """Bind and run the tool: at most its tries, never after the run stopped, within the gate."""
@@ -356,7 +359,15 @@ class Execution:
             values["ask"] = Ask(state.answers or ())
         if "discovery" in wants:
             values["discovery"] = Discovery(lambda query, k: self.discover(state, query, k))
+        if "plan" in wants:
+            values["plan"] = PlanRun(lambda steps, returns: self.run_plan(state, steps, returns))
         return values
+
+    def run_plan(self, state: CallState, steps: Any, returns: Any) -> Awaitable[Any]:
+        """A plan tool's plan, run (`tinytools._run.call_plans`)."""
+        from tinytools._run import call_plans  # plans load on first use
+
+        return call_plans.run(self.pipeline, state, {"steps": steps, "return": returns})
 
     def discover(self, state: CallState, query: str, k: int) -> list[Any]:
         """The deferred tools of this dispatcher's toolbox a search finds, revealed for the run.

@@ -66,6 +66,7 @@ from tinytools._tool import is_search
 
 if TYPE_CHECKING:
     from tinytools._run.journal_stage import JournalStage
+    from tinytools.policy import Rule
 
 __all__ = ["STAGES", "Pipeline"]
 
@@ -102,8 +103,11 @@ class Pipeline:
         plan_for: Callable[[Any], Plan],
         journal_stage: Callable[[], JournalStage],
         tracer: CallTracer | None = None,
+        max_concurrency: int = 8,
     ):
         self.admission = admission
+        self.max_concurrency = max_concurrency
+        """How many steps of a call plan run at once (the dispatcher's bound for a batch)."""
         self.tracer = tracer
         """Opens and closes each call's span, when the dispatcher traces (`tinytools._run.tracing`)."""
         self._journal_stage = journal_stage
@@ -127,6 +131,7 @@ class Pipeline:
             around=around,
             tracer=tracer,
         )
+        self.execution.pipeline = self  # a plan's steps are calls of their own, through these stages
 
     def run(self, call: ToolCall, scope: Scope) -> ToolResult | Awaitable[ToolResult]:
         """One call, from admission to its final event: the coroutine to await or drive, or the result itself.
@@ -263,8 +268,10 @@ class Pipeline:
     async def decide(self, state: CallState, read: Read | ToolResult) -> ToolResult:
         """Policy and approval, then execution: or the call's end, for a call already answered."""
         plan = state.plan
-        if read.__class__ is Read and (plan.denial is not None or plan.approval is not None):
-            read = await self.authorise(state, read)
+        if read.__class__ is Read and plan.plans:
+            read = await self.check_plan(state, read)
+        elif read.__class__ is Read and (plan.denial is not None or plan.approval is not None):
+            read = await self.authorise(state, read, plan.approval)
         if read.__class__ is Read:
             return await self.go(state, read)
         return await self.end(state, read)  # type: ignore[arg-type]
@@ -452,17 +459,40 @@ class Pipeline:
             return read
         return hook_failure(state.call, tool.name, "middleware", read, state.start)  # the application's mistake
 
-    async def authorise(self, state: CallState, read: Read) -> Read | ToolResult:
-        """The policy stage: static rules, then the approver, on the final validated arguments."""
+    async def check_plan(self, state: CallState, read: Read) -> Read | ToolResult:
+        """A call plan's policy stage: the whole plan checked, then approved once if a step needs it.
+
+        See `tinytools._run.call_plans`; an approver's edit of the plan is checked again.
+        """
+        from tinytools._run import call_plans  # plans load on first use
+
+        checked = call_plans.check(self, state, read.arguments or {})
+        if isinstance(checked, call_plans.Refusal):
+            return call_plans.refusal_result(self, state, checked)
+        state.checked_plan = checked
+        approval = state.plan.approval if checked.needs_approval else None
+        authorised = await self.authorise(state, read, approval)
+        if authorised.__class__ is Read and authorised is not read:  # the approver edited the plan
+            checked = call_plans.check(self, state, authorised.arguments or {})
+            if isinstance(checked, call_plans.Refusal):
+                return call_plans.refusal_result(self, state, checked)
+            state.checked_plan = checked
+        return authorised
+
+    async def authorise(self, state: CallState, read: Read, approval: Rule | None) -> Read | ToolResult:
+        """The policy stage: static rules, then the approver (``approval``), on the final validated arguments.
+
+        A step of a plan already approved is not asked again.
+        """
         plan = state.plan
         if plan.denial is not None:
             rule, reason = plan.denial
             self.note_denied(state, rule, reason)
             return denied(state.call, plan.name, rule, reason, state.start)
-        if plan.approval is None:
+        if approval is None or state.scope.planned:
             return read
         arguments = read.arguments if read.arguments is not None else call_arguments(state.call)
-        decision = await ask(plan.approval, plan.tool, state.call, arguments, state.scope.driver, self.token)
+        decision = await ask(approval, plan.tool, state.call, arguments, state.scope.driver, self.token)
         if state.span is not None and self.tracer is not None:
             attributes = {
                 "tinytools.approval.decision": decision.kind,
@@ -481,8 +511,8 @@ class Pipeline:
             if isinstance(edited, Read):
                 return edited
             decision = refused_edit(plan.name, edited)
-        self.note_denied(state, plan.approval.name, decision.reason)
-        return denied(state.call, plan.name, plan.approval.name, decision.reason, state.start)
+        self.note_denied(state, approval.name, decision.reason)
+        return denied(state.call, plan.name, approval.name, decision.reason, state.start)
 
     def after_middleware(
         self, state: CallState, result: ToolResult, first: int = 0

@@ -96,6 +96,8 @@ class Plan:
         self.fail_invalid = fail_invalid
         """Whether arguments that fail the schema raise `ArgumentsError` (``invalid_args="fail"``)."""
         self.runtime = bool(tool.wants) or "call" in tool.injection_sources.values()
+        self.plans = "plan" in tool.wants
+        """Whether the tool is a plan tool: its calls are plans, checked whole at the policy stage."""
         """Whether the tool takes values only the pipeline makes (a token, an invocation, ...)."""
         options = tool.options
         self.journaled = (
@@ -142,8 +144,11 @@ class Plan:
             self.typed = _typed_reader(self.tool)
         return None if self.typed is _general else self.typed
 
-    def read(self, call: ToolCall, *, typed: bool = True) -> Read | ArgumentsError:
+    def read(self, call: ToolCall, *, typed: bool = True, canonical: bool = False) -> Read | ArgumentsError:
         """Decode and validate a call's arguments once, the typed way when it can.
+
+        ``canonical``: against the canonical schema, in strict mode too (a plan's step, whose
+        arguments the plan's strict reading restored already).
 
         Raises:
             ArgumentsError: Only for text that names a key twice or a value that cannot become
@@ -162,7 +167,7 @@ class Plan:
             arguments = decoded_arguments(call) if arguments.__class__ is not dict else detached(arguments)
         except ArgumentsError as exc:
             return kept(exc)  # kept, not raised: no frame of this call in it
-        strict = self.strict
+        strict = None if canonical else self.strict
         problem = (self.tool.schema if strict is None else strict).check(arguments)
         if problem is not None:
             return problem

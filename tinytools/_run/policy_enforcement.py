@@ -71,8 +71,11 @@ class PolicyEnforcement:
         return None
 
     def approval(self, tool: Tool[..., Any]) -> Rule | None:
-        """The rule whose approver decides each call of ``tool``, or None when it needs none."""
-        return self.approval_rule if tool.needs_approval else None
+        """The rule whose approver decides each call of ``tool``, or None when it needs none.
+
+        A plan tool's calls may need it: its plans are approved as a whole when a step needs approval.
+        """
+        return self.approval_rule if tool.needs_approval or "plan" in tool.wants else None
 
     def result_denial(self, tool: Tool[..., Any], result: ToolResult) -> tuple[str, str] | None:
         """The (rule, reason) of the first result rule that refuses ``result``, or None."""

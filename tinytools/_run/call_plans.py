@@ -1,0 +1,382 @@
+"""Call plans: every step checked before the first runs, then each step a call of its own.
+
+A plan tool's call (`tinytools._plan_tool`) meets the pipeline like any call, up to the policy
+stage. There `check` reads the plan as a whole, before anything runs, and refuses all of it at the
+first fault, naming the step and the JSON pointer (a repairable ``invalid_arguments``):
+
+- step ids: each unique (the schema says their form);
+- each step's tool: one this turn may call (the allowlist, a deferred tool revealed), not a
+  search or plan tool; a tool a static rule denies refuses the plan (``policy_denied``);
+- each reference ``{"$from", "at"}``: to an earlier step; the referenced tool's output schema at
+  the pointer fits the parameter's schema (`tinytools._schema.compatible`; a tool without an
+  output schema only into a parameter that takes anything);
+- ``return``: ids of steps of the plan;
+- the run's call budget: room for every step.
+
+The steps' literal arguments were enforced already, by the plan tool's schema. If any step's tool
+needs approval, the approver is asked once, about the whole plan, before any step (a deferred
+answer parks the plan's call, resumable like any other); its steps are then not asked again.
+
+`run` then runs the steps: each a call of its own through the same pipeline (its call id is the
+plan call's id, ``/`` and the step's id; the plan call's injected values and allowlist), as soon as
+the steps it refers to succeeded. Consecutive parallel-safe steps run concurrently (at most the
+dispatcher's ``max_concurrency``), a serial one alone, after those before it. A referenced value
+is taken from the referenced step's final result (as sealed: scrubbed of its secrets) and checked
+again by the step's own read. A step whose reference failed, or that refers to a step that did not
+succeed, does not run (``not_run``); the others go on. The model reads each step's id and status
+and the outputs of the steps the plan returns; the plan's ``output`` holds every step's
+`ToolResult` for the application (`plan_steps`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from time import perf_counter_ns
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from tinytools._errors import ArgumentsError, ToolError, shorten
+from tinytools._events import InvalidToolArgs
+from tinytools._public import publish
+from tinytools._results import ToolCall, ToolOutput, ToolResult
+from tinytools._run.call_state import Scope
+from tinytools._run.drivers import AsyncDriver
+from tinytools._run.failures import failed
+from tinytools._run.gate import Gate
+from tinytools._schema.compatible import misfit, schema_at
+from tinytools._tool import is_search
+
+if TYPE_CHECKING:
+    from tinytools._run.call_state import CallState
+    from tinytools._run.pipeline import Pipeline
+    from tinytools._tool import Tool
+
+__all__ = ["Checked", "Refusal", "Step", "check", "plan_steps", "run"]
+
+_FITS: dict[tuple[Any, str, Any, str], str | None] = {}
+"""Whether an output at a pointer fits a parameter, by (source tool, pointer, target tool, parameter)."""
+_MAX_FITS = 4096
+
+
+class Step:
+    """One checked step of a plan."""
+
+    __slots__ = ("arguments", "depends", "id", "index", "references", "tool")
+
+    def __init__(self, index: int, step_id: str, tool: Tool[..., Any], arguments: dict[str, Any]):
+        self.index = index
+        self.id = step_id
+        self.tool = tool
+        self.arguments = arguments
+        """The literal arguments (references left in place, replaced when the step runs)."""
+        self.references: dict[str, tuple[str, str]] = {}
+        """Parameter -> (step id, pointer) of each argument taken from an earlier step."""
+        self.depends: list[str] = []
+        """The steps it refers to, each once, in the order first referred to."""
+
+
+class Checked:
+    """A plan that passed every check: its steps, what it returns, whether it needs approval."""
+
+    __slots__ = ("needs_approval", "returns", "steps")
+
+    def __init__(self, steps: list[Step], returns: list[str], needs_approval: bool):
+        self.steps = steps
+        self.returns = returns
+        self.needs_approval = needs_approval
+
+
+class Refusal:
+    """Why a plan is refused: where (step, JSON pointer), the keyword, the reason; or the rule that denies it."""
+
+    __slots__ = ("keyword", "pointer", "reason", "rule", "step")
+
+    def __init__(self, step: str | None, pointer: str, keyword: str, reason: str, rule: str | None = None):
+        self.step = step
+        self.pointer = pointer
+        self.keyword = keyword
+        self.reason = reason
+        self.rule = rule
+        """The policy rule that denies a step's tool (a denial, not invalid arguments), or None."""
+
+    def message(self) -> str:
+        where = f"step {shorten(self.step)!r} (at {self.pointer})" if self.step is not None else f"at {self.pointer}"
+        if self.rule is not None:
+            return f"The plan was not run: {where}: {self.reason}. No step has run."
+        return f"The plan was not run: {where}: {self.reason}. Correct the plan and send it again; no step has run."
+
+
+def check(pipeline: Pipeline, state: CallState, arguments: Mapping[str, Any]) -> Checked | Refusal:
+    """Check a plan whole (see the module); its checked steps, or why it is refused."""
+    admission = pipeline.admission
+    toolbox, allowed, revealed = admission.toolbox, state.scope.allowed, admission.revealed
+    raw_steps = arguments.get("steps") or []
+    steps: list[Step] = []
+    by_id: dict[str, Step] = {}
+    needs_approval = False
+    for index, raw in enumerate(raw_steps):
+        at = f"/steps/{index}"
+        step_id, name = raw.get("id"), raw.get("tool")
+        if step_id in by_id:
+            return Refusal(
+                step_id,
+                f"{at}/id",
+                "uniqueItems",
+                f"the id {step_id!r} is already the id of step {by_id[step_id].index}",
+            )
+        tool = toolbox.get(name)
+        if tool is None:
+            return Refusal(step_id, f"{at}/tool", "enum", f"there is no tool {shorten(name)!r}")
+        if "plan" in tool.wants or is_search(tool):
+            return Refusal(step_id, f"{at}/tool", "enum", f"the tool {tool.name!r} cannot be a step of a plan")
+        if (allowed is not None and tool.name not in allowed) or (tool.defer and tool.name not in revealed):
+            return Refusal(step_id, f"{at}/tool", "enum", f"the tool {tool.name!r} is not available in this turn")
+        plan = pipeline.plan_for(tool)
+        if plan.denial is not None:
+            rule, reason = plan.denial
+            return Refusal(step_id, f"{at}/tool", "policy", f"the tool {tool.name!r} is denied: {reason}", rule)
+        needs_approval = needs_approval or plan.approval is not None
+        step = Step(index, step_id, tool, raw.get("arguments") or {})
+        problem = _references(step, by_id, at)
+        if problem is not None:
+            return problem
+        steps.append(step)
+        by_id[step_id] = step
+    returns = list(arguments.get("return") or [])
+    for index, step_id in enumerate(returns):
+        if step_id not in by_id:
+            return Refusal(None, f"/return/{index}", "enum", f"there is no step {shorten(step_id)!r} to return")
+    limit = admission.limits.max_tool_calls
+    if limit is not None and admission.calls + len(steps) > limit:
+        room = max(0, limit - admission.calls)
+        reason = f"the plan has {len(steps)} steps and the run may make {room} more calls"
+        return Refusal(None, "/steps", "maxItems", reason)
+    return Checked(steps, returns, needs_approval)
+
+
+def _references(step: Step, by_id: dict[str, Step], at: str) -> Refusal | None:
+    """Read a step's references: each to an earlier step, into an output that fits its parameter."""
+    for parameter, value in step.arguments.items():
+        if value.__class__ is not dict or "$from" not in value or not value.keys() <= {"$from", "at"}:
+            continue
+        pointer = f"{at}/arguments/{_escaped(parameter)}"
+        source_id, path = value["$from"], value.get("at") or ""
+        source = by_id.get(source_id)
+        if source is None:
+            reason = f"{shorten(source_id)!r} is not the id of an earlier step (a step refers only to steps before it)"
+            return Refusal(step.id, f"{pointer}/$from", "$from", reason)
+        if path and path[0] != "/":
+            return Refusal(
+                step.id, f"{pointer}/at", "format", f"{shorten(path)!r} is not a JSON pointer (it starts with /)"
+            )
+        problem = _fit(source.tool, path, step.tool, parameter)
+        if problem is not None:
+            return Refusal(
+                step.id,
+                pointer,
+                "type",
+                f"the output of step {source_id!r}{' at ' + shorten(path) if path else ''} {problem}",
+            )
+        step.references[parameter] = (source_id, path)
+        if source_id not in step.depends:
+            step.depends.append(source_id)
+    return None
+
+
+def _fit(source: Tool[..., Any], path: str, target: Tool[..., Any], parameter: str) -> str | None:
+    """Why ``source``'s output at ``path`` may not fit ``target``'s ``parameter`` (None: it fits); remembered."""
+    key = (source, path, target, parameter)
+    try:
+        return _FITS[key]
+    except KeyError:
+        pass
+    found = schema_at(source.output_schema, path)
+    if isinstance(found, str):
+        problem: str | None = found.replace("the output ", "", 1) if found.startswith("the output ") else found
+        problem = f"cannot be: it {problem}"
+    else:
+        schema = target.input_schema
+        reason = misfit(schema, schema["properties"][parameter], found)
+        problem = None if reason is None else f"may not fit the parameter {parameter!r}: {reason}"
+    if len(_FITS) >= _MAX_FITS:
+        _FITS.clear()
+    _FITS[key] = problem
+    return problem
+
+
+def refusal_result(pipeline: Pipeline, state: CallState, refusal: Refusal) -> ToolResult:
+    """The result of a refused plan: ``invalid_arguments`` (or the raise of ``invalid_args="fail"``), or a denial."""
+    call, name, start = state.call, state.plan.name, state.start
+    details = {"pointer": refusal.pointer, "keyword": refusal.keyword}
+    if refusal.step is not None:
+        details["step"] = refusal.step
+    if refusal.rule is not None:
+        pipeline.note_denied(state, refusal.rule, refusal.reason)
+        return failed(call, name, "policy_denied", refusal.message(), start, {"rule": refusal.rule, **details})
+    error = ArgumentsError(refusal.reason, pointer=refusal.pointer, keyword=refusal.keyword, tool=name)
+    error.parameter = "return" if refusal.pointer.startswith("/return") else "steps"
+    if pipeline.sink is not None:
+        recovery = "fail" if state.plan.fail_invalid else "tool_error"
+        elapsed = perf_counter_ns() - start
+        state.queued.append(InvalidToolArgs(call.id, name, elapsed, call.arguments, error, recovery))
+    if state.plan.fail_invalid:
+        raise error
+    return failed(call, name, "invalid_arguments", refusal.message(), start, details)
+
+
+async def run(pipeline: Pipeline, state: CallState, arguments: Mapping[str, Any]) -> ToolOutput:
+    """Run a plan's steps (see the module): the plan tool's output."""
+    import asyncio  # a plan's steps wait on each other: only a plan needs it here
+
+    checked = state.checked_plan
+    if checked is None:  # a plan resumed after its approval: checked again, by this dispatcher
+        found = check(pipeline, state, arguments)
+        if isinstance(found, Refusal):
+            raise ToolError(found.message())
+        checked = found
+    scope = state.scope
+    driver = scope.driver if scope.driver.asynchronous else AsyncDriver(pipeline.sink)
+    inner = Scope(driver, scope.inject, scope.allowed, scope.step_id, 0, Gate())
+    inner.planned = (
+        True  # the plan was read, checked and approved whole: its steps are not read strictly or asked again
+    )
+    results: dict[str, ToolResult] = {}
+    ends: dict[str, asyncio.Future[ToolResult]] = {}
+    room = asyncio.Semaphore(pipeline.max_concurrency)
+    loop = asyncio.get_running_loop()
+    for step in checked.steps:
+        ends[step.id] = loop.create_future()
+
+    async def one(step: Step) -> None:
+        try:
+            result = await _step(pipeline, state, inner, step, ends, room)
+        except BaseException as exc:
+            if not ends[step.id].done():
+                ends[step.id].cancel()
+            raise exc
+        results[step.id] = result
+        ends[step.id].set_result(result)
+
+    for group in _groups(checked.steps):
+        await asyncio.gather(*(one(step) for step in group))
+    ordered = [results[step.id] for step in checked.steps]
+    return ToolOutput(
+        {"steps": {step.id: msgspec.to_builtins(result) for step, result in zip(checked.steps, ordered, strict=True)}},
+        content=_read(checked, ordered),
+    )
+
+
+async def _step(
+    pipeline: Pipeline, state: CallState, scope: Scope, step: Step, ends: dict[str, Any], room: Any
+) -> ToolResult:
+    """One step: once the steps it refers to ended, its call through the pipeline, or why it did not run."""
+    call_id = f"{state.call.id}/{step.id}"
+    arguments = dict(step.arguments)
+    for source_id in step.depends:
+        source = await ends[source_id]
+        if source.status != "succeeded":
+            reason = f"step {source_id!r} {_ended(source)}"
+            return failed(ToolCall(call_id, step.tool.name, arguments), step.tool.name, "not_run",
+                          f"Step {step.id!r} did not run: {reason}.", perf_counter_ns())  # fmt: skip
+    for parameter, (source_id, path) in step.references.items():
+        value = _at(ends[source_id].result().output, path)
+        if value is _MISSING:
+            message = (
+                f"Step {step.id!r} did not run: the output of step {source_id!r} has no {shorten(path)!r} "
+                f"for its argument {parameter!r}."
+            )
+            return failed(
+                ToolCall(call_id, step.tool.name, arguments), step.tool.name, "not_run", message, perf_counter_ns()
+            )
+        arguments[parameter] = value
+    async with room:
+        outcome = pipeline.run(ToolCall(call_id, step.tool.name, arguments), scope)
+        return outcome if outcome.__class__ is ToolResult else await outcome  # type: ignore[misc]
+
+
+def _groups(steps: list[Step]) -> list[list[Step]]:
+    """The steps in turns: consecutive parallel-safe steps together, each serial step alone."""
+    groups: list[list[Step]] = []
+    together: list[Step] = []
+    for step in steps:
+        if step.tool.parallel_safe:
+            together.append(step)
+            continue
+        if together:
+            groups.append(together)
+            together = []
+        groups.append([step])
+    if together:
+        groups.append(together)
+    return groups
+
+
+def _ended(result: ToolResult) -> str:
+    if result.status == "pending":
+        return "is pending"
+    if result.status == "outcome_unknown":
+        return "may have acted, but its outcome is unknown"
+    code = result.error.code if result.error is not None else "failed"
+    return "did not run" if code == "not_run" else f"failed ({code})"
+
+
+_MISSING = object()
+
+
+def _at(value: Any, pointer: str) -> Any:
+    """The value at a JSON pointer, or `_MISSING`."""
+    if not pointer:
+        return value
+    for token in pointer[1:].split("/"):
+        token = token.replace("~1", "/").replace("~0", "~")
+        if value.__class__ is dict:
+            if token not in value:
+                return _MISSING
+            value = value[token]
+        elif value.__class__ is list:
+            if not token.isdigit() or (len(token) > 1 and token[0] == "0") or int(token) >= len(value):
+                return _MISSING
+            value = value[int(token)]
+        else:
+            return _MISSING
+    return value
+
+
+def _read(checked: Checked, results: list[ToolResult]) -> str:
+    """What the model reads of a plan: each step's id and status (and error), the outputs it returns."""
+    shown: list[dict[str, Any]] = []
+    for step, result in zip(checked.steps, results, strict=True):
+        entry: dict[str, Any] = {"id": step.id, "status": result.status}
+        if result.error is not None:
+            entry["error"] = result.error.message
+        elif result.pending is not None:
+            entry["pending"] = result.pending.request.message
+        shown.append(entry)
+    returned: dict[str, Any] = {}
+    by_id = {step.id: result for step, result in zip(checked.steps, results, strict=True)}
+    for step_id in checked.returns:
+        result = by_id[step_id]
+        if result.status == "succeeded":
+            structured = result.structured()
+            returned[step_id] = structured if structured is not None else result.text()
+    return msgspec.json.encode({"steps": shown, "return": returned}).decode()
+
+
+def plan_steps(result: ToolResult) -> dict[str, ToolResult]:
+    """Every step's `ToolResult` of a plan tool's result, by step id, in plan order (empty if it ran none).
+
+    The model read only each step's status and the outputs the plan returned; the application
+    reads them all here. Each step's result is as its own call ended: sealed at the boundary.
+    """
+    output = result.output
+    if result.status != "succeeded" or not isinstance(output, dict) or not isinstance(output.get("steps"), dict):
+        return {}
+    return {step_id: msgspec.convert(value, ToolResult) for step_id, value in output["steps"].items()}
+
+
+def _escaped(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+publish("tinytools", plan_steps)

@@ -1,0 +1,253 @@
+"""Whether one schema's values fit another: what a call plan checks before any step runs.
+
+A plan passes (part of) one tool's output to another tool's parameter (`tinytools._run.call_plans`).
+Before anything runs, the output schema at the pointer the plan names (`schema_at`) is compared
+with the parameter's schema (`misfit`). The comparison is of JSON types, constants and shapes, and
+errs on the side of refusing: a value that may be of a type the parameter does not take (``number``
+into ``integer``, a nullable string into ``string``) does not fit; one whose schema says nothing
+(a tool with no output schema, an object with undeclared properties) fits only a parameter that
+takes anything. Constraints on a value of the right type (lengths, bounds, patterns, formats) are
+left to the parameter's own check when the step is called, which reads the actual value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tinytools._schema.fragments import json_type
+
+__all__ = ["UNKNOWN", "misfit", "schema_at"]
+
+UNKNOWN: dict[str, Any] = {}
+"""The schema of a value nothing is known of (it takes any JSON value)."""
+
+_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
+_DEPTH = 64
+"""How deep the comparison goes (a deeper shape fits only a parameter that takes anything there)."""
+
+
+class Document:
+    """A schema with its definitions, so its ``$ref`` s can be followed."""
+
+    __slots__ = ("definitions",)
+
+    def __init__(self, root: dict[str, Any]):
+        definitions = root.get("$defs")
+        self.definitions: dict[str, Any] = definitions if isinstance(definitions, dict) else {}
+
+    def resolve(self, node: Any) -> Any:
+        """``node`` with its references followed (an unresolvable one: `UNKNOWN`)."""
+        for _ in range(len(self.definitions) + 1):
+            if not isinstance(node, dict) or "$ref" not in node:
+                return node
+            ref = node["$ref"]
+            if not isinstance(ref, str) or not ref.startswith("#/$defs/"):
+                return UNKNOWN
+            node = self.definitions.get(ref[len("#/$defs/") :].replace("~1", "/").replace("~0", "~"), UNKNOWN)
+        return UNKNOWN
+
+
+def schema_at(root: dict[str, Any] | None, pointer: str) -> dict[str, Any] | str:
+    """The schema of the value at ``pointer`` in a value of schema ``root``; or why there is none.
+
+    `UNKNOWN` where the schema does not say (no schema, an undeclared property of an open object).
+    A text when the schema rules the pointer out: a property a closed object does not have, an
+    index into something that is not an array.
+    """
+    if root is None:
+        return UNKNOWN
+    document = Document(root)
+    node: Any = root
+    walked = ""
+    for token in _tokens(pointer):
+        node = _child(document, document.resolve(node), token)
+        if isinstance(node, str):
+            return f"{walked or 'the output'} {node}"
+        walked += "/" + token.replace("~", "~0").replace("/", "~1")
+    inlined: dict[str, Any] = _inline(document, node, _DEPTH)
+    return inlined
+
+
+def misfit(target_root: dict[str, Any], target: Any, source: dict[str, Any]) -> str | None:
+    """Why a value of schema ``source`` may not fit ``target`` (a subschema of ``target_root``); None if it fits."""
+    return _misfit(Document(target_root), target, source, _DEPTH)
+
+
+def _tokens(pointer: str) -> list[str]:
+    if pointer == "":
+        return []
+    return [part.replace("~1", "/").replace("~0", "~") for part in pointer[1:].split("/")]
+
+
+def _child(document: Document, node: Any, token: str) -> Any:
+    """The schema one step down at ``token``, `UNKNOWN`, or why the step cannot be taken."""
+    if not isinstance(node, dict) or not node:
+        return UNKNOWN
+    branches = node.get("anyOf", node.get("oneOf"))
+    if isinstance(branches, list):
+        found = [_child(document, document.resolve(branch), token) for branch in branches]
+        kept = [item for item in found if not isinstance(item, str)]
+        if not kept:
+            return found[0] if found else UNKNOWN
+        return kept[0] if len(kept) == 1 else {"anyOf": kept}
+    types = _types(node)
+    if types is not None and "object" in types and "array" not in types:
+        properties = node.get("properties", {})
+        if token in properties:
+            return properties[token]
+        extra = node.get("additionalProperties", True)
+        if extra is False:
+            return f"has no property {token!r}"
+        return extra if isinstance(extra, dict) else UNKNOWN
+    if types is not None and "array" in types and "object" not in types:
+        if not token.isdigit() or (len(token) > 1 and token[0] == "0"):
+            return f"is an array: {token!r} is not an index"
+        prefix = node.get("prefixItems")
+        if isinstance(prefix, list) and int(token) < len(prefix):
+            return prefix[int(token)]
+        items = node.get("items", True)
+        if items is False:
+            return f"has no item {token}"
+        return items if isinstance(items, dict) else UNKNOWN
+    if types is not None and not types & {"object", "array"}:
+        return f"is a {'/'.join(sorted(types))}: it has no {token!r}"
+    return UNKNOWN
+
+
+def _inline(document: Document, node: Any, depth: int) -> Any:
+    """``node`` with the references of its own document followed, so it stands alone (to a depth)."""
+    node = document.resolve(node)
+    if depth <= 0 or not isinstance(node, dict):
+        return UNKNOWN if depth <= 0 else node
+    inlined = dict(node)
+    for key in ("anyOf", "oneOf", "prefixItems"):
+        if isinstance(node.get(key), list):
+            inlined[key] = [_inline(document, item, depth - 1) for item in node[key]]
+    if isinstance(node.get("items"), dict):
+        inlined["items"] = _inline(document, node["items"], depth - 1)
+    if isinstance(node.get("properties"), dict):
+        inlined["properties"] = {k: _inline(document, v, depth - 1) for k, v in node["properties"].items()}
+    if isinstance(node.get("additionalProperties"), dict):
+        inlined["additionalProperties"] = _inline(document, node["additionalProperties"], depth - 1)
+    return inlined
+
+
+def _types(node: dict[str, Any]) -> set[str] | None:
+    """The JSON types a schema's values may have, from ``type``, ``const`` or ``enum``; None when any."""
+    if "const" in node:
+        return {json_type(node["const"])}
+    if isinstance(node.get("enum"), list):
+        return {json_type(value) for value in node["enum"]}
+    declared = node.get("type")
+    if isinstance(declared, str):
+        return {declared}
+    if isinstance(declared, list):
+        return set(declared)
+    return None
+
+
+def _values(node: dict[str, Any]) -> list[Any] | None:
+    """The only values a schema allows (``const`` or ``enum``), or None."""
+    if "const" in node:
+        return [node["const"]]
+    enum = node.get("enum")
+    return enum if isinstance(enum, list) else None
+
+
+def _branches(node: dict[str, Any]) -> list[Any] | None:
+    found = node.get("anyOf", node.get("oneOf"))
+    return found if isinstance(found, list) else None
+
+
+def _misfit(document: Document, target: Any, source: Any, depth: int) -> str | None:
+    target = document.resolve(target)
+    if target is True or target == {} or _takes_anything(target):
+        return None
+    if target is False:
+        return "the parameter takes no value"
+    if not isinstance(source, dict) or source == {} or depth <= 0:
+        return "nothing is declared of the value, and the parameter does not take every value"
+    sources = _branches(source)
+    if sources is not None:  # every value the source may be must fit
+        for branch in sources:
+            problem = _misfit(document, target, branch, depth - 1)
+            if problem is not None:
+                return problem
+        return None
+    targets = _branches(target)
+    if targets is not None:  # some branch takes every value of the source
+        problems = [_misfit(document, branch, source, depth - 1) for branch in targets]
+        return None if None in problems else problems[0]
+    return _misfit_one(document, target, source, depth)
+
+
+def _takes_anything(target: Any) -> bool:
+    return isinstance(target, dict) and not (
+        target.keys() & {"type", "const", "enum", "anyOf", "oneOf", "allOf", "not", "$ref", "if"}
+    )
+
+
+def _misfit_one(document: Document, target: dict[str, Any], source: dict[str, Any], depth: int) -> str | None:
+    wanted, given = _types(target), _types(source)
+    if given is None:
+        return "nothing is declared of the value's type" if wanted is not None else None
+    if wanted is not None:
+        for kind in sorted(given, key=_TYPES.index):
+            if kind not in wanted and not (kind == "integer" and "number" in wanted):
+                return f"the value may be {_a(kind)}, which the parameter does not take ({_listed(wanted)})"
+    allowed = _values(target)
+    if allowed is not None:
+        offered = _values(source)
+        if offered is None:
+            return f"the value may be other than {_listed_values(allowed)}"
+        stray = [value for value in offered if not any(_same(value, each) for each in allowed)]
+        if stray:
+            return f"the value may be {stray[0]!r}, not one of {_listed_values(allowed)}"
+        return None
+    if "array" in given and isinstance(target.get("items"), dict):
+        problem = _misfit(document, target["items"], source.get("items", UNKNOWN), depth - 1)
+        if problem is not None:
+            return f"an item: {problem}"
+    if "object" in given:
+        return _object_misfit(document, target, source, depth)
+    return None
+
+
+def _object_misfit(document: Document, target: dict[str, Any], source: dict[str, Any], depth: int) -> str | None:
+    needed = target.get("required", [])
+    present = set(source.get("required", []))
+    for name in needed if isinstance(needed, list) else []:
+        if name not in present:
+            return f"the value may lack the property {name!r}, which the parameter requires"
+    properties = target.get("properties", {})
+    declared = source.get("properties", {})
+    for name, schema in properties.items() if isinstance(properties, dict) else ():
+        if name in declared or name in present:
+            problem = _misfit(document, schema, declared.get(name, UNKNOWN), depth - 1)
+            if problem is not None:
+                return f"its property {name!r}: {problem}"
+    if target.get("additionalProperties", True) is False:
+        extra = source.get("additionalProperties", True)
+        stray = [name for name in declared if name not in properties]
+        if stray:
+            return f"the value has the property {stray[0]!r}, which the parameter does not take"
+        if extra is not False:
+            return "the value may have properties the parameter does not take"
+    return None
+
+
+def _same(left: Any, right: Any) -> bool:
+    return left == right and (left.__class__ is bool) == (right.__class__ is bool)
+
+
+def _a(kind: str) -> str:
+    return f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
+
+
+def _listed(kinds: set[str]) -> str:
+    return ", ".join(sorted(kinds, key=_TYPES.index))
+
+
+def _listed_values(values: list[Any]) -> str:
+    shown = ", ".join(repr(value) for value in values[:5])
+    return shown + (", ..." if len(values) > 5 else "")
