@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from tinytools._context import PlanRun
-from tinytools._errors import ToolDefinitionError
+from tinytools._errors import ArgumentsError, ToolDefinitionError, schema_failure
 from tinytools._schema.input_schema import InputSchema
 from tinytools._schema.signatures import EMPTY, Injection, Slot
 from tinytools._tool import Tool
@@ -36,7 +36,7 @@ __all__ = ["PLANS", "PLAN_TOOL", "STEP_ID", "is_plan", "plan_tool"]
 PLAN_TOOL = "run_plan"
 """The plan tool's default name."""
 PLANS = "_tinytools_plans"
-"""The mark a plan tool's function carries, whatever the tool is renamed to."""
+"""The mark a plan tool's function carries, whatever the tool is renamed to: its step tools by name."""
 STEP_ID = "^[A-Za-z0-9_-]{1,64}$"
 """What a step id may be: it becomes part of the step's call id."""
 
@@ -75,7 +75,7 @@ illustrative): {"steps": [{"id": "find", "tool": "search_flights", "arguments": 
 
 def is_plan(tool: Tool[..., Any]) -> bool:
     """Whether ``tool`` is a plan tool made by `plan_tool` (under any name)."""
-    return bool(getattr(tool.fn, PLANS, False))
+    return getattr(tool.fn, PLANS, None) is not None
 
 
 def plan_tool(tools: Iterable[Tool[..., Any]], *, name: str = PLAN_TOOL, max_steps: int = 20) -> Tool[..., Any]:
@@ -90,6 +90,7 @@ def plan_tool(tools: Iterable[Tool[..., Any]], *, name: str = PLAN_TOOL, max_ste
         raise ValueError(f"max_steps is how many steps a plan may have, at least 1, not {max_steps!r}")
     branches = []
     definitions: dict[str, Any] = {"reference": REFERENCE}
+    tools = list(tools)
     for each in tools:
         branch, carried = _step_schema(each)
         branches.append(branch)
@@ -122,21 +123,55 @@ def plan_tool(tools: Iterable[Tool[..., Any]], *, name: str = PLAN_TOOL, max_ste
         Slot("return", kind=keyword, default=EMPTY, parameter="returns"),
         Slot("plan", kind=keyword, default=EMPTY, injection=Injection("plan", "plan")),
     )
+    chosen: dict[str, Tool[..., Any]] = {}
     made = Tool(
-        _plan_function(), name=name, description=DESCRIPTION, input_schema=InputSchema.parse(schema, copy=False),
+        _plan_function(chosen), name=name, description=DESCRIPTION, input_schema=InputSchema.parse(schema, copy=False),
         slots=slots,
     )  # fmt: skip
+    chosen.update((each.name, each) for each in tools)
     return made
 
 
-def _plan_function() -> Any:
-    """A function of its own for each plan tool (it carries the plan tool's mark)."""
+def _plan_function(tools: dict[str, Tool[..., Any]]) -> Any:
+    """A function of its own for each plan tool: it carries the plan tool's mark, its step tools."""
 
     async def run_plan(*, steps: Any = None, returns: Any = None, plan: PlanRun) -> Any:
         return await plan.run(steps, returns)
 
-    run_plan.__dict__[PLANS] = True
+    run_plan.__dict__[PLANS] = tools
     return run_plan
+
+
+def explained(plan: Tool[..., Any], problem: ArgumentsError, arguments: Any) -> ArgumentsError:
+    """A plan its schema refused, explained by the step's own tool where the plan's schema says only ``anyOf``.
+
+    An argument of a step may be a value or a reference, so its schema is an ``anyOf`` of the two,
+    and a wrong value fails them both. The step's literal arguments, checked by its own tool's
+    schema, say what is wrong with the value (its type, its bound, its pattern).
+    """
+    pointer = problem.pointer
+    if problem.keyword != "anyOf" or not pointer.startswith("/steps/"):
+        return problem
+    index, _, rest = pointer[len("/steps/") :].partition("/")
+    steps = arguments.get("steps") if isinstance(arguments, dict) else None
+    if not (rest.startswith("arguments/") and index.isdigit() and isinstance(steps, list) and int(index) < len(steps)):
+        return problem
+    step = steps[int(index)]
+    tool = getattr(plan.fn, PLANS, {}).get(step.get("tool")) if isinstance(step, dict) else None
+    given = step.get("arguments") if tool is not None else None
+    if not isinstance(given, dict):
+        return problem
+    literal = {key: value for key, value in given.items() if not _is_reference(value)}
+    found = tool.schema.check(literal)  # type: ignore[union-attr]
+    for error in found.errors if found is not None else ():
+        if error.keyword != "required":  # a reference stands for a required value left out here
+            at = f"/steps/{index}/arguments{error.pointer}"
+            return schema_failure(error.reason, at, error.keyword, problem.parameter, error.schema)
+    return problem
+
+
+def _is_reference(value: Any) -> bool:
+    return isinstance(value, dict) and "$from" in value and value.keys() <= {"$from", "at"}
 
 
 def _step_schema(tool: Tool[..., Any]) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -698,3 +698,22 @@ def test_a_plan_cannot_call_the_plan_tool_or_a_search_tool() -> None:
     assert "run_plan" not in names and "search_tools" not in names
     with pytest.raises(ValueError, match="search or plan tool"):
         box.plan_tool(name="again", tools=["run_plan"])
+
+
+def test_a_wrong_literal_is_explained_by_its_tools_own_schema() -> None:
+    log = Log()
+    box = plan_box(log)
+    plan = {
+        "steps": [
+            {"id": "a", "tool": "number", "arguments": {"n": 1}},
+            {"id": "b", "tool": "pair", "arguments": {"n": {"$from": "a"}, "word": 5}},
+        ],
+        "return": [],
+    }
+    code, details, message = refusal(box, plan)
+    assert (code, details["pointer"], details["keyword"]) == ("invalid_arguments", "/steps/1/arguments/word", "type")
+    assert "expected string" in message and "anyOf" not in message
+    unknown = {"steps": [{"id": "a", "tool": "numbr", "arguments": {"n": 1}}], "return": []}
+    code, details, message = refusal(box, unknown)
+    assert (details["pointer"], details["keyword"]) == ("/steps/0/tool", "enum") and '"number"' in message
+    assert log.calls == []

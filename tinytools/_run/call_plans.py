@@ -109,44 +109,37 @@ class Refusal:
 
 def check(pipeline: Pipeline, state: CallState, arguments: Mapping[str, Any]) -> Checked | Refusal:
     """Check a plan whole (see the module); its checked steps, or why it is refused."""
-    admission = pipeline.admission
-    toolbox, allowed, revealed = admission.toolbox, state.scope.allowed, admission.revealed
-    raw_steps = arguments.get("steps") or []
     steps: list[Step] = []
     by_id: dict[str, Step] = {}
+    tools: dict[str, tuple[Tool[..., Any], bool] | str] = {}  # each tool named: itself and whether it needs approval
     needs_approval = False
-    for index, raw in enumerate(raw_steps):
-        at = f"/steps/{index}"
-        step_id, name = raw.get("id"), raw.get("tool")
+    for index, raw in enumerate(arguments.get("steps") or ()):
+        step_id, name = raw["id"], raw["tool"]
         if step_id in by_id:
-            return Refusal(
-                step_id,
-                f"{at}/id",
-                "uniqueItems",
-                f"the id {step_id!r} is already the id of step {by_id[step_id].index}",
-            )
-        tool = toolbox.get(name)
-        if tool is None:
-            return Refusal(step_id, f"{at}/tool", "enum", f"there is no tool {shorten(name)!r}")
-        if "plan" in tool.wants or is_search(tool):
-            return Refusal(step_id, f"{at}/tool", "enum", f"the tool {tool.name!r} cannot be a step of a plan")
-        if (allowed is not None and tool.name not in allowed) or (tool.defer and tool.name not in revealed):
-            return Refusal(step_id, f"{at}/tool", "enum", f"the tool {tool.name!r} is not available in this turn")
-        plan = pipeline.plan_for(tool)
-        if plan.denial is not None:
-            rule, reason = plan.denial
-            return Refusal(step_id, f"{at}/tool", "policy", f"the tool {tool.name!r} is denied: {reason}", rule)
-        needs_approval = needs_approval or plan.approval is not None
-        step = Step(index, step_id, tool, raw.get("arguments") or {})
-        problem = _references(step, by_id, at)
-        if problem is not None:
-            return problem
+            reason = f"the id {shorten(step_id)!r} is already the id of step {by_id[step_id].index}"
+            return Refusal(step_id, f"/steps/{index}/id", "uniqueItems", reason)
+        decided = tools.get(name)
+        if decided is None:
+            decided = tools[name] = _callable(pipeline, state, name)
+        if decided.__class__ is not tuple:
+            rule, _, reason = decided.partition(" ")  # type: ignore[union-attr]
+            keyword = "policy" if rule else "enum"
+            return Refusal(step_id, f"/steps/{index}/tool", keyword, reason, rule or None)
+        tool, approval = decided
+        needs_approval = needs_approval or approval
+        step = Step(index, step_id, tool, raw["arguments"])
+        for parameter, value in step.arguments.items():
+            if value.__class__ is dict and "$from" in value and value.keys() <= _REFERENCE_KEYS:
+                problem = _reference(step, parameter, value, by_id)
+                if problem is not None:
+                    return problem
         steps.append(step)
         by_id[step_id] = step
-    returns = list(arguments.get("return") or [])
+    returns = list(arguments.get("return") or ())
     for index, step_id in enumerate(returns):
         if step_id not in by_id:
             return Refusal(None, f"/return/{index}", "enum", f"there is no step {shorten(step_id)!r} to return")
+    admission = pipeline.admission
     limit = admission.limits.max_tool_calls
     if limit is not None and admission.calls + len(steps) > limit:
         room = max(0, limit - admission.calls)
@@ -155,33 +148,50 @@ def check(pipeline: Pipeline, state: CallState, arguments: Mapping[str, Any]) ->
     return Checked(steps, returns, needs_approval)
 
 
-def _references(step: Step, by_id: dict[str, Step], at: str) -> Refusal | None:
-    """Read a step's references: each to an earlier step, into an output that fits its parameter."""
-    for parameter, value in step.arguments.items():
-        if value.__class__ is not dict or "$from" not in value or not value.keys() <= {"$from", "at"}:
-            continue
-        pointer = f"{at}/arguments/{_escaped(parameter)}"
-        source_id, path = value["$from"], value.get("at") or ""
-        source = by_id.get(source_id)
-        if source is None:
-            reason = f"{shorten(source_id)!r} is not the id of an earlier step (a step refers only to steps before it)"
-            return Refusal(step.id, f"{pointer}/$from", "$from", reason)
-        if path and path[0] != "/":
-            return Refusal(
-                step.id, f"{pointer}/at", "format", f"{shorten(path)!r} is not a JSON pointer (it starts with /)"
-            )
-        problem = _fit(source.tool, path, step.tool, parameter)
-        if problem is not None:
-            return Refusal(
-                step.id,
-                pointer,
-                "type",
-                f"the output of step {source_id!r}{' at ' + shorten(path) if path else ''} {problem}",
-            )
-        step.references[parameter] = (source_id, path)
-        if source_id not in step.depends:
-            step.depends.append(source_id)
+_REFERENCE_KEYS = frozenset({"$from", "at"})
+
+
+def _callable(pipeline: Pipeline, state: CallState, name: str) -> tuple[Tool[..., Any], bool] | str:
+    """The tool a step names and whether it needs approval; or why it cannot be called (" reason", or "rule reason")."""
+    admission = pipeline.admission
+    tool = admission.toolbox.get(name)
+    if tool is None:
+        return f" there is no tool {shorten(name)!r}"
+    if "plan" in tool.wants or is_search(tool):
+        return f" the tool {tool.name!r} cannot be a step of a plan"
+    allowed = state.scope.allowed
+    if (allowed is not None and tool.name not in allowed) or (tool.defer and tool.name not in admission.revealed):
+        return f" the tool {tool.name!r} is not available in this turn"
+    plan = pipeline.plan_for(tool)
+    if plan.denial is not None:
+        rule, reason = plan.denial
+        return f"{rule} the tool {tool.name!r} is denied: {reason}"
+    return tool, plan.approval is not None
+
+
+def _reference(step: Step, parameter: str, value: dict[str, Any], by_id: dict[str, Step]) -> Refusal | None:
+    """Read one reference: to an earlier step, into an output that fits the parameter."""
+    source_id, path = value["$from"], value.get("at") or ""
+    source = by_id.get(source_id)
+    if source is None:
+        reason = f"{shorten(source_id)!r} is not the id of an earlier step (a step refers only to steps before it)"
+        return Refusal(step.id, f"{_pointer(step, parameter)}/$from", "$from", reason)
+    if path and path[0] != "/":
+        reason = f"{shorten(path)!r} is not a JSON pointer (it starts with /)"
+        return Refusal(step.id, f"{_pointer(step, parameter)}/at", "format", reason)
+    problem = _fit(source.tool, path, step.tool, parameter)
+    if problem is not None:
+        where = f" at {shorten(path)}" if path else ""
+        reason = f"the output of step {source_id!r}{where} {problem}"
+        return Refusal(step.id, _pointer(step, parameter), "type", reason)
+    step.references[parameter] = (source_id, path)
+    if source_id not in step.depends:
+        step.depends.append(source_id)
     return None
+
+
+def _pointer(step: Step, parameter: str) -> str:
+    return f"/steps/{step.index}/arguments/{parameter.replace('~', '~0').replace('/', '~1')}"
 
 
 def _fit(source: Tool[..., Any], path: str, target: Tool[..., Any], parameter: str) -> str | None:
@@ -373,10 +383,6 @@ def plan_steps(result: ToolResult) -> dict[str, ToolResult]:
     if result.status != "succeeded" or not isinstance(output, dict) or not isinstance(output.get("steps"), dict):
         return {}
     return {step_id: msgspec.convert(value, ToolResult) for step_id, value in output["steps"].items()}
-
-
-def _escaped(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
 
 
 publish("tinytools", plan_steps)

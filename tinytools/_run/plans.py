@@ -170,6 +170,10 @@ class Plan:
         strict = None if canonical else self.strict
         problem = (self.tool.schema if strict is None else strict).check(arguments)
         if problem is not None:
+            if self.plans:  # a plan: where its schema can only say anyOf, the step's own tool says more
+                from tinytools._plan_tool import explained
+
+                return explained(self.tool, problem, arguments)
             return problem
         if strict is not None:
             arguments = strict.restore(arguments)
