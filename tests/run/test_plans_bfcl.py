@@ -10,8 +10,8 @@ its steps in plan order, and the two sets of backends must hold the same state.
 
 The backends are imported straight from the wheel (a zip archive Python imports pure modules
 from), so none of bfcl-eval's own dependencies are needed. ``math_api`` imports ``mpmath``, which
-is no test dependency: without it, the entries that involve ``MathAPI`` (25 of 200) are left out;
-with it, they run too. That leaves 175 entries, 656 turns and 1008 calls (200, 734 and 1142).
+is in the test extra; where it is missing, the entries that involve ``MathAPI`` (25 of 200) are
+left out. That leaves 175 entries, 656 turns and 1008 calls (200, 734 and 1142).
 """
 
 from __future__ import annotations
@@ -307,7 +307,8 @@ def test_each_turn_as_one_plan_reaches_the_state_of_its_calls_one_by_one(bfcl: B
             calls_made += len(calls)
             succeeded += sum(result.status == "succeeded" for result in alone)
         refused += replay.refused
-    assert turns >= 656 and calls_made >= 1008, (turns, calls_made)  # the count without MathAPI's entries
+    expected = (734, 1142) if "MathAPI" in bfcl.classes else (656, 1008)  # with, and without, MathAPI's entries
+    assert (turns, calls_made) == expected
     # Every ground-truth call succeeds alone but one: multi_turn_base_173 closes the ticket
     # 'ticket_001' where an id is an integer, which refuses its plan (and is left out of it).
     assert refused == 1 and succeeded == calls_made - 1, (refused, succeeded, calls_made)
