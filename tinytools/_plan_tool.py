@@ -30,6 +30,7 @@ from tinytools._errors import ArgumentsError, ToolDefinitionError, schema_failur
 from tinytools._schema.input_schema import InputSchema
 from tinytools._schema.signatures import EMPTY, Injection, Slot
 from tinytools._tool import Tool
+from tinytools.policy import ToolPolicy
 
 __all__ = ["PLANS", "PLAN_TOOL", "STEP_ID", "is_plan", "plan_tool"]
 
@@ -126,7 +127,7 @@ def plan_tool(tools: Iterable[Tool[..., Any]], *, name: str = PLAN_TOOL, max_ste
     chosen: dict[str, Tool[..., Any]] = {}
     made = Tool(
         _plan_function(chosen), name=name, description=DESCRIPTION, input_schema=InputSchema.parse(schema, copy=False),
-        slots=slots,
+        slots=slots, policy=ToolPolicy.classified(),
     )  # fmt: skip
     chosen.update((each.name, each) for each in tools)
     return made

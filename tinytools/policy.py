@@ -194,6 +194,11 @@ class ApprovalRequest(msgspec.Struct, frozen=True):
     """The validated arguments, as JSON data: before conversion (a ``date`` is still its string)."""
     call: ToolCall
     """The call itself."""
+    steps: tuple[ApprovalRequest, ...] = ()
+    """For a call plan (`tool` the plan tool, `arguments` the whole plan): a request for each of its
+    steps that needs approval, with its tool, policy, arguments (a reference to an earlier step's
+    output as written, ``{"$from": ..., "at": ...}``) and call (its id ``<plan call id>/<step id>``).
+    Empty for any other call. One answer decides the whole plan."""
 
 
 Approver = Callable[[ApprovalRequest], "Approval | Awaitable[Approval]"]

@@ -36,16 +36,18 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from tinytools._errors import ArgumentsError, ToolError, shorten
+from tinytools._errors import ArgumentsError, ToolError, kept, shorten
 from tinytools._events import InvalidToolArgs
 from tinytools._public import publish
 from tinytools._results import ToolCall, ToolOutput, ToolResult
+from tinytools._run.argument_messages import argument_failure
 from tinytools._run.call_state import Scope
 from tinytools._run.drivers import AsyncDriver
 from tinytools._run.failures import failed
 from tinytools._run.gate import Gate
 from tinytools._schema.compatible import misfit, schema_at
 from tinytools._tool import is_search
+from tinytools.policy import ApprovalRequest, policy_of
 
 if TYPE_CHECKING:
     from tinytools._run.call_state import CallState
@@ -54,20 +56,21 @@ if TYPE_CHECKING:
 
 __all__ = ["Checked", "Refusal", "Step", "check", "plan_steps", "run"]
 
-_FITS: dict[tuple[Any, str, Any, str], str | None] = {}
-"""Whether an output at a pointer fits a parameter, by (source tool, pointer, target tool, parameter)."""
 _MAX_FITS = 4096
+"""How many answers of whether an output fits a parameter a dispatcher remembers (`Pipeline.fits`)."""
 
 
 class Step:
     """One checked step of a plan."""
 
-    __slots__ = ("arguments", "depends", "id", "index", "references", "tool")
+    __slots__ = ("approval", "arguments", "depends", "id", "index", "references", "tool")
 
-    def __init__(self, index: int, step_id: str, tool: Tool[..., Any], arguments: dict[str, Any]):
+    def __init__(self, index: int, step_id: str, tool: Tool[..., Any], arguments: dict[str, Any], approval: bool):
         self.index = index
         self.id = step_id
         self.tool = tool
+        self.approval = approval
+        """Whether its tool needs an approver's yes (the plan's approval gives it)."""
         self.arguments = arguments
         """The literal arguments (references left in place, replaced when the step runs)."""
         self.references: dict[str, tuple[str, str]] = {}
@@ -86,6 +89,19 @@ class Checked:
         self.returns = returns
         self.needs_approval = needs_approval
 
+    def approvals(self, call_id: str) -> tuple[ApprovalRequest, ...]:
+        """A request for each step that needs approval, for the approver of the plan's call ``call_id``."""
+        return tuple(
+            ApprovalRequest(
+                step.tool,
+                policy_of(step.tool),
+                step.arguments,
+                ToolCall(f"{call_id}/{step.id}", step.tool.name, step.arguments),
+            )
+            for step in self.steps
+            if step.approval
+        )
+
 
 class Refusal:
     """Why a plan is refused: where (step, JSON pointer), the keyword, the reason; or the rule that denies it."""
@@ -102,6 +118,8 @@ class Refusal:
 
     def message(self) -> str:
         where = f"step {shorten(self.step)!r} (at {self.pointer})" if self.step is not None else f"at {self.pointer}"
+        if not self.pointer:
+            where = "the plan"
         if self.rule is not None:
             return f"The plan was not run: {where}: {self.reason}. No step has run."
         return f"The plan was not run: {where}: {self.reason}. Correct the plan and send it again; no step has run."
@@ -127,10 +145,10 @@ def check(pipeline: Pipeline, state: CallState, arguments: Mapping[str, Any]) ->
             return Refusal(step_id, f"/steps/{index}/tool", keyword, reason, rule or None)
         tool, approval = decided
         needs_approval = needs_approval or approval
-        step = Step(index, step_id, tool, raw["arguments"])
+        step = Step(index, step_id, tool, raw["arguments"], approval)
         for parameter, value in step.arguments.items():
             if value.__class__ is dict and "$from" in value and value.keys() <= _REFERENCE_KEYS:
-                problem = _reference(step, parameter, value, by_id)
+                problem = _reference(step, parameter, value, by_id, pipeline.fits)
                 if problem is not None:
                     return problem
         steps.append(step)
@@ -169,7 +187,9 @@ def _callable(pipeline: Pipeline, state: CallState, name: str) -> tuple[Tool[...
     return tool, plan.approval is not None
 
 
-def _reference(step: Step, parameter: str, value: dict[str, Any], by_id: dict[str, Step]) -> Refusal | None:
+def _reference(
+    step: Step, parameter: str, value: dict[str, Any], by_id: dict[str, Step], fits: dict[Any, str | None]
+) -> Refusal | None:
     """Read one reference: to an earlier step, into an output that fits the parameter."""
     source_id, path = value["$from"], value.get("at") or ""
     source = by_id.get(source_id)
@@ -179,7 +199,7 @@ def _reference(step: Step, parameter: str, value: dict[str, Any], by_id: dict[st
     if path and path[0] != "/":
         reason = f"{shorten(path)!r} is not a JSON pointer (it starts with /)"
         return Refusal(step.id, f"{_pointer(step, parameter)}/at", "format", reason)
-    problem = _fit(source.tool, path, step.tool, parameter)
+    problem = _fit(fits, source.tool, path, step.tool, parameter)
     if problem is not None:
         where = f" at {shorten(path)}" if path else ""
         reason = f"the output of step {source_id!r}{where} {problem}"
@@ -194,24 +214,24 @@ def _pointer(step: Step, parameter: str) -> str:
     return f"/steps/{step.index}/arguments/{parameter.replace('~', '~0').replace('/', '~1')}"
 
 
-def _fit(source: Tool[..., Any], path: str, target: Tool[..., Any], parameter: str) -> str | None:
+def _fit(
+    fits: dict[Any, str | None], source: Tool[..., Any], path: str, target: Tool[..., Any], parameter: str
+) -> str | None:
     """Why ``source``'s output at ``path`` may not fit ``target``'s ``parameter`` (None: it fits); remembered."""
     key = (source, path, target, parameter)
-    try:
-        return _FITS[key]
-    except KeyError:
-        pass
-    found = schema_at(source.output_schema, path)
-    if isinstance(found, str):
-        problem: str | None = found.replace("the output ", "", 1) if found.startswith("the output ") else found
-        problem = f"cannot be: it {problem}"
+    found = fits.get(key, fits)
+    if found is not fits:
+        return found  # type: ignore[return-value]
+    located = schema_at(source.output_schema, path)
+    if isinstance(located, str):
+        problem: str | None = f"cannot be: it {located.removeprefix('the output ')}"
     else:
         schema = target.input_schema
-        reason = misfit(schema, schema["properties"][parameter], found)
+        reason = misfit(schema, schema["properties"][parameter], located)
         problem = None if reason is None else f"may not fit the parameter {parameter!r}: {reason}"
-    if len(_FITS) >= _MAX_FITS:
-        _FITS.clear()
-    _FITS[key] = problem
+    if len(fits) >= _MAX_FITS:
+        fits.clear()
+    fits[key] = problem
     return problem
 
 
@@ -245,13 +265,13 @@ async def run(pipeline: Pipeline, state: CallState, arguments: Mapping[str, Any]
         if isinstance(found, Refusal):
             raise ToolError(found.message())
         checked = found
+        if not reserve(pipeline, checked):
+            raise ToolError(over_budget(pipeline, checked).message())
     scope = state.scope
     driver = scope.driver if scope.driver.asynchronous else AsyncDriver(pipeline.sink)
-    inner = Scope(driver, scope.inject, scope.allowed, scope.step_id, 0, Gate())
-    inner.planned = (
-        True  # the plan was read, checked and approved whole: its steps are not read strictly or asked again
-    )
-    results: dict[str, ToolResult] = {}
+    inner = Scope(driver, scope.inject, scope.allowed, scope.step_id, 0, scope.gate or Gate())
+    # read, checked and approved whole: these calls, and only these, are not read strictly or asked again
+    inner.planned = {f"{state.call.id}/{step.id}": step.tool.name for step in checked.steps}
     ends: dict[str, asyncio.Future[ToolResult]] = {}
     room = asyncio.Semaphore(pipeline.max_concurrency)
     loop = asyncio.get_running_loop()
@@ -260,49 +280,83 @@ async def run(pipeline: Pipeline, state: CallState, arguments: Mapping[str, Any]
 
     async def one(step: Step) -> None:
         try:
-            result = await _step(pipeline, state, inner, step, ends, room)
-        except BaseException as exc:
-            if not ends[step.id].done():
-                ends[step.id].cancel()
-            raise exc
-        results[step.id] = result
-        ends[step.id].set_result(result)
+            ends[step.id].set_result(await _step(pipeline, state, inner, step, ends, room))
+        except BaseException:
+            ends[step.id].cancel()  # its dependents end with it; the exception is the plan's
+            raise
 
     for group in _groups(checked.steps):
         await asyncio.gather(*(one(step) for step in group))
-    ordered = [results[step.id] for step in checked.steps]
+    ordered = [ends[step.id].result() for step in checked.steps]
     return ToolOutput(
         {"steps": {step.id: msgspec.to_builtins(result) for step, result in zip(checked.steps, ordered, strict=True)}},
-        content=_read(checked, ordered),
+        content=_read(checked, ordered, pipeline.boundary.limit),
     )
+
+
+def reserve(pipeline: Pipeline, checked: Checked) -> bool:
+    """Count a checked plan's steps against the run's call budget now (False: no room for them all).
+
+    Reserved at once, a plan's steps are not refused halfway by calls that came after it; each
+    step's admission gives its reserved call back before counting itself (`_step`).
+    """
+    admission = pipeline.admission
+    limit = admission.limits.max_tool_calls
+    if limit is not None and admission.calls + len(checked.steps) > limit:
+        return False
+    admission.calls += len(checked.steps)
+    return True
+
+
+def over_budget(pipeline: Pipeline, checked: Checked) -> Refusal:
+    admission = pipeline.admission
+    room = max(0, (admission.limits.max_tool_calls or 0) - admission.calls)
+    reason = f"the plan has {len(checked.steps)} steps and the run may make {room} more calls"
+    return Refusal(None, "/steps", "maxItems", reason)
 
 
 async def _step(
     pipeline: Pipeline, state: CallState, scope: Scope, step: Step, ends: dict[str, Any], room: Any
 ) -> ToolResult:
     """One step: once the steps it refers to ended, its call through the pipeline, or why it did not run."""
-    call_id = f"{state.call.id}/{step.id}"
-    arguments = dict(step.arguments)
+    call = ToolCall(f"{state.call.id}/{step.id}", step.tool.name, step.arguments)
+    bound = dict(step.arguments)
     for source_id in step.depends:
         source = await ends[source_id]
         if source.status != "succeeded":
-            reason = f"step {source_id!r} {_ended(source)}"
-            return failed(ToolCall(call_id, step.tool.name, arguments), step.tool.name, "not_run",
-                          f"Step {step.id!r} did not run: {reason}.", perf_counter_ns())  # fmt: skip
+            return _not_run(call, step, f"step {source_id!r} {_ended(source)}")
     for parameter, (source_id, path) in step.references.items():
-        value = _at(ends[source_id].result().output, path)
+        value = _at(_output(pipeline, ends[source_id].result()), path)
         if value is _MISSING:
-            message = (
-                f"Step {step.id!r} did not run: the output of step {source_id!r} has no {shorten(path)!r} "
-                f"for its argument {parameter!r}."
-            )
-            return failed(
-                ToolCall(call_id, step.tool.name, arguments), step.tool.name, "not_run", message, perf_counter_ns()
-            )
-        arguments[parameter] = value
+            where = f"no {shorten(path)!r}" if path else "no output"
+            return _not_run(call, step, f"the output of step {source_id!r} has {where} for its argument {parameter!r}")
+        bound[parameter] = value
+    call = ToolCall(call.id, call.name, bound)
     async with room:
-        outcome = pipeline.run(ToolCall(call_id, step.tool.name, arguments), scope)
-        return outcome if outcome.__class__ is ToolResult else await outcome  # type: ignore[misc]
+        pipeline.admission.calls -= 1  # its call was reserved with the plan: admission counts it again
+        try:
+            outcome = pipeline.run(call, scope)
+            return outcome if outcome.__class__ is ToolResult else await outcome  # type: ignore[misc]
+        except ArgumentsError as exc:  # invalid_args="fail" raises for the application's calls, not a step's
+            return argument_failure(call, step.tool, kept(exc), perf_counter_ns())
+
+
+def _not_run(call: ToolCall, step: Step, reason: str) -> ToolResult:
+    return failed(call, step.tool.name, "not_run", f"Step {step.id!r} did not run: {reason}.", perf_counter_ns())
+
+
+def _output(pipeline: Pipeline, result: ToolResult) -> Any:
+    """A step's output as a later step takes it: as sealed, or read back from the artifact its budget moved it to."""
+    if result.output is not None or not result.artifacts:
+        return result.output
+    store = pipeline.boundary.store
+    for ref in result.artifacts:
+        if store is not None and ref.media_type == "application/json" and ref.metadata.get("call_id") == result.call_id:
+            try:
+                return msgspec.json.decode(store.get(ref.key))
+            except (KeyError, ValueError):
+                return _MISSING
+    return _MISSING
 
 
 def _groups(steps: list[Step]) -> list[list[Step]]:
@@ -353,8 +407,12 @@ def _at(value: Any, pointer: str) -> Any:
     return value
 
 
-def _read(checked: Checked, results: list[ToolResult]) -> str:
-    """What the model reads of a plan: each step's id and status (and error), the outputs it returns."""
+def _read(checked: Checked, results: list[ToolResult], limit: int | None) -> str:
+    """What the model reads of a plan: each step's id and status (and error), the outputs it returns.
+
+    Within ``limit`` bytes where it can be: the largest returned outputs give way to a note first,
+    then the succeeded steps to their count (the application has them all, in the plan's output).
+    """
     shown: list[dict[str, Any]] = []
     for step, result in zip(checked.steps, results, strict=True):
         entry: dict[str, Any] = {"id": step.id, "status": result.status}
@@ -370,7 +428,19 @@ def _read(checked: Checked, results: list[ToolResult]) -> str:
         if result.status == "succeeded":
             structured = result.structured()
             returned[step_id] = structured if structured is not None else result.text()
-    return msgspec.json.encode({"steps": shown, "return": returned}).decode()
+    read: dict[str, Any] = {"steps": shown, "return": returned}
+    text = msgspec.json.encode(read)
+    if limit is None or len(text) <= limit:
+        return text.decode()
+    sizes = sorted(((len(msgspec.json.encode(value)), key) for key, value in returned.items()), reverse=True)
+    for size, key in sizes:
+        returned[key] = f"[{size} bytes: more than this result may hold; the application has it]"
+        text = msgspec.json.encode(read)
+        if len(text) <= limit:
+            return text.decode()
+    read["steps"] = [entry for entry in shown if entry["status"] != "succeeded"]
+    read["succeeded"] = len(shown) - len(read["steps"])
+    return msgspec.json.encode(read).decode()  # still too long: the boundary stores or refuses it
 
 
 def plan_steps(result: ToolResult) -> dict[str, ToolResult]:
@@ -380,7 +450,7 @@ def plan_steps(result: ToolResult) -> dict[str, ToolResult]:
     reads them all here. Each step's result is as its own call ended: sealed at the boundary.
     """
     output = result.output
-    if result.status != "succeeded" or not isinstance(output, dict) or not isinstance(output.get("steps"), dict):
+    if not isinstance(output, dict) or not isinstance(output.get("steps"), dict):
         return {}
     return {step_id: msgspec.convert(value, ToolResult) for step_id, value in output["steps"].items()}
 

@@ -46,12 +46,13 @@ class Scope:
         self._step = step
         self.gate = gate
         """Keeps a serial tool alone within a batch."""
-        self.planned = False
-        """Whether its calls are the steps of a plan already checked whole (`tinytools._run.call_plans`).
+        self.planned: dict[str, str] | None = None
+        """The steps of a plan already checked whole, when its calls are those (`tinytools._run.call_plans`).
 
-        Such a call is read against its tool's canonical schema (in strict mode, the plan was read
-        strictly, and restored, as a whole) and not put to the approver again (the plan was, if
-        any step needs it)."""
+        Call id -> tool name. Such a call, to that tool, is read against the tool's canonical
+        schema (in strict mode, the plan was read strictly, and restored, as a whole) and not put
+        to the approver again (the plan was, if any step needs it). A call a middleware moved to
+        another tool is read and approved as any call."""
 
     @property
     def step_id(self) -> str:

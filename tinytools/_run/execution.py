@@ -114,7 +114,7 @@ class Execution:
 
     async def guarded(self, state: CallState, read: Read) -> ToolResult:
         """The attempts, within the batch's gate, closing the call's progress channel and token after."""
-        gate = state.scope.gate
+        gate = state.scope.gate if not state.plan.plans else None  # a plan's steps take the gate, one by one
         if gate is not None:
             await gate.enter(state.plan.serial)
         try:
@@ -297,13 +297,15 @@ class Execution:
                 timeout=tool.timeout, token=self.token, channel=state.channel,
             )  # fmt: skip
         fn = tool.call or tool.fn
+        # a plan is never stopped halfway by the run's cancellation: its steps are, each ending as its own call
+        token = CancellationToken() if plan.plans else self.token
         if tool.streams is not None:
             fn = self.stream(state, fn)
         elif state.channel is not None and "progress" in tool.wants:  # its emitted pieces end with it
             fn = then_end(fn, state.channel, is_async=tool.is_async)
         return Job(
             fn, args, kwargs, name=plan.name, is_async=tool.is_async,
-            timeout=tool.timeout, token=self.token, channel=state.channel,
+            timeout=tool.timeout, token=token, channel=state.channel,
         )  # fmt: skip
 
     def stream(self, state: CallState, fn: Any) -> Any:

@@ -12,7 +12,8 @@ docs page "The pipeline" (docs/concepts/pipeline.md) follows it, and a test keep
 4. **Journal** (`journal_stage`): the call is claimed by its run and call id; a call already
    journaled is answered from its entry, one another worker runs is waited for.
 5. **Policy** (`policy_enforcement`): static rules, then the approver, on the final arguments (an
-   edit is read again; a deferred decision parks the call pending).
+   edit is read again; a deferred decision parks the call pending). A call plan is checked whole
+   here, then approved once if a step needs it (`call_plans`); its steps are calls of their own.
 6. **Execution** (`execution`): an external or background tool's call parks pending; a read-only
    tool's cached result or a declared act already made answers instead (`result_cache`, `acts`);
    else bind by slot and run, within the timeout, the run's cancellation and the tries of an
@@ -108,6 +109,8 @@ class Pipeline:
         self.admission = admission
         self.max_concurrency = max_concurrency
         """How many steps of a call plan run at once (the dispatcher's bound for a batch)."""
+        self.fits: dict[Any, str | None] = {}
+        """Whether a tool's output at a pointer fits a parameter, as call plans found (`tinytools._run.call_plans`)."""
         self.tracer = tracer
         """Opens and closes each call's span, when the dispatcher traces (`tinytools._run.tracing`)."""
         self._journal_stage = journal_stage
@@ -466,33 +469,46 @@ class Pipeline:
         """
         from tinytools._run import call_plans  # plans load on first use
 
+        if state.scope.planned is not None:  # a step a middleware sent to the plan tool
+            refusal = call_plans.Refusal(None, "", "plan", "a plan cannot be a step of another plan")
+            return call_plans.refusal_result(self, state, refusal)
         checked = call_plans.check(self, state, read.arguments or {})
         if isinstance(checked, call_plans.Refusal):
             return call_plans.refusal_result(self, state, checked)
         state.checked_plan = checked
         approval = state.plan.approval if checked.needs_approval else None
-        authorised = await self.authorise(state, read, approval)
-        if authorised.__class__ is Read and authorised is not read:  # the approver edited the plan
+        authorised = await self.authorise(state, read, approval, checked)
+        if authorised.__class__ is not Read:
+            return authorised
+        if authorised is not read:  # the approver edited the plan
             checked = call_plans.check(self, state, authorised.arguments or {})
             if isinstance(checked, call_plans.Refusal):
                 return call_plans.refusal_result(self, state, checked)
             state.checked_plan = checked
+        if not call_plans.reserve(self, checked):  # calls made while the approver thought used the room
+            return call_plans.refusal_result(self, state, call_plans.over_budget(self, checked))
         return authorised
 
-    async def authorise(self, state: CallState, read: Read, approval: Rule | None) -> Read | ToolResult:
+    async def authorise(
+        self, state: CallState, read: Read, approval: Rule | None, checked: Any = None
+    ) -> Read | ToolResult:
         """The policy stage: static rules, then the approver (``approval``), on the final validated arguments.
 
-        A step of a plan already approved is not asked again.
+        A step of a plan already approved is not asked again (the step itself: not a call a
+        middleware moved to another tool). ``checked``: a plan's, whose steps that need approval
+        the approver is told.
         """
         plan = state.plan
         if plan.denial is not None:
             rule, reason = plan.denial
             self.note_denied(state, rule, reason)
             return denied(state.call, plan.name, rule, reason, state.start)
-        if approval is None or state.scope.planned:
+        planned = state.scope.planned
+        if approval is None or (planned is not None and planned.get(state.call.id) == plan.name):
             return read
         arguments = read.arguments if read.arguments is not None else call_arguments(state.call)
-        decision = await ask(approval, plan.tool, state.call, arguments, state.scope.driver, self.token)
+        steps = checked.approvals(state.call.id) if checked is not None else ()
+        decision = await ask(approval, plan.tool, state.call, arguments, state.scope.driver, self.token, steps)
         if state.span is not None and self.tracer is not None:
             attributes = {
                 "tinytools.approval.decision": decision.kind,

@@ -93,11 +93,15 @@ async def ask(
     arguments: dict[str, Any],
     driver: Driver,
     token: CancellationToken,
+    steps: tuple[ApprovalRequest, ...] = (),
 ) -> Decision:
-    """Ask the rule's approver about one call, bounded by its timeout; whatever goes wrong denies."""
+    """Ask the rule's approver about one call, bounded by its timeout; whatever goes wrong denies.
+
+    ``steps``: a call plan's steps that need approval (`ApprovalRequest.steps`).
+    """
     approver = rule.approver
     assert approver is not None
-    request = ApprovalRequest(tool, policy_of(tool), arguments, call)
+    request = ApprovalRequest(tool, policy_of(tool), arguments, call, steps)
     is_async = inspect.iscoroutinefunction(approver) or inspect.iscoroutinefunction(
         getattr(approver, "__call__", None)  # noqa: B004 - a callable object's own method
     )

@@ -16,14 +16,14 @@ from typing import Any
 
 from tinytools._schema.fragments import json_type
 
-__all__ = ["UNKNOWN", "misfit", "schema_at"]
+__all__ = ["STEPS", "UNKNOWN", "Document", "misfit", "schema_at"]
 
 UNKNOWN: dict[str, Any] = {}
 """The schema of a value nothing is known of (it takes any JSON value)."""
 
 _TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
 _DEPTH = 64
-"""How deep the comparison goes (a deeper shape fits only a parameter that takes anything there)."""
+"""How deep a pointer or a comparison goes (a deeper shape fits only a parameter that takes anything)."""
 
 
 class Document:
@@ -47,30 +47,39 @@ class Document:
         return UNKNOWN
 
 
-def schema_at(root: dict[str, Any] | None, pointer: str) -> dict[str, Any] | str:
-    """The schema of the value at ``pointer`` in a value of schema ``root``; or why there is none.
+def schema_at(root: dict[str, Any] | None, pointer: str) -> tuple[Document, Any] | str:
+    """The schema of the value at ``pointer`` in a value of schema ``root`` (with its document); or why there is none.
 
     `UNKNOWN` where the schema does not say (no schema, an undeclared property of an open object).
     A text when the schema rules the pointer out: a property a closed object does not have, an
     index into something that is not an array.
     """
     if root is None:
-        return UNKNOWN
+        return Document({}), UNKNOWN
     document = Document(root)
     node: Any = root
     walked = ""
     for token in _tokens(pointer):
-        node = _child(document, document.resolve(node), token)
+        node = _child(document, document.resolve(node), token, _DEPTH)
         if isinstance(node, str):
             return f"{walked or 'the output'} {node}"
         walked += "/" + token.replace("~", "~0").replace("/", "~1")
-    inlined: dict[str, Any] = _inline(document, node, _DEPTH)
-    return inlined
+    return document, node
 
 
-def misfit(target_root: dict[str, Any], target: Any, source: dict[str, Any]) -> str | None:
-    """Why a value of schema ``source`` may not fit ``target`` (a subschema of ``target_root``); None if it fits."""
-    return _misfit(Document(target_root), target, source, _DEPTH)
+def misfit(target_root: dict[str, Any], target: Any, source: tuple[Document, Any]) -> str | None:
+    """Why a value of schema ``source`` (from `schema_at`) may not fit ``target`` (a subschema of ``target_root``).
+
+    None if it fits. The comparison follows references on both sides as it goes; a pair of
+    subschemas met again (a recursive type) is taken to fit as far as the rest goes, and a
+    comparison past `STEPS` pairs of subschemas refuses (the schemas are too large to compare).
+    """
+    document, node = source
+    return _Comparison(Document(target_root), document).misfit(target, node, _DEPTH)
+
+
+STEPS = 10_000
+"""How many pairs of subschemas one comparison looks at, at most."""
 
 
 def _tokens(pointer: str) -> list[str]:
@@ -79,13 +88,13 @@ def _tokens(pointer: str) -> list[str]:
     return [part.replace("~1", "/").replace("~0", "~") for part in pointer[1:].split("/")]
 
 
-def _child(document: Document, node: Any, token: str) -> Any:
+def _child(document: Document, node: Any, token: str, depth: int) -> Any:
     """The schema one step down at ``token``, `UNKNOWN`, or why the step cannot be taken."""
-    if not isinstance(node, dict) or not node:
+    if not isinstance(node, dict) or not node or depth <= 0:
         return UNKNOWN
     branches = node.get("anyOf", node.get("oneOf"))
     if isinstance(branches, list):
-        found = [_child(document, document.resolve(branch), token) for branch in branches]
+        found = [_child(document, document.resolve(branch), token, depth - 1) for branch in branches]
         kept = [item for item in found if not isinstance(item, str)]
         if not kept:
             return found[0] if found else UNKNOWN
@@ -110,26 +119,8 @@ def _child(document: Document, node: Any, token: str) -> Any:
             return f"has no item {token}"
         return items if isinstance(items, dict) else UNKNOWN
     if types is not None and not types & {"object", "array"}:
-        return f"is a {'/'.join(sorted(types))}: it has no {token!r}"
+        return f"is {_a('/'.join(sorted(types, key=_TYPES.index)))}: it has no {token!r}"
     return UNKNOWN
-
-
-def _inline(document: Document, node: Any, depth: int) -> Any:
-    """``node`` with the references of its own document followed, so it stands alone (to a depth)."""
-    node = document.resolve(node)
-    if depth <= 0 or not isinstance(node, dict):
-        return UNKNOWN if depth <= 0 else node
-    inlined = dict(node)
-    for key in ("anyOf", "oneOf", "prefixItems"):
-        if isinstance(node.get(key), list):
-            inlined[key] = [_inline(document, item, depth - 1) for item in node[key]]
-    if isinstance(node.get("items"), dict):
-        inlined["items"] = _inline(document, node["items"], depth - 1)
-    if isinstance(node.get("properties"), dict):
-        inlined["properties"] = {k: _inline(document, v, depth - 1) for k, v in node["properties"].items()}
-    if isinstance(node.get("additionalProperties"), dict):
-        inlined["additionalProperties"] = _inline(document, node["additionalProperties"], depth - 1)
-    return inlined
 
 
 def _types(node: dict[str, Any]) -> set[str] | None:
@@ -159,81 +150,99 @@ def _branches(node: dict[str, Any]) -> list[Any] | None:
     return found if isinstance(found, list) else None
 
 
-def _misfit(document: Document, target: Any, source: Any, depth: int) -> str | None:
-    target = document.resolve(target)
-    if target is True or target == {} or _takes_anything(target):
-        return None
-    if target is False:
-        return "the parameter takes no value"
-    if not isinstance(source, dict) or source == {} or depth <= 0:
-        return "nothing is declared of the value, and the parameter does not take every value"
-    sources = _branches(source)
-    if sources is not None:  # every value the source may be must fit
-        for branch in sources:
-            problem = _misfit(document, target, branch, depth - 1)
+class _Comparison:
+    """One comparison of a source schema with a target schema, each in its own document."""
+
+    __slots__ = ("seen", "source", "steps", "target")
+
+    def __init__(self, target: Document, source: Document):
+        self.target = target
+        self.source = source
+        self.seen: set[tuple[int, int]] = set()
+        self.steps = STEPS
+
+    def misfit(self, target: Any, source: Any, depth: int) -> str | None:
+        target, source = self.target.resolve(target), self.source.resolve(source)
+        if target is True or target == {} or _takes_anything(target):
+            return None
+        if target is False:
+            return "the parameter takes no value"
+        if not isinstance(source, dict) or source == {} or depth <= 0:
+            return "nothing is declared of the value, and the parameter does not take every value"
+        pair = (id(target), id(source))
+        if pair in self.seen:  # met again through a recursive type: the first meeting decides
+            return None
+        self.steps -= 1
+        if self.steps < 0:
+            return "the schemas are too large to compare"
+        self.seen.add(pair)
+        sources = _branches(source)
+        if sources is not None:  # every value the source may be must fit
+            for branch in sources:
+                problem = self.misfit(target, branch, depth - 1)
+                if problem is not None:
+                    return problem
+            return None
+        targets = _branches(target)
+        if targets is not None:  # some branch takes every value of the source
+            problems = [self.misfit(branch, source, depth - 1) for branch in targets]
+            return None if None in problems else problems[0]
+        return self.one(target, source, depth)
+
+    def one(self, target: dict[str, Any], source: dict[str, Any], depth: int) -> str | None:
+        """Two subschemas, neither a union: their types, their constants, their items or properties."""
+        wanted, given = _types(target), _types(source)
+        if given is None:
+            return "nothing is declared of the value's type" if wanted is not None else None
+        if wanted is not None:
+            for kind in sorted(given, key=_TYPES.index):
+                if kind not in wanted and not (kind == "integer" and "number" in wanted):
+                    return f"the value may be {_a(kind)}, which the parameter does not take ({_listed(wanted)})"
+        allowed = _values(target)
+        if allowed is not None:
+            offered = _values(source)
+            if offered is None:
+                return f"the value may be other than {_listed_values(allowed)}"
+            stray = [value for value in offered if not any(_same(value, each) for each in allowed)]
+            if stray:
+                return f"the value may be {stray[0]!r}, not one of {_listed_values(allowed)}"
+            return None
+        if "array" in given and isinstance(target.get("items"), dict):
+            problem = self.misfit(target["items"], source.get("items", UNKNOWN), depth - 1)
             if problem is not None:
-                return problem
+                return f"an item: {problem}"
+        if "object" in given:
+            return self.object_misfit(target, source, depth)
         return None
-    targets = _branches(target)
-    if targets is not None:  # some branch takes every value of the source
-        problems = [_misfit(document, branch, source, depth - 1) for branch in targets]
-        return None if None in problems else problems[0]
-    return _misfit_one(document, target, source, depth)
+
+    def object_misfit(self, target: dict[str, Any], source: dict[str, Any], depth: int) -> str | None:
+        """Two object schemas: the required properties, each declared property's schema, the extra keys."""
+        needed = target.get("required", [])
+        present = set(source.get("required", []))
+        for name in needed if isinstance(needed, list) else []:
+            if name not in present:
+                return f"the value may lack the property {name!r}, which the parameter requires"
+        properties = target.get("properties", {})
+        declared = source.get("properties", {})
+        for name, schema in properties.items() if isinstance(properties, dict) else ():
+            if name in declared or name in present:
+                problem = self.misfit(schema, declared.get(name, UNKNOWN), depth - 1)
+                if problem is not None:
+                    return f"its property {name!r}: {problem}"
+        if target.get("additionalProperties", True) is False:
+            extra = source.get("additionalProperties", True)
+            stray = [name for name in declared if name not in properties]
+            if stray:
+                return f"the value has the property {stray[0]!r}, which the parameter does not take"
+            if extra is not False:
+                return "the value may have properties the parameter does not take"
+        return None
 
 
 def _takes_anything(target: Any) -> bool:
     return isinstance(target, dict) and not (
         target.keys() & {"type", "const", "enum", "anyOf", "oneOf", "allOf", "not", "$ref", "if"}
     )
-
-
-def _misfit_one(document: Document, target: dict[str, Any], source: dict[str, Any], depth: int) -> str | None:
-    wanted, given = _types(target), _types(source)
-    if given is None:
-        return "nothing is declared of the value's type" if wanted is not None else None
-    if wanted is not None:
-        for kind in sorted(given, key=_TYPES.index):
-            if kind not in wanted and not (kind == "integer" and "number" in wanted):
-                return f"the value may be {_a(kind)}, which the parameter does not take ({_listed(wanted)})"
-    allowed = _values(target)
-    if allowed is not None:
-        offered = _values(source)
-        if offered is None:
-            return f"the value may be other than {_listed_values(allowed)}"
-        stray = [value for value in offered if not any(_same(value, each) for each in allowed)]
-        if stray:
-            return f"the value may be {stray[0]!r}, not one of {_listed_values(allowed)}"
-        return None
-    if "array" in given and isinstance(target.get("items"), dict):
-        problem = _misfit(document, target["items"], source.get("items", UNKNOWN), depth - 1)
-        if problem is not None:
-            return f"an item: {problem}"
-    if "object" in given:
-        return _object_misfit(document, target, source, depth)
-    return None
-
-
-def _object_misfit(document: Document, target: dict[str, Any], source: dict[str, Any], depth: int) -> str | None:
-    needed = target.get("required", [])
-    present = set(source.get("required", []))
-    for name in needed if isinstance(needed, list) else []:
-        if name not in present:
-            return f"the value may lack the property {name!r}, which the parameter requires"
-    properties = target.get("properties", {})
-    declared = source.get("properties", {})
-    for name, schema in properties.items() if isinstance(properties, dict) else ():
-        if name in declared or name in present:
-            problem = _misfit(document, schema, declared.get(name, UNKNOWN), depth - 1)
-            if problem is not None:
-                return f"its property {name!r}: {problem}"
-    if target.get("additionalProperties", True) is False:
-        extra = source.get("additionalProperties", True)
-        stray = [name for name in declared if name not in properties]
-        if stray:
-            return f"the value has the property {stray[0]!r}, which the parameter does not take"
-        if extra is not False:
-            return "the value may have properties the parameter does not take"
-    return None
 
 
 def _same(left: Any, right: Any) -> bool:
