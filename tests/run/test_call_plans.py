@@ -959,3 +959,68 @@ def test_the_plan_tool_is_classified_so_a_classification_rule_lets_it_through() 
         ToolCall("p", "run_plan", plan)
     )
     assert result.status == "succeeded" and json.loads(result.text())["return"] == {"a": 1}
+
+
+def test_a_chain_of_sync_steps_runs_on_the_callers_thread_from_sync_code_and_never_on_the_loop() -> None:
+    threads: list[int] = []
+
+    @tool
+    def where(label: str) -> str:
+        """Note the thread."""
+        threads.append(threading.get_ident())
+        return label
+
+    box = Toolbox([where])
+    box.plan_tool()
+    chain = {
+        "steps": [
+            {"id": "a", "tool": "where", "arguments": {"label": "a"}},
+            {"id": "b", "tool": "where", "arguments": {"label": {"$from": "a"}}},
+        ],
+        "return": [],
+    }
+    Dispatcher(box).dispatch(ToolCall("p", "run_plan", chain))
+    assert threads == [threading.get_ident()] * 2
+    threads.clear()
+
+    async def from_a_loop() -> int:
+        await Dispatcher(box).adispatch(ToolCall("p", "run_plan", chain))
+        return threading.get_ident()
+
+    loop_thread = asyncio.run(from_a_loop())
+    assert len(threads) == 2 and loop_thread not in threads
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_a_step_runs_alone_exactly_when_every_other_step_comes_before_or_after_it(data: st.DataObject) -> None:
+    from tinytools._run.call_plans import Step, _alone
+
+    count = data.draw(st.integers(1, 9))
+    steps = []
+    for index in range(count):
+        step = Step(index, f"s{index}", typed_tools(Log())[0], {}, False)
+        step.depends = (
+            data.draw(st.lists(st.sampled_from([f"s{i}" for i in range(index)]), unique=True)) if index else []
+        )
+        steps.append(step)
+
+    def reach(start: str, edges: dict[str, list[str]]) -> set[str]:
+        seen: set[str] = set()
+        stack = list(edges[start])
+        while stack:
+            item = stack.pop()
+            if item not in seen:
+                seen.add(item)
+                stack += edges[item]
+        return seen
+
+    up = {step.id: step.depends for step in steps}
+    down: dict[str, list[str]] = {step.id: [] for step in steps}
+    for step in steps:
+        for source in step.depends:
+            down[source].append(step.id)
+    expected = {
+        step.id for step in steps if reach(step.id, up) | reach(step.id, down) | {step.id} == {s.id for s in steps}
+    }
+    assert _alone(steps) == expected

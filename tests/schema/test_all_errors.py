@@ -366,3 +366,51 @@ def test_a_tag_no_branch_has_is_the_failure_of_the_tag() -> None:
     assert "circle" in error.reason and "square" in error.reason
     untagged = failure(TAGGED, {"shape": {"side": 2}})  # no tag at all: no branch to blame
     assert (untagged.pointer, untagged.keyword) == ("/shape", "anyOf")
+
+
+@st.composite
+def tagged_unions(draw: st.DrawFn) -> tuple[dict[str, Any], Any]:
+    """A tagged union of 2 to 6 object branches, and a value that may fit one, several or none."""
+    count = draw(st.integers(2, 6))
+    tags = draw(
+        st.lists(st.sampled_from(["a", "b", "c", "d", "e", "f", "g"]), min_size=count, max_size=count, unique=True)
+    )
+    branches = []
+    for tag in tags:
+        field = draw(st.sampled_from([{"type": "integer"}, {"type": "string", "maxLength": 2}, {"type": "boolean"}]))
+        branches.append(
+            {
+                "type": "object",
+                "properties": {"kind": {"const": tag}, "x": field},
+                "required": draw(st.sampled_from([["kind", "x"], ["x"], []])),
+                "additionalProperties": draw(st.booleans()),
+            }
+        )
+    schema = {
+        "type": "object",
+        "properties": {"shape": {"anyOf": branches}},
+        "required": ["shape"],
+        "additionalProperties": False,
+    }
+    kind = draw(st.one_of(st.sampled_from(tags), st.just("zz"), st.integers(0, 2), st.none()))
+    shape: dict[str, Any] = {} if kind is None else {"kind": kind}
+    if draw(st.booleans()):
+        shape["x"] = draw(st.one_of(st.integers(-3, 3), st.text("ab", max_size=3), st.booleans()))
+    if draw(st.booleans()):
+        shape["extra"] = 1
+    return schema, {"shape": draw(st.one_of(st.just(shape), st.integers(), st.lists(st.integers(), max_size=1)))}
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=tagged_unions())
+def test_a_tagged_union_is_checked_as_fastjsonschema_checks_it(case: tuple[dict[str, Any], Any]) -> None:
+    import fastjsonschema
+
+    schema, value = case
+    reference = fastjsonschema.compile(schema)
+    try:
+        reference(value)
+        expected = True
+    except fastjsonschema.JsonSchemaValueException:
+        expected = False
+    assert (InputSchema.parse(schema).check(value) is None) == expected

@@ -42,7 +42,7 @@ from tinytools._public import publish
 from tinytools._results import ToolCall, ToolOutput, ToolResult
 from tinytools._run.argument_messages import argument_failure
 from tinytools._run.call_state import Scope
-from tinytools._run.drivers import AsyncDriver
+from tinytools._run.drivers import AsyncDriver, SyncDriver, drive
 from tinytools._run.failures import failed
 from tinytools._run.gate import Gate
 from tinytools._schema.compatible import misfit, schema_at
@@ -272,21 +272,27 @@ async def run(pipeline: Pipeline, state: CallState, arguments: Mapping[str, Any]
     inner = Scope(driver, scope.inject, scope.allowed, scope.step_id, 0, scope.gate or Gate())
     # read, checked and approved whole: these calls, and only these, are not read strictly or asked again
     inner.planned = {f"{state.call.id}/{step.id}": step.tool.name for step in checked.steps}
+    here = None  # from sync code, a sync step that nothing could run beside runs on this thread, as dispatch would
+    if not scope.driver.asynchronous:
+        here = Scope(SyncDriver(pipeline.sink), scope.inject, scope.allowed, scope.step_id, 0)
+        here.planned = inner.planned
     ends: dict[str, asyncio.Future[ToolResult]] = {}
     room = asyncio.Semaphore(pipeline.max_concurrency)
     loop = asyncio.get_running_loop()
     for step in checked.steps:
         ends[step.id] = loop.create_future()
 
-    async def one(step: Step) -> None:
+    async def one(step: Step, alone: set[str]) -> None:
+        chosen = here if here is not None and step.id in alone and not step.tool.is_async else inner
         try:
-            ends[step.id].set_result(await _step(pipeline, state, inner, step, ends, room))
+            ends[step.id].set_result(await _step(pipeline, state, chosen, step, ends, room))
         except BaseException:
             ends[step.id].cancel()  # its dependents end with it; the exception is the plan's
             raise
 
     for group in _groups(checked.steps):
-        await asyncio.gather(*(one(step) for step in group))
+        alone = _alone(group) if here is not None else set()
+        await asyncio.gather(*(one(step, alone) for step in group))
     ordered = [ends[step.id].result() for step in checked.steps]
     return ToolOutput(
         {"steps": {step.id: msgspec.to_builtins(result) for step, result in zip(checked.steps, ordered, strict=True)}},
@@ -336,7 +342,10 @@ async def _step(
         pipeline.admission.calls -= 1  # its call was reserved with the plan: admission counts it again
         try:
             outcome = pipeline.run(call, scope)
-            return outcome if outcome.__class__ is ToolResult else await outcome  # type: ignore[misc]
+            if isinstance(outcome, ToolResult):
+                return outcome
+            ended: ToolResult = drive(outcome) if not scope.driver.asynchronous else await outcome
+            return ended
         except ArgumentsError as exc:  # invalid_args="fail" raises for the application's calls, not a step's
             return argument_failure(call, step.tool, kept(exc), perf_counter_ns())
 
@@ -357,6 +366,28 @@ def _output(pipeline: Pipeline, result: ToolResult) -> Any:
             except (KeyError, ValueError):
                 return _MISSING
     return _MISSING
+
+
+def _alone(group: list[Step]) -> set[str]:
+    """The steps of a group that no other step of it could run beside: each of the others is before or after it.
+
+    Another step runs before it when it refers to it, directly or not, and after it when it
+    refers to it in turn; a step of which that holds for every other step of its group never has
+    company. Sets of step numbers are bits of an int, so a long chain costs linear time.
+    """
+    index = {step.id: number for number, step in enumerate(group)}
+    before = [0] * len(group)
+    for number, step in enumerate(group):
+        for source in step.depends:
+            if source in index:
+                before[number] |= before[index[source]] | (1 << index[source])
+    after = [0] * len(group)
+    for number in reversed(range(len(group))):
+        for source in group[number].depends:
+            if source in index:
+                after[index[source]] |= after[number] | (1 << number)
+    everyone = (1 << len(group)) - 1
+    return {step.id for number, step in enumerate(group) if before[number] | after[number] | (1 << number) == everyone}
 
 
 def _groups(steps: list[Step]) -> list[list[Step]]:

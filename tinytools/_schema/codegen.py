@@ -14,7 +14,9 @@ is dropped when the same schema's ``type`` has already settled it; a closed obje
 known names it has instead of copying and emptying a set of its keys; string and integer enum
 members are looked up in a frozenset for values of exactly that class; an array loop finds
 the index of a failing item only when it fails; an ``anyOf`` skips its trials for a value of
-exactly the class of a branch that only names types (``Model | None`` given None); and the
+exactly the class of a branch that only names types (``Model | None`` given None), and a tagged
+union (object branches told apart by a ``const`` string property) tries only the branch the
+value's tag names, instead of failing through every branch before it; and the
 root function maps its own failures to `ArgumentsError`, so no wrapper call is paid. Only once
 it has failed does it look for the other failing arguments (`tinytools._schema.validation_failures.Collector`).
 
@@ -361,8 +363,16 @@ class _Generator(CodeGeneratorDraft07):
             self.exc("", rule="enum")
 
     def generate_any_of(self) -> None:
-        """Skip the trials for a value of exactly the class of a branch that only names types."""
+        """Skip the trials for a value of exactly the class of a branch that only names types.
+
+        A tagged union (every branch an object whose property ``K`` is a ``const`` string, each its
+        own) tries only the branch its value's tag names: the others would fail on the tag. A
+        value with no such tag takes the trials of every branch, as any ``anyOf`` does.
+        """
         branches = cast(dict[str, Any], self._definition)["anyOf"]
+        tagged = _tagged(branches)
+        if tagged is not None:
+            return self._tagged_any_of(branches, *tagged)
         types = [b["type"] for b in branches if isinstance(b, dict) and b.keys() == {"type"}]
         exact = [_EXACT[t] for each in types for t in ([each] if isinstance(each, str) else each)]
         if not exact:
@@ -370,6 +380,35 @@ class _Generator(CodeGeneratorDraft07):
         with self.l(f"if not ({' or '.join(exact)}):"):
             super().generate_any_of()  # type: ignore[no-untyped-call]
         return None
+
+    def _tagged_any_of(self, branches: list[Any], key: str, tags: list[str]) -> None:
+        self._any_or_one_of_count += 1
+        count = self._any_or_one_of_count
+        found = f"{{variable}}_any_of_count{count}"
+        tag = f"{{variable}}_tag{count}"
+        self.l(f"{found} = 0")
+        self.l(f"{tag} = {{variable}}.get({{}}) if {{variable}}.__class__ is dict else None", repr(key))
+        known = "{" + ", ".join(map(repr, tags)) + ",}"  # compiled to a frozenset
+        with self.l(f"if {tag}.__class__ is str and {tag} in {{}}:", known):
+            for index, branch in enumerate(branches):
+                with self.l(f"{'if' if index == 0 else 'elif'} {tag} == {{}}:", repr(tags[index]), optimize=False):
+                    self._trial(branch, found)
+        with self.l("else:", optimize=False):
+            for branch in branches:
+                with self.l(f"if not {found}:", optimize=False):
+                    self._trial(branch, found)
+        with self.l(f"if not {found}:", optimize=False):
+            self.exc("{name} cannot be validated by any definition", rule="anyOf")
+
+    def _trial(self, branch: Any, found: str) -> None:
+        """Try one branch of an ``anyOf``: count it if it passes."""
+        with self.l("try:", optimize=False):
+            with self.trial_validation():
+                self.generate_func_code_block(
+                    branch, self._variable or "", self._variable_name or "", clear_variables=True
+                )
+            self.l(f"{found} += 1")
+        self.l("except {}: pass", "(JsonSchemaValueException, JsonSchemaValuesException)")
 
     def _plain_object(self) -> bool:
         """No patternProperties and additionalProperties absent, true, {} or false."""
@@ -522,3 +561,27 @@ def _leaf(document: dict[str, Any]) -> Check:
 
 def _too_deep() -> ArgumentsError:
     return ArgumentsError("arguments nest too deeply to validate", keyword="depth")
+
+
+def _tagged(branches: Any) -> tuple[str, list[str]] | None:
+    """The property that tags every branch of an ``anyOf`` with a string of its own, and the tags; or None."""
+    if not isinstance(branches, list) or len(branches) < 2:
+        return None
+    shared: set[str] | None = None
+    for branch in branches:
+        if not isinstance(branch, dict) or branch.get("type") != "object":
+            return None
+        properties = branch.get("properties")
+        if not isinstance(properties, dict):
+            return None
+        named = {key for key, schema in properties.items() if isinstance(schema, dict) and _string_const(schema)}
+        shared = named if shared is None else shared & named
+    for key in sorted(shared or ()):
+        tags = [branch["properties"][key]["const"] for branch in branches]
+        if len(set(tags)) == len(tags):
+            return key, tags
+    return None
+
+
+def _string_const(schema: dict[str, Any]) -> bool:
+    return isinstance(schema.get("const"), str)
