@@ -131,6 +131,7 @@ def check(pipeline: Pipeline, state: CallState, arguments: Mapping[str, Any]) ->
     by_id: dict[str, Step] = {}
     tools: dict[str, tuple[Tool[..., Any], bool] | str] = {}  # each tool named: itself and whether it needs approval
     needs_approval = False
+    fits = pipeline.fits
     for index, raw in enumerate(arguments.get("steps") or ()):
         step_id, name = raw["id"], raw["tool"]
         if step_id in by_id:
@@ -148,7 +149,7 @@ def check(pipeline: Pipeline, state: CallState, arguments: Mapping[str, Any]) ->
         step = Step(index, step_id, tool, raw["arguments"], approval)
         for parameter, value in step.arguments.items():
             if value.__class__ is dict and "$from" in value and value.keys() <= _REFERENCE_KEYS:
-                problem = _reference(step, parameter, value, by_id, pipeline.fits)
+                problem = _reference(step, parameter, value, by_id, fits)
                 if problem is not None:
                     return problem
         steps.append(step)
@@ -199,7 +200,9 @@ def _reference(
     if path and path[0] != "/":
         reason = f"{shorten(path)!r} is not a JSON pointer (it starts with /)"
         return Refusal(step.id, f"{_pointer(step, parameter)}/at", "format", reason)
-    problem = _fit(fits, source.tool, path, step.tool, parameter)
+    problem = fits.get((source.tool, path, step.tool, parameter), fits)
+    if problem is fits:
+        problem = _fit(fits, source.tool, path, step.tool, parameter)
     if problem is not None:
         where = f" at {shorten(path)}" if path else ""
         reason = f"the output of step {source_id!r}{where} {problem}"
@@ -219,9 +222,6 @@ def _fit(
 ) -> str | None:
     """Why ``source``'s output at ``path`` may not fit ``target``'s ``parameter`` (None: it fits); remembered."""
     key = (source, path, target, parameter)
-    found = fits.get(key, fits)
-    if found is not fits:
-        return found  # type: ignore[return-value]
     located = schema_at(source.output_schema, path)
     if isinstance(located, str):
         problem: str | None = f"cannot be: it {located.removeprefix('the output ')}"

@@ -376,10 +376,22 @@ class _Generator(CodeGeneratorDraft07):
         types = [b["type"] for b in branches if isinstance(b, dict) and b.keys() == {"type"}]
         exact = [_EXACT[t] for each in types for t in ([each] if isinstance(each, str) else each)]
         if not exact:
-            return super().generate_any_of()  # type: ignore[no-any-return, no-untyped-call]
+            return self._trials(branches)
         with self.l(f"if not ({' or '.join(exact)}):"):
-            super().generate_any_of()  # type: ignore[no-untyped-call]
+            self._trials(branches)
         return None
+
+    def _trials(self, branches: list[Any]) -> None:
+        """Each branch tried in turn until one passes (a branch whose ``type`` rules out a plain value is skipped)."""
+        self._any_or_one_of_count += 1
+        found = f"{{variable}}_any_of_count{self._any_or_one_of_count}"
+        self.l(f"{found} = 0")
+        for branch in branches:
+            guard = _guard(branch)
+            with self.l(f"if not {found}{' and (' + guard + ')' if guard else ''}:", optimize=False):
+                self._trial(branch, found)
+        with self.l(f"if not {found}:", optimize=False):
+            self.exc("{name} cannot be validated by any definition", rule="anyOf")
 
     def _tagged_any_of(self, branches: list[Any], key: str, tags: list[str]) -> None:
         self._any_or_one_of_count += 1
@@ -395,7 +407,8 @@ class _Generator(CodeGeneratorDraft07):
                     self._trial(branch, found)
         with self.l("else:", optimize=False):
             for branch in branches:
-                with self.l(f"if not {found}:", optimize=False):
+                guard = _guard(branch)
+                with self.l(f"if not {found}{' and (' + guard + ')' if guard else ''}:", optimize=False):
                     self._trial(branch, found)
         with self.l(f"if not {found}:", optimize=False):
             self.exc("{name} cannot be validated by any definition", rule="anyOf")
@@ -585,3 +598,30 @@ def _tagged(branches: Any) -> tuple[str, list[str]] | None:
 
 def _string_const(schema: dict[str, Any]) -> bool:
     return isinstance(schema.get("const"), str)
+
+
+_MAY_BE = {
+    "string": "{variable}.__class__ is str",
+    "integer": "{variable}.__class__ is int or {variable}.__class__ is float",
+    "number": "{variable}.__class__ is int or {variable}.__class__ is float",
+    "boolean": "{variable}.__class__ is bool",
+    "null": "{variable} is None",
+    "array": "{variable}.__class__ is list",
+    "object": "{variable}.__class__ is dict",
+}
+"""A value of a plain JSON class that may pass each ``type`` (an integral float may be an integer)."""
+
+
+def _guard(branch: Any) -> str | None:
+    """When a branch is worth trying: its ``type`` may take the value, or the value is not of a plain JSON class.
+
+    None when the branch says no ``type`` (always tried).
+    """
+    declared = branch.get("type") if isinstance(branch, dict) else None
+    kinds = [declared] if isinstance(declared, str) else declared
+    if not isinstance(kinds, list) or not kinds or not all(kind in _MAY_BE for kind in kinds):
+        return None
+    may_be = " or ".join(_MAY_BE[kind] for kind in kinds)
+    return (
+        f"{may_be} or ({{variable}} is not None and {{variable}}.__class__ not in (str, int, float, bool, list, dict))"
+    )
