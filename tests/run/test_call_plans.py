@@ -1024,3 +1024,65 @@ def test_a_step_runs_alone_exactly_when_every_other_step_comes_before_or_after_i
         step.id for step in steps if reach(step.id, up) | reach(step.id, down) | {step.id} == {s.id for s in steps}
     }
     assert _alone(steps) == expected
+
+
+# --- everywhere a tool goes ---------------------------------------------------------------------
+
+
+def test_the_plan_tool_is_exported_to_every_provider_and_round_trips_every_text_format() -> None:
+    from tinytools import ToolFormat
+    from tinytools.formats import parse_calls, render_call, render_tools
+    from tinytools.providers import anthropic, gemini, openai, openai_responses
+
+    box = plan_box(Log())
+    for module in (openai, openai_responses, anthropic, gemini):
+        assert "run_plan" in json.dumps(module.export_tools(box)), module.__name__
+    strict = openai.export_tools(box, strict=True)
+    assert "run_plan" in json.dumps(strict)
+    for syntax in ("json", "xml", "ptype"):
+        form = ToolFormat(syntax)
+        assert "run_plan" in render_tools(box, form)
+        text = render_call(ToolCall("c", "run_plan", FLIGHT_PLAN), box["run_plan"], format=form)
+        (parsed,) = parse_calls(text, box, format=form)
+        assert parsed.arguments == FLIGHT_PLAN, syntax
+
+
+def test_each_step_is_traced_as_a_child_of_the_plans_span() -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from tinytools import Tracing
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    dispatcher = Dispatcher(plan_box(Log()), tracing=Tracing(tracer_provider=provider))
+    assert dispatcher.dispatch(ToolCall("p", "run_plan", FLIGHT_PLAN)).status == "succeeded"
+    spans = {str((span.attributes or {})["gen_ai.tool.call.id"]): span for span in exporter.get_finished_spans()}
+    plan_span = spans.pop("p")
+    assert sorted(spans) == ["p/len", "p/n", "p/p", "p/sum"]
+    assert all(span.parent is not None and span.parent.span_id == plan_span.context.span_id for span in spans.values())
+    provider.shutdown()
+
+
+def test_each_step_is_journaled_as_a_call_of_its_own(tmp_path: Path) -> None:
+    log = Log()
+    box = plan_box(log)
+    journal = tmp_path / "journal.db"
+    first = Dispatcher(box, journal=SQLiteJournal(journal), context=RunContext(run_id="r"))
+    assert first.dispatch(ToolCall("p", "run_plan", FLIGHT_PLAN)).status == "succeeded"
+    ran = len(log.calls)
+    again = Dispatcher(box, journal=SQLiteJournal(journal), context=RunContext(run_id="r"))
+    answered = again.dispatch(ToolCall("p/len", "length", {"word": "seven"}))  # the step's call: answered
+    assert (answered.output, len(log.calls)) == (5, ran)
+    other = again.dispatch(ToolCall("p/len", "length", {"word": "eight"}))  # its id, other arguments: refused
+    assert (other.error and other.error.code, len(log.calls)) == ("duplicate_call_id", ran)
+
+
+def test_the_argument_size_limit_covers_the_whole_plan() -> None:
+    log = Log()
+    result = Dispatcher(plan_box(log), limits=Limits(max_argument_bytes=200)).dispatch(
+        ToolCall("p", "run_plan", json.dumps(FLIGHT_PLAN))
+    )
+    assert (result.error and result.error.code, log.calls) == ("arguments_too_large", [])
