@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from time import perf_counter_ns
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
@@ -50,11 +50,42 @@ from tinytools._tool import is_search
 from tinytools.policy import ApprovalRequest, policy_of
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from tinytools._run.admission import Admission
+    from tinytools._run.boundary import Boundary
     from tinytools._run.call_state import CallState
-    from tinytools._run.pipeline import Pipeline
+    from tinytools._run.plans import Plan
     from tinytools._tool import Tool
 
-__all__ = ["Checked", "Refusal", "Step", "check", "plan_steps", "run"]
+__all__ = [
+    "Checked",
+    "Refusal",
+    "Stages",
+    "Step",
+    "check",
+    "over_budget",
+    "plan_steps",
+    "refusal_result",
+    "reserve",
+    "run",
+]
+
+
+class Stages(Protocol):
+    """What a plan needs of the pipeline that runs it (`tinytools._run.pipeline.Pipeline`)."""
+
+    admission: Admission
+    boundary: Boundary
+    sink: Any
+    max_concurrency: int
+    fits: dict[Any, str | None]
+    plan_for: Callable[[Any], Plan]
+
+    def run(self, call: ToolCall, scope: Scope) -> ToolResult | Awaitable[ToolResult]: ...
+
+    def note_denied(self, state: CallState, rule: str, reason: str) -> None: ...
+
 
 _MAX_FITS = 4096
 """How many answers of whether an output fits a parameter a dispatcher remembers (`Pipeline.fits`)."""
@@ -125,7 +156,7 @@ class Refusal:
         return f"The plan was not run: {where}: {self.reason}. Correct the plan and send it again; no step has run."
 
 
-def check(pipeline: Pipeline, state: CallState, arguments: Mapping[str, Any]) -> Checked | Refusal:
+def check(pipeline: Stages, state: CallState, arguments: Mapping[str, Any]) -> Checked | Refusal:
     """Check a plan whole (see the module); its checked steps, or why it is refused."""
     steps: list[Step] = []
     by_id: dict[str, Step] = {}
@@ -170,7 +201,7 @@ def check(pipeline: Pipeline, state: CallState, arguments: Mapping[str, Any]) ->
 _REFERENCE_KEYS = frozenset({"$from", "at"})
 
 
-def _callable(pipeline: Pipeline, state: CallState, name: str) -> tuple[Tool[..., Any], bool] | str:
+def _callable(pipeline: Stages, state: CallState, name: str) -> tuple[Tool[..., Any], bool] | str:
     """The tool a step names and whether it needs approval; or why it cannot be called (" reason", or "rule reason")."""
     admission = pipeline.admission
     tool = admission.toolbox.get(name)
@@ -235,7 +266,7 @@ def _fit(
     return problem
 
 
-def refusal_result(pipeline: Pipeline, state: CallState, refusal: Refusal) -> ToolResult:
+def refusal_result(pipeline: Stages, state: CallState, refusal: Refusal) -> ToolResult:
     """The result of a refused plan: ``invalid_arguments`` (or the raise of ``invalid_args="fail"``), or a denial."""
     call, name, start = state.call, state.plan.name, state.start
     details = {"pointer": refusal.pointer, "keyword": refusal.keyword}
@@ -255,7 +286,7 @@ def refusal_result(pipeline: Pipeline, state: CallState, refusal: Refusal) -> To
     return failed(call, name, "invalid_arguments", refusal.message(), start, details)
 
 
-async def run(pipeline: Pipeline, state: CallState, arguments: Mapping[str, Any]) -> ToolOutput:
+async def run(pipeline: Stages, state: CallState, arguments: Mapping[str, Any]) -> ToolOutput:
     """Run a plan's steps (see the module): the plan tool's output."""
     import asyncio  # a plan's steps wait on each other: only a plan needs it here
 
@@ -300,7 +331,7 @@ async def run(pipeline: Pipeline, state: CallState, arguments: Mapping[str, Any]
     )
 
 
-def reserve(pipeline: Pipeline, checked: Checked) -> bool:
+def reserve(pipeline: Stages, checked: Checked) -> bool:
     """Count a checked plan's steps against the run's call budget now (False: no room for them all).
 
     Reserved at once, a plan's steps are not refused halfway by calls that came after it; each
@@ -314,7 +345,7 @@ def reserve(pipeline: Pipeline, checked: Checked) -> bool:
     return True
 
 
-def over_budget(pipeline: Pipeline, checked: Checked) -> Refusal:
+def over_budget(pipeline: Stages, checked: Checked) -> Refusal:
     admission = pipeline.admission
     room = max(0, (admission.limits.max_tool_calls or 0) - admission.calls)
     reason = f"the plan has {len(checked.steps)} steps and the run may make {room} more calls"
@@ -322,7 +353,7 @@ def over_budget(pipeline: Pipeline, checked: Checked) -> Refusal:
 
 
 async def _step(
-    pipeline: Pipeline, state: CallState, scope: Scope, step: Step, ends: dict[str, Any], room: Any
+    pipeline: Stages, state: CallState, scope: Scope, step: Step, ends: dict[str, Any], room: Any
 ) -> ToolResult:
     """One step: once the steps it refers to ended, its call through the pipeline, or why it did not run."""
     call = ToolCall(f"{state.call.id}/{step.id}", step.tool.name, step.arguments)
@@ -354,7 +385,7 @@ def _not_run(call: ToolCall, step: Step, reason: str) -> ToolResult:
     return failed(call, step.tool.name, "not_run", f"Step {step.id!r} did not run: {reason}.", perf_counter_ns())
 
 
-def _output(pipeline: Pipeline, result: ToolResult) -> Any:
+def _output(pipeline: Stages, result: ToolResult) -> Any:
     """A step's output as a later step takes it: as sealed, or read back from the artifact its budget moved it to."""
     if result.output is not None or not result.artifacts:
         return result.output
