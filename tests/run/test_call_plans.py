@@ -35,7 +35,6 @@ from tinytools import (
     ToolCall,
     ToolError,
     ToolEvent,
-    ToolResult,
     plan_steps,
     tool,
 )
@@ -49,7 +48,7 @@ from tinytools.policy import (
 )
 from tinytools.providers import mcp
 
-from .paths import GENEROUS, PATHS, options
+from .paths import GENEROUS, PATHS, options, run_call
 
 HERE = Path(__file__).parent
 
@@ -216,30 +215,12 @@ FLIGHT_PLAN = {
 }
 
 
-def run_plan(entry: str, box: Toolbox, call: ToolCall, **dispatcher_options: Any) -> ToolResult:
-    dispatcher = Dispatcher(box, **dispatcher_options)
-    if entry == "Dispatcher.dispatch":
-        return dispatcher.dispatch(call)
-    if entry == "Dispatcher.adispatch":
-        return asyncio.run(dispatcher.adispatch(call))
-    if entry == "Dispatcher.dispatch_many":
-        return dispatcher.dispatch_many([call])[0]
-    if entry == "Dispatcher.adispatch_many":
-        return asyncio.run(dispatcher.adispatch_many([call]))[0]
-    import tinytools
-
-    runner = tinytools.dispatch if entry == "dispatch" else None
-    if runner is not None:
-        return runner(call, box)
-    return asyncio.run(tinytools.adispatch(call, box))
-
-
 @pytest.mark.parametrize(("entry", "variant"), PATHS)
 def test_a_plan_runs_its_steps_on_every_path(entry: str, variant: str) -> None:
     log = Log()
     box = plan_box(log)
     arguments: Any = FLIGHT_PLAN if variant != "strict" else _strict_form(FLIGHT_PLAN)
-    result = run_plan(entry, box, ToolCall("p1", "run_plan", json.dumps(arguments)), **options(variant))
+    result = run_call(entry, box, ToolCall("p1", "run_plan", json.dumps(arguments)), **options(variant))
     assert result.status == "succeeded", result.error
     assert json.loads(result.text()) == {
         "steps": [{"id": step, "status": "succeeded"} for step in ("n", "p", "len", "sum")],
@@ -575,15 +556,22 @@ def test_a_failed_step_ends_its_dependents_as_not_run_and_the_others_finish() ->
     assert [call_id for call_id, _ in log.calls] == ["p/free"]
 
 
-def test_a_value_an_output_schema_lied_about_is_refused_when_bound() -> None:
+def liar_box(log: Log) -> Toolbox:
+    """The typed tools, a plan tool, and ``liar``, whose output schema says int where it returns text."""
+
     @tool
     def liar() -> int:
         """Says int, returns text."""
         return "seven"  # type: ignore[return-value]
 
-    log = Log()
     box = Toolbox([*typed_tools(log), liar])
     box.plan_tool()
+    return box
+
+
+def test_a_value_an_output_schema_lied_about_is_refused_when_bound() -> None:
+    log = Log()
+    box = liar_box(log)
     plan = {
         "steps": [
             {"id": "l", "tool": "liar", "arguments": {}},
@@ -886,14 +874,7 @@ def test_a_cancelled_run_ends_every_step_of_its_plan_with_a_result() -> None:
 
 
 def test_under_invalid_args_fail_a_step_fed_a_wrong_value_fails_alone() -> None:
-    @tool
-    def liar() -> int:
-        """Says int, returns text."""
-        return "seven"  # type: ignore[return-value]
-
-    log = Log()
-    box = Toolbox([*typed_tools(log), liar])
-    box.plan_tool()
+    box = liar_box(Log())
     plan = {
         "steps": [
             {"id": "l", "tool": "liar", "arguments": {}},

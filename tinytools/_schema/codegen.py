@@ -372,7 +372,7 @@ class _Generator(CodeGeneratorDraft07):
         branches = cast(dict[str, Any], self._definition)["anyOf"]
         tagged = _tagged(branches)
         if tagged is not None:
-            return self._tagged_any_of(branches, *tagged)
+            return self._trials(branches, tagged)
         types = [b["type"] for b in branches if isinstance(b, dict) and b.keys() == {"type"}]
         exact = [_EXACT[t] for each in types for t in ([each] if isinstance(each, str) else each)]
         if not exact:
@@ -381,37 +381,36 @@ class _Generator(CodeGeneratorDraft07):
             self._trials(branches)
         return None
 
-    def _trials(self, branches: list[Any]) -> None:
-        """Each branch tried in turn until one passes (a branch whose ``type`` rules out a plain value is skipped)."""
+    def _trials(self, branches: list[Any], tagged: tuple[str, list[str]] | None = None) -> None:
+        """Each branch tried in turn until one passes; a tagged union's value tries the branch its tag names.
+
+        A branch whose ``type`` rules out a plain value is not tried (it would fail on its type).
+        """
         self._any_or_one_of_count += 1
-        found = f"{{variable}}_any_of_count{self._any_or_one_of_count}"
+        count = self._any_or_one_of_count
+        found = f"{{variable}}_any_of_count{count}"
         self.l(f"{found} = 0")
+        if tagged is None:
+            self._guarded_trials(branches, found)
+        else:
+            key, tags = tagged
+            tag = f"{{variable}}_tag{count}"
+            self.l(f"{tag} = {{variable}}.get({{}}) if {{variable}}.__class__ is dict else None", repr(key))
+            known = "{" + ", ".join(map(repr, tags)) + ",}"  # compiled to a frozenset
+            with self.l(f"if {tag}.__class__ is str and {tag} in {{}}:", known):
+                for index, branch in enumerate(branches):
+                    with self.l(f"{'if' if index == 0 else 'elif'} {tag} == {{}}:", repr(tags[index]), optimize=False):
+                        self._trial(branch, found)
+            with self.l("else:", optimize=False):
+                self._guarded_trials(branches, found)
+        with self.l(f"if not {found}:", optimize=False):
+            self.exc("{name} cannot be validated by any definition", rule="anyOf")
+
+    def _guarded_trials(self, branches: list[Any], found: str) -> None:
         for branch in branches:
             guard = _guard(branch)
             with self.l(f"if not {found}{' and (' + guard + ')' if guard else ''}:", optimize=False):
                 self._trial(branch, found)
-        with self.l(f"if not {found}:", optimize=False):
-            self.exc("{name} cannot be validated by any definition", rule="anyOf")
-
-    def _tagged_any_of(self, branches: list[Any], key: str, tags: list[str]) -> None:
-        self._any_or_one_of_count += 1
-        count = self._any_or_one_of_count
-        found = f"{{variable}}_any_of_count{count}"
-        tag = f"{{variable}}_tag{count}"
-        self.l(f"{found} = 0")
-        self.l(f"{tag} = {{variable}}.get({{}}) if {{variable}}.__class__ is dict else None", repr(key))
-        known = "{" + ", ".join(map(repr, tags)) + ",}"  # compiled to a frozenset
-        with self.l(f"if {tag}.__class__ is str and {tag} in {{}}:", known):
-            for index, branch in enumerate(branches):
-                with self.l(f"{'if' if index == 0 else 'elif'} {tag} == {{}}:", repr(tags[index]), optimize=False):
-                    self._trial(branch, found)
-        with self.l("else:", optimize=False):
-            for branch in branches:
-                guard = _guard(branch)
-                with self.l(f"if not {found}{' and (' + guard + ')' if guard else ''}:", optimize=False):
-                    self._trial(branch, found)
-        with self.l(f"if not {found}:", optimize=False):
-            self.exc("{name} cannot be validated by any definition", rule="anyOf")
 
     def _trial(self, branch: Any, found: str) -> None:
         """Try one branch of an ``anyOf``: count it if it passes."""
