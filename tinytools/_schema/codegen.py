@@ -192,6 +192,7 @@ class _Generator(CodeGeneratorDraft07):
         self._calls: list[tuple[int, Call]] = []  # each $ref call, and its line
         self._function = self._entry  # the function being generated
         self._memo_line = -1  # the root function's line that makes the memo of `_shared`
+        self._tag_tables: dict[str, dict[str, int]] = {}  # each tagged union's tag -> branch number
 
     def generate_validation_function(self, uri: str, name: str) -> None:
         self._path = []  # each function starts at its own input; callers pass their path
@@ -394,17 +395,28 @@ class _Generator(CodeGeneratorDraft07):
             self._guarded_trials(branches, found)
         else:
             key, tags = tagged
-            tag = f"{{variable}}_tag{count}"
+            table = f"_tags{len(self._tag_tables)}"
+            self._tag_tables[table] = {tag: number for number, tag in enumerate(tags)}
+            tag, at = f"{{variable}}_tag{count}", f"{{variable}}_at{count}"
             self.l(f"{tag} = {{variable}}.get({{}}) if {{variable}}.__class__ is dict else None", repr(key))
-            known = "{" + ", ".join(map(repr, tags)) + ",}"  # compiled to a frozenset
-            with self.l(f"if {tag}.__class__ is str and {tag} in {{}}:", known):
-                for index, branch in enumerate(branches):
-                    with self.l(f"{'if' if index == 0 else 'elif'} {tag} == {{}}:", repr(tags[index]), optimize=False):
-                        self._trial(branch, found)
+            self.l(f"{at} = {table}.get({tag}) if {tag}.__class__ is str else None")
+            with self.l(f"if {at} is not None:", optimize=False):
+                self._branch_of(branches, at, found, 0, len(branches))
             with self.l("else:", optimize=False):
                 self._guarded_trials(branches, found)
         with self.l(f"if not {found}:", optimize=False):
             self.exc("{name} cannot be validated by any definition", rule="anyOf")
+
+    def _branch_of(self, branches: list[Any], at: str, found: str, low: int, high: int) -> None:
+        """Try the branch numbered ``at``, found by halving ``low``..``high`` (a few comparisons of ints)."""
+        if high - low == 1:
+            self._trial(branches[low], found)
+            return
+        middle = (low + high) // 2
+        with self.l(f"if {at} < {middle}:", optimize=False):
+            self._branch_of(branches, at, found, low, middle)
+        with self.l("else:", optimize=False):
+            self._branch_of(branches, at, found, middle, high)
 
     def _guarded_trials(self, branches: list[Any], found: str) -> None:
         for branch in branches:
@@ -512,6 +524,7 @@ class _Generator(CodeGeneratorDraft07):
             "_index": _index,
             "_shared": _shared,
             "_unique": _unique,
+            **self._tag_tables,
         }
 
     def _expand_refs(self, definition: Any) -> Any:
