@@ -1067,3 +1067,43 @@ def test_the_argument_size_limit_covers_the_whole_plan() -> None:
         ToolCall("p", "run_plan", json.dumps(FLIGHT_PLAN))
     )
     assert (result.error and result.error.code, log.calls) == ("arguments_too_large", [])
+
+
+def test_async_hooks_and_sinks_of_a_plans_steps_run_on_the_callers_thread() -> None:
+    seen: list[int] = []
+
+    class Watching:
+        async def before_tool(self, call: ToolCall, tool: Any) -> None:
+            seen.append(threading.get_ident())
+
+    async def sink(event: ToolEvent) -> None:
+        seen.append(threading.get_ident())
+
+    dispatcher = Dispatcher(plan_box(Log()), middleware=[Watching()], on_event=sink)
+    assert dispatcher.dispatch(ToolCall("p", "run_plan", FLIGHT_PLAN)).status == "succeeded"
+    assert len(seen) > 8 and set(seen) == {threading.get_ident()}
+
+
+def test_a_step_missing_an_injected_value_raises_before_any_step_runs() -> None:
+    from tinytools import InjectionError
+
+    log = Log()
+
+    @tool
+    def who(n: int, user: Annotated[str, Injected("user")]) -> str:
+        """Greet."""
+        return f"{user}{n}"
+
+    box = Toolbox([*typed_tools(log), who])
+    box.plan_tool()
+    plan = {
+        "steps": [
+            {"id": "a", "tool": "number", "arguments": {"n": 1}},
+            {"id": "b", "tool": "who", "arguments": {"n": {"$from": "a"}}},
+        ],
+        "return": [],
+    }
+    dispatcher = Dispatcher(box, limits=Limits(max_tool_calls=3))
+    with pytest.raises(InjectionError):
+        dispatcher.dispatch(ToolCall("p", "run_plan", plan))
+    assert log.calls == [] and dispatcher.calls == 1, "nothing ran, and no call of the budget was reserved"

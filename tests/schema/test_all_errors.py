@@ -414,3 +414,10 @@ def test_a_tagged_union_is_checked_as_fastjsonschema_checks_it(case: tuple[dict[
     except fastjsonschema.JsonSchemaValueException:
         expected = False
     assert (InputSchema.parse(schema).check(value) is None) == expected
+
+
+def test_a_value_for_a_false_schema_gets_an_error_not_a_crash() -> None:
+    error = failure(
+        {"type": "object", "properties": {"v": False}, "required": ["v"], "additionalProperties": False}, {"v": {}}
+    )
+    assert error.pointer == "/v"

@@ -64,6 +64,7 @@ __all__ = [
     "Stages",
     "Step",
     "check",
+    "check_injected",
     "over_budget",
     "plan_steps",
     "refusal_result",
@@ -81,6 +82,8 @@ class Stages(Protocol):
     max_concurrency: int
     fits: dict[Any, str | None]
     plan_for: Callable[[Any], Plan]
+    before: list[Any]
+    after: list[Any]
 
     def run(self, call: ToolCall, scope: Scope) -> ToolResult | Awaitable[ToolResult]: ...
 
@@ -296,6 +299,7 @@ async def run(pipeline: Stages, state: CallState, arguments: Mapping[str, Any]) 
         if isinstance(found, Refusal):
             raise ToolError(found.message())
         checked = found
+        check_injected(pipeline, checked, state.scope.inject)
         if not reserve(pipeline, checked):
             raise ToolError(over_budget(pipeline, checked).message())
     scope = state.scope
@@ -303,8 +307,10 @@ async def run(pipeline: Stages, state: CallState, arguments: Mapping[str, Any]) 
     inner = Scope(driver, scope.inject, scope.allowed, scope.step_id, 0, scope.gate or Gate())
     # read, checked and approved whole: these calls, and only these, are not read strictly or asked again
     inner.planned = {f"{state.call.id}/{step.id}": step.tool.name for step in checked.steps}
-    here = None  # from sync code, a sync step that nothing could run beside runs on this thread, as dispatch would
-    if not scope.driver.asynchronous:
+    # from sync code, a sync step that nothing could run beside runs on this thread, as dispatch would; not
+    # where a hook or a sink may be async: under the sync driver inside this loop it would run on another thread
+    here = None
+    if not scope.driver.asynchronous and pipeline.sink is None and not pipeline.before and not pipeline.after:
         here = Scope(SyncDriver(pipeline.sink), scope.inject, scope.allowed, scope.step_id, 0)
         here.planned = inner.planned
     ends: dict[str, asyncio.Future[ToolResult]] = {}
@@ -329,6 +335,16 @@ async def run(pipeline: Stages, state: CallState, arguments: Mapping[str, Any]) 
         {"steps": {step.id: msgspec.to_builtins(result) for step, result in zip(checked.steps, ordered, strict=True)}},
         content=_read(checked, ordered, pipeline.boundary.limit),
     )
+
+
+def check_injected(pipeline: Stages, checked: Checked, inject: Mapping[str, Any] | None) -> None:
+    """Make sure every step can bind its injected values, before any step runs.
+
+    Raises:
+        InjectionError: The application did not supply one (as a call of that tool would raise).
+    """
+    for step in checked.steps:
+        pipeline.plan_for(step.tool).check_injected(inject)
 
 
 def reserve(pipeline: Stages, checked: Checked) -> bool:

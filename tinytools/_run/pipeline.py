@@ -476,6 +476,7 @@ class Pipeline:
         if isinstance(checked, call_plans.Refusal):
             return call_plans.refusal_result(self, state, checked)
         state.checked_plan = checked
+        call_plans.check_injected(self, checked, state.scope.inject)  # the application's mistake raises, as for a call
         approval = state.plan.approval if checked.needs_approval else None
         authorised = await self.authorise(state, read, approval, checked)
         if authorised.__class__ is not Read:

@@ -176,6 +176,8 @@ class NestedErrors:
     @staticmethod
     def is_object(node: Any, value: Any) -> bool:
         """Whether ``value`` is an object and ``node`` says only its properties, required names and extra keys."""
+        if node.__class__ is not dict:  # a false schema: a leaf
+            return False
         types = node.get("type", "object")
         extra = node.get("additionalProperties", True)
         return (
@@ -190,6 +192,8 @@ class NestedErrors:
     @staticmethod
     def is_array(node: Any, value: Any) -> bool:
         """Whether ``value`` is an array and ``node`` says nothing of it but its items, length and uniqueness."""
+        if node.__class__ is not dict:
+            return False
         types = node.get("type", "array")
         return (
             value.__class__ is list
