@@ -29,10 +29,11 @@ from tinytools._context import PlanRun
 from tinytools._errors import ArgumentsError, ToolDefinitionError, schema_failure
 from tinytools._schema.input_schema import InputSchema
 from tinytools._schema.signatures import EMPTY, Injection, Slot
+from tinytools._schema.validation_failures import escape, unescape
 from tinytools._tool import Tool
 from tinytools.policy import ToolPolicy
 
-__all__ = ["PLANS", "PLAN_TOOL", "STEP_ID", "is_plan", "plan_tool"]
+__all__ = ["PLANS", "PLAN_TOOL", "STEP_ID", "explained", "is_plan", "is_reference", "plan_tool"]
 
 PLAN_TOOL = "run_plan"
 """The plan tool's default name."""
@@ -162,7 +163,7 @@ def explained(plan: Tool[..., Any], problem: ArgumentsError, arguments: Any) -> 
     given = step.get("arguments") if tool is not None else None
     if not isinstance(given, dict):
         return problem
-    literal = {key: value for key, value in given.items() if not _is_reference(value)}
+    literal = {key: value for key, value in given.items() if not is_reference(value)}
     found = tool.schema.check(literal)  # type: ignore[union-attr]
     for error in found.errors if found is not None else ():
         if error.keyword != "required":  # a reference stands for a required value left out here
@@ -171,8 +172,12 @@ def explained(plan: Tool[..., Any], problem: ArgumentsError, arguments: Any) -> 
     return problem
 
 
-def _is_reference(value: Any) -> bool:
-    return isinstance(value, dict) and "$from" in value and value.keys() <= {"$from", "at"}
+def is_reference(value: Any) -> bool:
+    """Whether an argument's value stands for an earlier step's output: an object of ``$from`` and ``at`` only."""
+    return value.__class__ is dict and "$from" in value and value.keys() <= _REFERENCE_KEYS
+
+
+_REFERENCE_KEYS = frozenset({"$from", "at"})
 
 
 def _step_schema(tool: Tool[..., Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -220,10 +225,7 @@ def _renamed(node: Any, prefix: str) -> Any:
                 raise ToolDefinitionError(
                     f"a plan step cannot carry the reference {value!r}: only references into $defs are carried"
                 )
-            name = value[len("#/$defs/") :]
-            renamed[key] = "#/$defs/" + (prefix + name.replace("~1", "/").replace("~0", "~")).replace(
-                "~", "~0"
-            ).replace("/", "~1")
+            renamed[key] = "#/$defs/" + escape(prefix + unescape(value[len("#/$defs/") :]))
         elif key in _DATA_KEYWORDS:
             renamed[key] = value
         elif key == "properties" and isinstance(value, dict):

@@ -48,7 +48,7 @@ from tinytools.policy import (
 )
 from tinytools.providers import mcp
 
-from .paths import GENEROUS, PATHS, options, run_call
+from .paths import DISPATCHER_ENTRIES, GENEROUS, PATHS, VARIANTS, options, run_call
 
 HERE = Path(__file__).parent
 
@@ -195,8 +195,9 @@ def evaluate(plan: dict[str, Any]) -> dict[str, tuple[dict[str, Any], Any]]:
     return done
 
 
-def plan_box(log: Log, **plan_options: Any) -> Toolbox:
-    box = Toolbox(typed_tools(log))
+def plan_box(log: Log, *extra: Any, **plan_options: Any) -> Toolbox:
+    """The typed tools, the ``extra`` ones, and a plan tool over them all."""
+    box = Toolbox([*typed_tools(log), *extra])
     box.plan_tool(**plan_options)
     return box
 
@@ -407,8 +408,12 @@ REFUND_PLAN = {
 }
 
 
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("entry", DISPATCHER_ENTRIES)
 @pytest.mark.parametrize("decision", ["approve", "deny"])
-def test_a_step_that_needs_approval_asks_once_about_the_whole_plan_before_any_step(decision: str) -> None:
+def test_a_step_that_needs_approval_asks_once_about_the_whole_plan_before_any_step(
+    decision: str, entry: str, variant: str
+) -> None:
     log = Log()
     asked: list[tuple[str, dict[str, Any], int]] = []
 
@@ -416,8 +421,10 @@ def test_a_step_that_needs_approval_asks_once_about_the_whole_plan_before_any_st
         asked.append((request.tool.name, request.arguments, len(log.calls)))
         return Approval.approve() if decision == "approve" else Approval.deny("not today")
 
-    middleware = [PolicyMiddleware(require_approval(approver))]
-    result = Dispatcher(approval_box(log), middleware=middleware).dispatch(ToolCall("p", "run_plan", REFUND_PLAN))
+    path = options(variant)
+    middleware = [*path.pop("middleware", []), PolicyMiddleware(require_approval(approver))]
+    plan = REFUND_PLAN if variant != "strict" else _strict_form(REFUND_PLAN)
+    result = run_call(entry, approval_box(log), ToolCall("p", "run_plan", plan), middleware=middleware, **path)
     assert asked == [("run_plan", REFUND_PLAN, 0)], "asked once, with the whole plan, before any step ran"
     if decision == "approve":
         assert result.status == "succeeded" and json.loads(result.text())["return"] == {"r": "refunded 5"}
@@ -531,8 +538,7 @@ def test_a_failed_step_ends_its_dependents_as_not_run_and_the_others_finish() ->
         raise ToolError("no luck")
 
     log = Log()
-    box = Toolbox([*typed_tools(log), fail])
-    box.plan_tool()
+    box = plan_box(log, fail)
     plan = {
         "steps": [
             {"id": "f", "tool": "fail", "arguments": {"n": 1}},
@@ -564,8 +570,7 @@ def liar_box(log: Log) -> Toolbox:
         """Says int, returns text."""
         return "seven"  # type: ignore[return-value]
 
-    box = Toolbox([*typed_tools(log), liar])
-    box.plan_tool()
+    box = plan_box(log, liar)
     return box
 
 
@@ -824,8 +829,7 @@ def test_an_output_moved_to_the_artifact_store_is_read_back_for_the_next_step() 
         return {"number": n, "word": "w" * 5000}
 
     log = Log()
-    box = Toolbox([*typed_tools(log), big])
-    box.plan_tool()
+    box = plan_box(log, big)
     plan = {
         "steps": [
             {"id": "b", "tool": "big", "arguments": {"n": 4}},
@@ -849,8 +853,7 @@ def test_a_cancelled_run_ends_every_step_of_its_plan_with_a_result() -> None:
         return n
 
     log = Log()
-    box = Toolbox([*typed_tools(log), hold])
-    box.plan_tool()
+    box = plan_box(log, hold)
     plan = {
         "steps": [
             {"id": "h", "tool": "hold", "arguments": {"n": 1}},
@@ -1094,8 +1097,7 @@ def test_a_step_missing_an_injected_value_raises_before_any_step_runs() -> None:
         """Greet."""
         return f"{user}{n}"
 
-    box = Toolbox([*typed_tools(log), who])
-    box.plan_tool()
+    box = plan_box(log, who)
     plan = {
         "steps": [
             {"id": "a", "tool": "number", "arguments": {"n": 1}},

@@ -38,6 +38,7 @@ import msgspec
 
 from tinytools._errors import ArgumentsError, ToolError, kept, shorten
 from tinytools._events import InvalidToolArgs
+from tinytools._plan_tool import is_reference
 from tinytools._public import publish
 from tinytools._results import ToolCall, ToolOutput, ToolResult
 from tinytools._run.argument_messages import argument_failure
@@ -45,7 +46,8 @@ from tinytools._run.call_state import Scope
 from tinytools._run.drivers import AsyncDriver, SyncDriver, drive
 from tinytools._run.failures import failed
 from tinytools._run.gate import Gate
-from tinytools._schema.compatible import misfit, schema_at
+from tinytools._schema.compatible import misfit, output_at
+from tinytools._schema.validation_failures import escape, unescape
 from tinytools._tool import is_search
 from tinytools.policy import ApprovalRequest, policy_of
 
@@ -182,7 +184,7 @@ def check(pipeline: Stages, state: CallState, arguments: Mapping[str, Any]) -> C
         needs_approval = needs_approval or approval
         step = Step(index, step_id, tool, raw["arguments"], approval)
         for parameter, value in step.arguments.items():
-            if value.__class__ is dict and "$from" in value and value.keys() <= _REFERENCE_KEYS:
+            if is_reference(value):
                 problem = _reference(step, parameter, value, by_id, fits)
                 if problem is not None:
                     return problem
@@ -199,9 +201,6 @@ def check(pipeline: Stages, state: CallState, arguments: Mapping[str, Any]) -> C
         reason = f"the plan has {len(steps)} steps and the run may make {room} more calls"
         return Refusal(None, "/steps", "maxItems", reason)
     return Checked(steps, returns, needs_approval)
-
-
-_REFERENCE_KEYS = frozenset({"$from", "at"})
 
 
 def _callable(pipeline: Stages, state: CallState, name: str) -> tuple[Tool[..., Any], bool] | str:
@@ -248,7 +247,7 @@ def _reference(
 
 
 def _pointer(step: Step, parameter: str) -> str:
-    return f"/steps/{step.index}/arguments/{parameter.replace('~', '~0').replace('/', '~1')}"
+    return f"/steps/{step.index}/arguments/{escape(parameter)}"
 
 
 def _fit(
@@ -256,7 +255,7 @@ def _fit(
 ) -> str | None:
     """Why ``source``'s output at ``path`` may not fit ``target``'s ``parameter`` (None: it fits); remembered."""
     key = (source, path, target, parameter)
-    located = schema_at(source.output_schema, path)
+    located = output_at(source.output_schema, path)
     if isinstance(located, str):
         problem: str | None = f"cannot be: it {located.removeprefix('the output ')}"
     else:
@@ -471,7 +470,7 @@ def _at(value: Any, pointer: str) -> Any:
     if not pointer:
         return value
     for token in pointer[1:].split("/"):
-        token = token.replace("~1", "/").replace("~0", "~")
+        token = unescape(token)
         if value.__class__ is dict:
             if token not in value:
                 return _MISSING

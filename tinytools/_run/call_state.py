@@ -54,6 +54,11 @@ class Scope:
         to the approver again (the plan was, if any step needs it). A call a middleware moved to
         another tool is read and approved as any call."""
 
+    def is_step(self, call: ToolCall, name: str) -> bool:
+        """Whether ``call``, to the tool ``name``, is one of the checked steps of the plan this scope runs."""
+        planned = self.planned
+        return planned is not None and planned.get(call.id) == name
+
     @property
     def step_id(self) -> str:
         """The step this call (or batch) belongs to: the one given, or ``step-N`` (made when asked for)."""

@@ -504,8 +504,7 @@ class Pipeline:
             rule, reason = plan.denial
             self.note_denied(state, rule, reason)
             return denied(state.call, plan.name, rule, reason, state.start)
-        planned = state.scope.planned
-        if approval is None or (planned is not None and planned.get(state.call.id) == plan.name):
+        if approval is None or state.scope.is_step(state.call, plan.name):
             return read
         arguments = read.arguments if read.arguments is not None else call_arguments(state.call)
         steps = checked.approvals(state.call.id) if checked is not None else ()

@@ -96,9 +96,9 @@ class Plan:
         self.fail_invalid = fail_invalid
         """Whether arguments that fail the schema raise `ArgumentsError` (``invalid_args="fail"``)."""
         self.runtime = bool(tool.wants) or "call" in tool.injection_sources.values()
+        """Whether the tool takes values only the pipeline makes (a token, an invocation, ...)."""
         self.plans = "plan" in tool.wants
         """Whether the tool is a plan tool: its calls are plans, checked whole at the policy stage."""
-        """Whether the tool takes values only the pipeline makes (a token, an invocation, ...)."""
         options = tool.options
         self.journaled = (
             journaled

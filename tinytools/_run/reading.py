@@ -26,10 +26,7 @@ __all__ = ["call_arguments", "invalid", "read_arguments", "started_arguments"]
 def read_arguments(state: CallState, *, events: bool) -> Read | ToolResult:
     """Decode and validate the call's arguments against the schema this dispatcher enforces."""
     try:
-        planned = state.scope.planned
-        read = state.plan.read(
-            state.call, canonical=planned is not None and planned.get(state.call.id) == state.plan.name
-        )
+        read = state.plan.read(state.call, canonical=state.scope.is_step(state.call, state.plan.name))
     except ArgumentsError as exc:
         read = kept(exc)  # kept, not raised: no frame of this call in it
     if read.__class__ is Read:

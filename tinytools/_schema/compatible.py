@@ -1,7 +1,7 @@
 """Whether one schema's values fit another: what a call plan checks before any step runs.
 
 A plan passes (part of) one tool's output to another tool's parameter (`tinytools._run.call_plans`).
-Before anything runs, the output schema at the pointer the plan names (`schema_at`) is compared
+Before anything runs, the output schema at the pointer the plan names (`output_at`) is compared
 with the parameter's schema (`misfit`). The comparison is of JSON types, constants and shapes, and
 errs on the side of refusing: a value that may be of a type the parameter does not take (``number``
 into ``integer``, a nullable string into ``string``) does not fit; one whose schema says nothing
@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tinytools._schema.fragments import json_type
+from tinytools._schema.fragments import json_type, same_json
+from tinytools._schema.validation_failures import escape, unescape
 
-__all__ = ["STEPS", "UNKNOWN", "Document", "misfit", "schema_at"]
+__all__ = ["STEPS", "UNKNOWN", "Document", "misfit", "output_at"]
 
 UNKNOWN: dict[str, Any] = {}
 """The schema of a value nothing is known of (it takes any JSON value)."""
@@ -43,12 +44,16 @@ class Document:
             ref = node["$ref"]
             if not isinstance(ref, str) or not ref.startswith("#/$defs/"):
                 return UNKNOWN
-            node = self.definitions.get(ref[len("#/$defs/") :].replace("~1", "/").replace("~0", "~"), UNKNOWN)
+            node = self.definitions.get(unescape(ref[len("#/$defs/") :]), UNKNOWN)
         return UNKNOWN
 
 
-def schema_at(root: dict[str, Any] | None, pointer: str) -> tuple[Document, Any] | str:
+def output_at(root: dict[str, Any] | None, pointer: str) -> tuple[Document, Any] | str:
     """The schema of the value at ``pointer`` in a value of schema ``root`` (with its document); or why there is none.
+
+    Unlike `tinytools._schema.fragments.schema_at` (one subschema that describes a place, for an
+    error to quote), it says why a pointer cannot be (the value has no such place), and keeps
+    every branch of a union that may hold the place, so that each is compared.
 
     `UNKNOWN` where the schema does not say (no schema, an undeclared property of an open object).
     A text when the schema rules the pointer out: a property a closed object does not have, an
@@ -63,12 +68,12 @@ def schema_at(root: dict[str, Any] | None, pointer: str) -> tuple[Document, Any]
         node = _child(document, document.resolve(node), token, _DEPTH)
         if isinstance(node, str):
             return f"{walked or 'the output'} {node}"
-        walked += "/" + token.replace("~", "~0").replace("/", "~1")
+        walked += "/" + escape(token)
     return document, node
 
 
 def misfit(target_root: dict[str, Any], target: Any, source: tuple[Document, Any]) -> str | None:
-    """Why a value of schema ``source`` (from `schema_at`) may not fit ``target`` (a subschema of ``target_root``).
+    """Why a value of schema ``source`` (from `output_at`) may not fit ``target`` (a subschema of ``target_root``).
 
     None if it fits. The comparison follows references on both sides as it goes; a pair of
     subschemas met again (a recursive type) is taken to fit as far as the rest goes, and a
@@ -85,7 +90,7 @@ STEPS = 10_000
 def _tokens(pointer: str) -> list[str]:
     if pointer == "":
         return []
-    return [part.replace("~1", "/").replace("~0", "~") for part in pointer[1:].split("/")]
+    return [unescape(part) for part in pointer[1:].split("/")]
 
 
 def _child(document: Document, node: Any, token: str, depth: int) -> Any:
@@ -203,7 +208,7 @@ class _Comparison:
             offered = _values(source)
             if offered is None:
                 return f"the value may be other than {_listed_values(allowed)}"
-            stray = [value for value in offered if not any(_same(value, each) for each in allowed)]
+            stray = [value for value in offered if not any(same_json(value, each) for each in allowed)]
             if stray:
                 return f"the value may be {stray[0]!r}, not one of {_listed_values(allowed)}"
             return None
@@ -243,10 +248,6 @@ def _takes_anything(target: Any) -> bool:
     return isinstance(target, dict) and not (
         target.keys() & {"type", "const", "enum", "anyOf", "oneOf", "allOf", "not", "$ref", "if"}
     )
-
-
-def _same(left: Any, right: Any) -> bool:
-    return left == right and (left.__class__ is bool) == (right.__class__ is bool)
 
 
 def _a(kind: str) -> str:

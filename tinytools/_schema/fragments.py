@@ -23,6 +23,7 @@ __all__ = [
     "in_json_order",
     "json_type",
     "resolved_text",
+    "same_json",
     "schema_at",
     "union_schema",
     "with_default",
@@ -153,6 +154,11 @@ def json_type(value: Any) -> str:
     if isinstance(value, str):
         return "string"
     return "array" if isinstance(value, list) else "object"
+
+
+def same_json(left: Any, right: Any) -> bool:
+    """Whether two decoded values are the same JSON value (``true`` is not ``1``)."""
+    return left == right and (left.__class__ is bool) == (right.__class__ is bool)
 
 
 def exact_types(schema: dict[str, Any]) -> tuple[type, ...]:

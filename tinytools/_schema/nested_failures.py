@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from tinytools._errors import ArgumentsError, schema_failure, shorten
-from tinytools._schema.fragments import json_type
+from tinytools._schema.fragments import json_type, same_json
 from tinytools._schema.validation_failures import Check, FragmentCache, Token, escape
 
 __all__ = ["NestedErrors", "Problem"]
@@ -138,7 +138,7 @@ class NestedErrors:
             return False
         if value.__class__ is dict:
             for key, tag in _tags(branch):
-                if key in value and not _same(value[key], tag):
+                if key in value and not same_json(value[key], tag):
                     return False
         return True
 
@@ -296,8 +296,3 @@ def _tags(branch: dict[str, Any]) -> list[tuple[str, Any]]:
     return [
         (name, schema["const"]) for name, schema in properties.items() if isinstance(schema, dict) and "const" in schema
     ]
-
-
-def _same(left: Any, right: Any) -> bool:
-    """Equal as JSON values (``true`` is not ``1``)."""
-    return left == right and (left.__class__ is bool) == (right.__class__ is bool)

@@ -42,6 +42,7 @@ __all__ = [
     "escape",
     "locator",
     "reporter",
+    "unescape",
 ]
 
 Token = str | int
@@ -84,6 +85,11 @@ def _writers() -> tuple[Callable[[str], str], Callable[[Any], str]]:
 def escape(token: Token) -> str:
     """One JSON-pointer reference token (RFC 6901)."""
     return str(token).replace("~", "~0").replace("/", "~1")
+
+
+def unescape(token: str) -> str:
+    """The key one JSON-pointer reference token names (RFC 6901): `escape` undone."""
+    return token.replace("~1", "/").replace("~0", "~")
 
 
 def echo(value: Any) -> str:
