@@ -26,7 +26,10 @@ __all__ = ["call_arguments", "invalid", "read_arguments", "started_arguments"]
 def read_arguments(state: CallState, *, events: bool) -> Read | ToolResult:
     """Decode and validate the call's arguments against the schema this dispatcher enforces."""
     try:
-        read = state.plan.read(state.call, canonical=state.scope.is_step(state.call, state.plan.name))
+        scope = state.scope  # a plan's step is read against the canonical schema; any other call as the plan says
+        read = state.plan.read(
+            state.call, canonical=scope.planned is not None and scope.is_step(state.call, state.plan.name)
+        )
     except ArgumentsError as exc:
         read = kept(exc)  # kept, not raised: no frame of this call in it
     if read.__class__ is Read:
