@@ -17,6 +17,8 @@ The modules, in the order a tool's definition flows through them:
 - `strict_json` reads a call's arguments strictly (text decoded, objects copied, ambiguity
   refused); `fast_decode` is the typed fast way in: a call's JSON straight to positional arguments.
 - `strict_mode` renders what a strict provider is shown, and maps its ``null``s back.
+- `compatible` says whether the values of one schema fit another (a call plan's reference from
+  one tool's output into another tool's parameter).
 """
 
 __all__: list[str] = []
