@@ -10,6 +10,7 @@ The same command without ``--http`` serves stdio with the same injected values.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -48,12 +49,11 @@ def _wait_listening(port: int, process: subprocess.Popen[bytes], log: Path, seco
     raise RuntimeError("the server did not start listening")
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
+@contextlib.contextmanager
+def serving_cli(log: Path, *extra: str) -> Iterator[tuple[str, int]]:
+    """``tinytools serve-mcp TOOLS --http`` on a free port, stderr to ``log``: its endpoint and pid."""
     port = _free_port()
-    command = [sys.executable, "-m", "tinytools", "serve-mcp", str(TOOLS), "--http", f"127.0.0.1:{port}"]
-    command += ["--inject", f"{TOOLS}:make_inject"]
-    log = tmp_path_factory.mktemp("server") / "stderr.txt"
+    command = [sys.executable, "-m", "tinytools", "serve-mcp", str(TOOLS), "--http", f"127.0.0.1:{port}", *extra]
     with log.open("wb") as stderr:  # a file, not a pipe nobody drains
         process = subprocess.Popen(command, env={**os.environ, **server_env()}, stderr=stderr)
     try:
@@ -66,6 +66,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
+    log = tmp_path_factory.mktemp("server") / "stderr.txt"
+    with serving_cli(log, "--inject", f"{TOOLS}:make_inject") as served:
+        yield served
 
 
 async def _session(url: str, mode: str) -> dict[str, Any]:

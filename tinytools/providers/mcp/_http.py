@@ -15,10 +15,23 @@ skipping the SDK's per-request transport, streams and task group, which cost mil
 CPU a call. Anything
 else (``initialize``, notifications, the sessionless 2026-07-28 protocol, a request the lean
 path would have to refuse) goes to the SDK unchanged, so every error the SDK answers is its own.
+
+A 2025-protocol client cancels a call with a ``notifications/cancelled`` request of its own, which
+a stateless server would read in a fresh session with nothing to cancel. So the stateless app
+gives each client a session key at the handshake (an ``Mcp-Session-Id`` of 128 random bits, which
+clients send back with every request; nothing is stored for it) and keeps the lean path's running
+calls by key and request id, in the process running them: a cancellation with the same key finds
+its call, cancels it (the tool's token is set) and the call is answered ``Request cancelled``, as
+the SDK answers one. The key is unguessable, so no client can cancel another's call; a client's
+``DELETE`` cancels the calls it still has running, and its ``GET`` is told there is no event
+stream (405). Behind several processes, a cancellation reaches the call when it lands on the
+process running it (one process, or routing by ``Mcp-Session-Id``). The 2026-07-28 protocol
+cancels by closing the request's stream, which ends the call on any path.
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +67,11 @@ _MAX_NESTING = 150
 """Bodies with more brackets than this go to the SDK, whose JSON reader refuses deep nesting."""
 _MAX_BODY = 4 * 1024 * 1024
 """The SDK's default request size limit: a larger body goes to the SDK, which refuses it."""
+_SESSION_HEADER = b"mcp-session-id"
+_KEY_PREFIX = b"tt-"
+"""How the session keys this app gives begin (then 32 hex digits): another id is the SDK's business."""
+_CANCELLED = {"code": -32800, "message": "Request cancelled"}
+"""The error a cancelled request is answered with, as the SDK answers it on the 2025-era wire."""
 
 
 def http_app(
@@ -142,7 +160,23 @@ class _Request(msgspec.Struct, forbid_unknown_fields=True):
     """Each param as its own JSON text: a call's arguments reach the pipeline as sent."""
 
 
+class _Notification(msgspec.Struct, forbid_unknown_fields=True):
+    """A JSON-RPC notification as the lean path reads it: only ``notifications/cancelled`` is acted on."""
+
+    jsonrpc: str
+    method: str
+    params: dict[str, msgspec.Raw] = msgspec.field(default_factory=dict)
+
+
+class _Method(msgspec.Struct):
+    """Just the method of a JSON-RPC message (other keys ignored)."""
+
+    method: str = ""
+
+
 _DECODE = msgspec.json.Decoder(_Request).decode
+_DECODE_NOTIFICATION = msgspec.json.Decoder(_Notification).decode
+_DECODE_METHOD = msgspec.json.Decoder(_Method).decode
 _ENCODE = msgspec.json.Encoder().encode
 _JSON_HEADERS = [(b"content-type", b"application/json")]
 _SSE_HEADERS = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache, no-transform")]
@@ -162,7 +196,8 @@ class _LeanPath:
     request reaches the SDK app with its body as it was sent. A call that asks for progress is
     answered as an event stream once it reports some (`_Stream`).
 
-    A client that disconnects mid-call cancels the call, as closing the SDK's stream does.
+    A client that disconnects mid-call cancels the call, as closing the SDK's stream does, and
+    so does its ``notifications/cancelled`` (see the module: the session key it is read by).
     """
 
     def __init__(
@@ -183,17 +218,38 @@ class _LeanPath:
         self.sse = sse
         self.listed = _ENCODE({"tools": service.listed})
         self.anyio = require("anyio", "mcp")
+        self.running: dict[tuple[bytes, int | str], _Running] = {}
+        """The lean path's calls now running, by the client's session key and the request's id."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or _route_path(scope) != self.path:
+        if scope["type"] != "http" or _route_path(scope) != self.path:
             await self.app(scope, receive, send)
             return
         headers = dict(reversed(scope["headers"]))  # the first of repeated headers, as the SDK reads
-        if not self._qualifies(headers):
+        key = _session_key(headers)
+        if scope["method"] != "POST":
+            if key is None or scope["method"] not in ("GET", "DELETE") or not self._trusted(headers):
+                await self.app(scope, receive, send)
+            elif scope["method"] == "GET":  # a stateless server has no stream of its own to offer
+                await _respond(send, b"", status=405)
+            else:  # the client ends its session: its calls still running end with it
+                for slot in [slot for slot in self.running if slot[0] == key]:
+                    self.running[slot].cancel()
+                await _respond(send, b"", status=200)
+            return
+        lean = self._qualifies(headers)
+        if not lean and not _may_open(headers):
             await self.app(scope, receive, send)
             return
         chunks, complete = await _read_body(receive)
+        if not lean:  # perhaps a handshake: the SDK answers it, and the answer carries a new session key
+            opens = complete and _method(chunks) == "initialize" and self._trusted(headers)
+            await self.app(scope, _replay(chunks, receive), _keyed(send) if opens else send)
+            return
         request = _decoded(chunks) if complete else None
+        if request is None and key is not None and complete and self._cancelled(key, chunks):
+            await _respond(send, b"", status=202)  # a notification's answer, as the SDK gives it
+            return
         if request is None or request.jsonrpc != "2.0" or isinstance(request.id, bool):
             await self.app(scope, _replay(chunks, receive), send)
             return
@@ -207,7 +263,31 @@ class _LeanPath:
         if call is None:
             await self.app(scope, _replay(chunks, receive), send)
             return
-        await self._answer(call, request.id, scope, receive, send)
+        await self._answer(call, request.id, key, scope, receive, send)
+
+    def _trusted(self, headers: dict[bytes, bytes]) -> bool:
+        """Whether the ``Host`` and ``Origin`` pass the DNS rebinding protection (always, without it)."""
+        if self.hosts is None:
+            return True
+        origin = headers.get(b"origin")
+        return _allowed(headers.get(b"host"), self.hosts) and (origin is None or _allowed(origin, self.origins or ()))
+
+    def _cancelled(self, key: bytes, chunks: list[Message]) -> bool:
+        """Whether the body is a ``notifications/cancelled`` for one of this key's running calls, now cancelled."""
+        try:
+            notification = _DECODE_NOTIFICATION(b"".join(message.get("body", b"") for message in chunks))
+            request_id = _param(notification.params, "requestId")
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return False
+        if notification.method != "notifications/cancelled" or notification.jsonrpc != "2.0":
+            return False
+        if not isinstance(request_id, int | str) or isinstance(request_id, bool):
+            return False
+        running = self.running.get((key, request_id))
+        if running is None:
+            return False  # finished already, or on another process: the SDK answers it, with nothing to do
+        running.cancel()
+        return True
 
     def _qualifies(self, headers: dict[bytes, bytes]) -> bool:
         if headers.get(b"mcp-protocol-version") not in _HANDSHAKE_VERSIONS:
@@ -225,10 +305,7 @@ class _LeanPath:
         sse_ok = bool(accepted & {b"text/event-stream", b"text/*", b"*/*"})
         if not json_ok or (self.sse and not sse_ok):
             return False
-        if self.hosts is None:
-            return True
-        origin = headers.get(b"origin")
-        return _allowed(headers.get(b"host"), self.hosts) and (origin is None or _allowed(origin, self.origins or ()))
+        return self._trusted(headers)
 
     def _call(self, request: _Request) -> _Call | None:
         """A ``tools/call``'s tool name, arguments, progress token and trace parent; None leaves it to the SDK.
@@ -258,11 +335,16 @@ class _LeanPath:
         self,
         call: _Call,
         request_id: int | str,
+        key: bytes | None,
         scope: Scope,
         receive: Receive,
         send: Send,
     ) -> None:
-        """Run the call as a session of its own, whose injected values end with it, and answer."""
+        """Run the call as a session of its own, whose injected values end with it, and answer.
+
+        With the client's session key, the call is kept in `running` while it runs, for the
+        client's cancellation to find.
+        """
         name, arguments, token, trace = call
         stream = None if token is None else _Stream(send, token)
         try:
@@ -272,6 +354,8 @@ class _LeanPath:
             return
         answer: dict[str, Any] | None = None
         gone = False
+        running = None
+        slot = None if key is None else (key, request_id)
         try:
             async with self.anyio.create_task_group() as group:
 
@@ -283,6 +367,8 @@ class _LeanPath:
                     group.cancel_scope.cancel()
 
                 group.start_soon(watch)
+                if slot is not None:
+                    running = self.running[slot] = _Running(group.cancel_scope)
                 tool_call = ToolCall(f"{session.number}/{request_id}", name, arguments)
                 context = request_context(session.number, scope)
                 with within_trace(trace):
@@ -291,12 +377,35 @@ class _LeanPath:
                     )
                 group.cancel_scope.cancel()
         finally:
+            if slot is not None and self.running.get(slot) is running:
+                del self.running[slot]
             with self.anyio.CancelScope(shield=True):
                 await session.values.close()  # the request was the session
-        if gone or answer is None:
+        if gone:
             return
-        body = _result(request_id, answer)
+        if running is not None and running.asked:
+            body = b'{"jsonrpc":"2.0","id":%b,"error":%b}' % (_ENCODE(request_id), _ENCODE(_CANCELLED))
+        elif answer is None:
+            return
+        else:
+            body = _result(request_id, answer)
         await (_respond(send, body) if stream is None else stream.end(body))
+
+
+class _Running:
+    """A lean call now running, as its client's cancellation finds it."""
+
+    __slots__ = ("asked", "scope")
+
+    def __init__(self, scope: Any) -> None:
+        self.scope = scope
+        self.asked = False
+        """Whether its client cancelled it (a ``notifications/cancelled`` or a ``DELETE``): it is
+        answered ``Request cancelled``, where a call whose client went away is not answered."""
+
+    def cancel(self) -> None:
+        self.asked = True
+        self.scope.cancel()
 
 
 def _result(request_id: int | str, answer: dict[str, Any]) -> bytes:
@@ -417,10 +526,49 @@ def _replay(messages: list[Message], receive: Receive) -> Receive:
     return replayed
 
 
-async def _respond(send: Send, body: bytes) -> None:
-    headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
+async def _respond(send: Send, body: bytes, *, status: int = 200) -> None:
+    headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())] if body else [(b"content-length", b"0")]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+def _session_key(headers: dict[bytes, bytes]) -> bytes | None:
+    """The session key this app gave the client, from its ``Mcp-Session-Id``; None for any other id."""
+    key = headers.get(_SESSION_HEADER)
+    return key if key is not None and key.startswith(_KEY_PREFIX) and len(key) == 35 else None
+
+
+def _may_open(headers: dict[bytes, bytes]) -> bool:
+    """Whether a POST may be a 2025 handshake's ``initialize``: JSON, of no protocol version or a handshake's."""
+    version = headers.get(b"mcp-protocol-version")
+    if version is not None and version not in _HANDSHAKE_VERSIONS:
+        return False
+    length = headers.get(b"content-length", b"0")
+    return headers.get(b"content-type", b"").lower().startswith(b"application/json") and (
+        not length.isdigit() or int(length) <= _MAX_BODY
+    )
+
+
+def _method(messages: list[Message]) -> str:
+    """The method of the JSON-RPC message in the body, or ``""``."""
+    try:
+        return _DECODE_METHOD(b"".join(message.get("body", b"") for message in messages)).method
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return ""
+
+
+def _keyed(send: Send) -> Send:
+    """``send`` giving a successful answer a new session key, unless the SDK gave one itself."""
+
+    async def keyed(message: Message) -> None:
+        if message["type"] == "http.response.start" and message.get("status") == 200:
+            headers = list(message.get("headers", []))
+            if all(name.lower() != _SESSION_HEADER for name, _ in headers):
+                headers.append((_SESSION_HEADER, _KEY_PREFIX + secrets.token_hex(16).encode()))
+                message = {**message, "headers": headers}
+        await send(message)
+
+    return keyed
 
 
 publish("tinytools.providers.mcp", http_app, serve_http)
