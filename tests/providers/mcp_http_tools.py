@@ -70,6 +70,8 @@ def refuse(tag: str) -> str:
 
 
 _LINGERING = {"now": 0, "cancelled": 0}
+_ENDS: dict[str, str] = {}
+"""How each tag's ``linger`` call stands: running, cancelled or finished."""
 _LOCK = threading.Lock()
 
 
@@ -78,15 +80,19 @@ def linger(tag: str, seconds: float, token: CancellationToken, progress: Progres
     """Wait ``seconds`` on a worker thread unless cancelled first, reporting the tag as progress."""
     with _LOCK:
         _LINGERING["now"] += 1
+        _ENDS[tag] = "running"
+    end = "finished"
     try:
         progress.progress(0, message=tag)
         if token.wait(seconds):
+            end = "cancelled"
             with _LOCK:
                 _LINGERING["cancelled"] += 1
         return tag
     finally:
         with _LOCK:
             _LINGERING["now"] -= 1
+            _ENDS[tag] = end
 
 
 @tool
@@ -94,3 +100,10 @@ def lingering() -> dict[str, int]:
     """How many ``linger`` calls are running now, and how many were cancelled so far."""
     with _LOCK:
         return dict(_LINGERING)
+
+
+@tool
+def linger_end(tag: str) -> str:
+    """How the ``linger`` call of ``tag`` stands: running, cancelled, finished, or never ran."""
+    with _LOCK:
+        return _ENDS.get(tag, "never ran")

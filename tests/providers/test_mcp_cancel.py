@@ -218,3 +218,24 @@ def test_a_clients_delete_ends_its_running_calls_and_its_get_finds_no_stream(url
     assert seen["delete"] == 200
     assert seen["after"] == {"now": 0, "cancelled": seen["before"]["cancelled"] + 1}
     assert seen["answer"] == {"jsonrpc": "2.0", "id": 1, "error": {"code": -32800, "message": "Request cancelled"}}
+
+
+async def _cancel_before_call(url: str) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    async with httpx.AsyncClient(timeout=30) as http:
+        key = await _handshake(http, url)
+        headers = {**AFTER_HANDSHAKE, "mcp-session-id": key}
+        seen["before"] = await _raw_counts(http, url, key, {"now": 0})
+        seen["cancel"] = (await http.post(url, headers=headers, json=_cancel(3))).status_code
+        seen["answer"] = (await http.post(url, headers=headers, json=_call(3, "linger", LINGER))).json()
+        seen["again"] = (await http.post(url, headers=headers, json=_call(4, "echo", {"tag": "next"}))).json()
+        seen["after"] = await _raw_counts(http, url, key)
+    return seen
+
+
+def test_a_cancellation_that_overtakes_its_request_keeps_the_request_from_running(url: str) -> None:
+    seen = _run(_cancel_before_call, url)
+    assert seen["cancel"] == 202
+    assert seen["answer"] == {"jsonrpc": "2.0", "id": 3, "error": {"code": -32800, "message": "Request cancelled"}}
+    assert seen["after"] == seen["before"]  # the tool never ran
+    assert seen["again"]["result"]["content"][0]["text"] == "next"

@@ -94,7 +94,7 @@ def session(server: tuple[str, int], request: pytest.FixtureRequest) -> dict[str
 
 
 def test_tools_are_listed_in_the_files_order(session: dict[str, Any]) -> None:
-    assert session["names"] == ["get_weather", "greet", "count", "echo", "refuse", "linger", "lingering"]
+    assert session["names"] == ["get_weather", "greet", "count", "echo", "refuse", "linger", "lingering", "linger_end"]
 
 
 def test_a_call_returns_structured_content_and_text(session: dict[str, Any]) -> None:
@@ -196,7 +196,20 @@ def _drops(number: int) -> bool:
     return number % 8 == 3
 
 
-async def _mixed_client(url: str, number: int, answers: dict[str, Any], heard: dict[str, list[str | None]]) -> None:
+async def _end_of(client: Client, tag: str) -> str:
+    """How ``tag``'s ``linger`` call ended, read on the same session once it runs no more (or 20 s passed)."""
+    with anyio.move_on_after(20):
+        while True:
+            end = (await client.call_tool("linger_end", {"tag": tag})).structured_content["result"]
+            if end != "running":
+                break
+            await anyio.sleep(0.05)
+    return str(end)
+
+
+async def _mixed_client(
+    url: str, number: int, answers: dict[str, Any], heard: dict[str, list[str | None]], stopped: dict[str, str]
+) -> None:
     """Valid, slow, invalid, raising, abandoned and progress-reporting calls, tagged with client and step."""
 
     async def call(tag: str, name: str, arguments: dict[str, Any]) -> Any:
@@ -213,9 +226,10 @@ async def _mixed_client(url: str, number: int, answers: dict[str, Any], heard: d
                     dropped.deadline = anyio.current_time() + 0.05
                     await call(tag, "linger", {"tag": tag, "seconds": 600})
                 kind = (number + step) % KINDS
-                if kind == 4:  # given up on mid-call: no answer expected
+                if kind == 4:  # given up on mid-call: no answer expected, and its tool stops while connected
                     with anyio.move_on_after(0.05):
                         await call(tag, "linger", {"tag": tag, "seconds": 600})
+                    stopped[tag] = await _end_of(client, tag)
                     continue
                 calls: list[tuple[str, dict[str, Any]]] = [
                     ("echo", {"tag": tag}),
@@ -250,14 +264,15 @@ def _progress(number: int, step: int) -> list[str | None] | None:
     return {5: [f"{tag} 1", f"{tag} 2"], 7: [tag]}.get(kind, [])
 
 
-async def _many_clients(url: str) -> tuple[dict[str, Any], dict[str, list[str | None]]]:
+async def _many_clients(url: str) -> tuple[dict[str, Any], dict[str, list[str | None]], dict[str, str]]:
     answers: dict[str, Any] = {}
     heard: dict[str, list[str | None]] = {}
+    stopped: dict[str, str] = {}
     with anyio.fail_after(240):
         async with anyio.create_task_group() as group:
             for number in range(CLIENTS):
-                group.start_soon(_mixed_client, url, number, answers, heard)
-    return answers, heard
+                group.start_soon(_mixed_client, url, number, answers, heard, stopped)
+    return answers, heard, stopped
 
 
 async def _lingering(url: str, until: dict[str, int] | None = None, seconds: float = 10.0) -> dict[str, int]:
@@ -273,7 +288,7 @@ async def _lingering(url: str, until: dict[str, int] | None = None, seconds: flo
 def test_concurrent_clients_mixing_call_kinds_each_get_their_own_answers(server: tuple[str, int]) -> None:
     """32 clients x 100 calls, half of each protocol; clients that give up or drop leave nothing running."""
     before = anyio.run(_lingering, server[0])
-    answers, heard = anyio.run(_many_clients, server[0])
+    answers, heard, stopped = anyio.run(_many_clients, server[0])
     cells = [(number, step) for number in range(CLIENTS) for step in range(CALLS)]
     expected = {f"{n}-{s}": _expected(n, s) for n, s in cells if _expected(n, s) is not None}
     assert set(answers) == set(expected)
@@ -288,10 +303,13 @@ def test_concurrent_clients_mixing_call_kinds_each_get_their_own_answers(server:
             assert set(heard.get(tag, [])) <= {tag}
         else:
             assert heard.get(tag, []) == wanted, tag
+    given_up = {f"{n}-{s}" for n, s in cells if (n + s) % KINDS == 4 and not (_drops(n) and s >= DROP_AT)}
+    assert set(stopped) == given_up
+    assert set(stopped.values()) <= {"cancelled", "never ran"}, stopped  # stopped while its client was connected
+    assert {_mode(int(tag.split("-")[0])) for tag, end in stopped.items() if end == "cancelled"} == {"legacy", "auto"}
     after = anyio.run(_lingering, server[0], {"now": 0})
     assert after["now"] == 0  # every abandoned call was cancelled, none runs on
-    given_up = sum(1 for n, s in cells if (n + s) % KINDS == 4 and not (_drops(n) and s >= DROP_AT))
-    abandoned = given_up + sum(map(_drops, range(CLIENTS)))  # each may end before its tool starts
+    abandoned = len(given_up) + sum(map(_drops, range(CLIENTS)))  # each may end before its tool starts
     assert 0 < after["cancelled"] - before["cancelled"] <= abandoned
     alive = anyio.run(_call, server[0], "echo", {"tag": "alive"})  # the server is still serving
     assert (alive.is_error, alive.content[0].text) == (False, "alive")

@@ -22,11 +22,13 @@ gives each client a session key at the handshake (an ``Mcp-Session-Id`` of 128 r
 clients send back with every request; nothing is stored for it) and keeps the lean path's running
 calls by key and request id, in the process running them: a cancellation with the same key finds
 its call, cancels it (the tool's token is set) and the call is answered ``Request cancelled``, as
-the SDK answers one. The key is unguessable, so no client can cancel another's call; a client's
-``DELETE`` cancels the calls it still has running, and its ``GET`` is told there is no event
-stream (405). Behind several processes, a cancellation reaches the call when it lands on the
-process running it (one process, or routing by ``Mcp-Session-Id``). The 2026-07-28 protocol
-cancels by closing the request's stream, which ends the call on any path.
+the SDK answers one. A cancellation that overtakes its request (the two travel on two
+connections) is kept a while, and the request is answered so without running. The key is
+unguessable, so no client can cancel another's call; a client's ``DELETE`` cancels the calls it
+still has running, and its ``GET`` is told there is no event stream (405). Behind several
+processes, a cancellation reaches the call when it lands on the process running it (one process,
+or routing by ``Mcp-Session-Id``). The 2026-07-28 protocol cancels by closing the request's
+stream, which ends the call on any path.
 """
 
 from __future__ import annotations
@@ -71,6 +73,8 @@ _SESSION_HEADER = b"mcp-session-id"
 _KEY_PREFIX = b"tt-"
 """How the session keys this app gives begin (then 32 hex digits): another id is the SDK's business."""
 _CANCELLED = {"code": -32800, "message": "Request cancelled"}
+_EARLY = 1024
+"""Most cancellations kept for requests not (or no longer) running."""
 """The error a cancelled request is answered with, as the SDK answers it on the 2025-era wire."""
 
 
@@ -220,6 +224,9 @@ class _LeanPath:
         self.anyio = require("anyio", "mcp")
         self.running: dict[tuple[bytes, int | str], _Running] = {}
         """The lean path's calls now running, by the client's session key and the request's id."""
+        self.early: dict[tuple[bytes, int | str], None] = {}
+        """Cancellations that found no call running, oldest first (at most `_EARLY`): the request
+        may still be on its way, on another connection, and is then answered without running."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or _route_path(scope) != self.path:
@@ -284,9 +291,12 @@ class _LeanPath:
         if not isinstance(request_id, int | str) or isinstance(request_id, bool):
             return False
         running = self.running.get((key, request_id))
-        if running is None:
-            return False  # finished already, or on another process: the SDK answers it, with nothing to do
-        running.cancel()
+        if running is not None:
+            running.cancel()
+            return True
+        self.early[(key, request_id)] = None  # overtook its request, or came after its answer: kept a while
+        if len(self.early) > _EARLY:
+            del self.early[next(iter(self.early))]
         return True
 
     def _qualifies(self, headers: dict[bytes, bytes]) -> bool:
@@ -347,6 +357,11 @@ class _LeanPath:
         """
         name, arguments, token, trace = call
         stream = None if token is None else _Stream(send, token)
+        slot = None if key is None else (key, request_id)
+        if slot is not None and slot in self.early:  # its cancellation came first
+            del self.early[slot]
+            await _respond(send, _refused(request_id))
+            return
         try:
             session = self.service.routes.new_session()
         except Exception:  # the application's dispatcher factory failed
@@ -355,7 +370,6 @@ class _LeanPath:
         answer: dict[str, Any] | None = None
         gone = False
         running = None
-        slot = None if key is None else (key, request_id)
         try:
             async with self.anyio.create_task_group() as group:
 
@@ -384,7 +398,7 @@ class _LeanPath:
         if gone:
             return
         if running is not None and running.asked:
-            body = b'{"jsonrpc":"2.0","id":%b,"error":%b}' % (_ENCODE(request_id), _ENCODE(_CANCELLED))
+            body = _refused(request_id)
         elif answer is None:
             return
         else:
@@ -410,6 +424,11 @@ class _Running:
 
 def _result(request_id: int | str, answer: dict[str, Any]) -> bytes:
     return b'{"jsonrpc":"2.0","id":%b,"result":%b}' % (_ENCODE(request_id), _ENCODE(answer))
+
+
+def _refused(request_id: int | str) -> bytes:
+    """The answer to a request its client cancelled."""
+    return b'{"jsonrpc":"2.0","id":%b,"error":%b}' % (_ENCODE(request_id), _ENCODE(_CANCELLED))
 
 
 class _Stream:
