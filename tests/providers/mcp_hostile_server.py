@@ -14,7 +14,9 @@ The server validates nothing itself. The behaviours:
 - ``silent``: ``tools/list`` never answers;
 - ``long_cursor``: the first page's cursor is 100,000 characters;
 - ``vendor``: FastMCP's shapes (``x-fastmcp-wrap-result`` on an output schema, ``x-mcp-header``
-  on an argument) and tools whose input or output schema alone cannot be enforced here.
+  on an argument) and tools whose input or output schema alone cannot be enforced here;
+- ``anchored``: the tool ``tree`` whose input and output schemas refer to a recursive ``$defs``
+  entry by its plain-name ``$anchor``; it returns its ``root`` argument, or a bad tree for ``bad``.
 """
 
 from __future__ import annotations
@@ -71,6 +73,26 @@ VENDOR = [
 ]
 
 
+NODE = {
+    "$anchor": "node",
+    "type": "object",
+    "properties": {"label": {"type": "string"}, "kids": {"type": "array", "items": {"$ref": "#node"}}},
+    "required": ["label"],
+    "additionalProperties": False,
+}
+ANCHORED = types.Tool(
+    name="tree",
+    description="Echo a tree of labelled nodes.",
+    input_schema={
+        "type": "object",
+        "properties": {"root": {"$ref": "#node"}, "bad": {"type": "boolean"}},
+        "required": ["root"],
+        "$defs": {"Node": NODE},
+    },
+    output_schema={"type": "object", "properties": {"result": {"$ref": "#node"}}, "$defs": {"Node": NODE}},
+)
+
+
 def record(entry: dict[str, Any]) -> None:
     with open(sys.argv[2], "a", encoding="utf-8") as calls:
         calls.write(json.dumps(entry) + "\n")
@@ -96,6 +118,8 @@ async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         schema = exploding()
         output = {"type": "object", "properties": {"result": schema["properties"]["x"]}, "$defs": schema["$defs"]}
         return types.ListToolsResult(tools=[types.Tool(name="deep", input_schema=schema, output_schema=output)])
+    if behaviour == "anchored":
+        return types.ListToolsResult(tools=[ANCHORED])
     return types.ListToolsResult(tools=VENDOR)
 
 
@@ -105,6 +129,9 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
     text = [types.TextContent(type="text", text=json.dumps(arguments))]
     if params.name == "deep":
         return types.CallToolResult(content=text, structured_content={"result": arguments.get("x")})
+    if params.name == "tree":
+        tree = {"label": 1} if arguments.get("bad") else arguments.get("root")
+        return types.CallToolResult(content=text, structured_content={"result": tree})
     if params.name == "wrapped":
         return types.CallToolResult(content=text, structured_content={"result": arguments["n"] * 2})
     if params.name == "odd_output":

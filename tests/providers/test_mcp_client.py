@@ -362,6 +362,29 @@ def test_vendor_keywords_are_kept_and_not_a_reason_to_refuse(hostile: Any) -> No
     assert received == [{"tool": "wrapped", "arguments": {"n": 2, "region": "eu"}}]
 
 
+def test_a_remote_schemas_anchors_are_followed_as_pointers_for_input_and_output(hostile: Any) -> None:
+    tree = {"label": "a", "kids": [{"label": "b", "kids": []}]}
+
+    async def body(box: RemoteToolbox) -> Any:
+        calls = [
+            _call("tree", {"root": tree}),
+            _call("tree", {"root": {"label": "a", "kids": [{"label": 2}]}}, id="c2"),  # refused here
+            _call("tree", {"root": tree, "bad": True}, id="c3"),  # the server's answer breaks its output schema
+        ]
+        return box["tree"], [await adispatch(call, box) for call in calls]
+
+    with hostile("anchored") as anchored:
+        made, (good, bad, broken) = anchored.run(body)
+        received = anchored.received()
+    shown = json.dumps([made.input_schema, made.output_schema])
+    assert "$anchor" not in shown and "#node" not in shown
+    assert made.input_schema["properties"]["root"] == {"$ref": "#/$defs/Node"}
+    assert (good.status, good.output) == ("succeeded", {"result": tree})
+    assert (bad.error.code, bad.error.details["pointer"]) == ("invalid_arguments", "/root/kids/0/label")
+    assert broken.error is not None and broken.error.code == "invalid_output"
+    assert [entry["arguments"] for entry in received] == [{"root": tree}, {"root": tree, "bad": True}]
+
+
 def test_a_refusal_names_the_schema_and_the_keyword_and_how_to_keep_the_tool(hostile: Any) -> None:
     async def body(box: RemoteToolbox) -> Any:
         return box.names, dict(box.refused), box.unenforced

@@ -150,11 +150,12 @@ REFUSED: list[tuple[Any, str, str]] = [
     (closed(patternProperties={"^x": {}}), "/patternProperties", "named"),
     (closed({"a": {"typo": 1}}), "/properties/a/typo", "unknown keyword 'typo'"),
     (closed({"a": {"$ref": "http://example.com/s.json"}}), "/properties/a/$ref", "local"),
-    (closed({"a": {"$ref": "#foo"}}), "/properties/a/$ref", "local"),
+    (closed({"a": {"$ref": "#foo"}}), "/properties/a/$ref", "names no $anchor"),
+    (closed({"a": {"$anchor": "1x"}}), "/properties/a/$anchor", "is not a name"),
+    (closed({"a": {"$anchor": "x"}, "b": {"$anchor": "x"}}), "/properties/b/$anchor", "given twice"),
     (closed({"a": {"$ref": "#/$defs/missing"}}), "/properties/a/$ref", "points at no schema"),
     (closed({"a": {"$ref": "#/required"}}, required=[]), "/properties/a/$ref", "no schema"),
     (closed({"a": {"$id": "https://example.com/a"}}), "/properties/a/$id", "$id"),
-    (closed({"a": {"$anchor": "x"}}), "/properties/a/$anchor", "$anchor"),
     (closed({"a": {"$dynamicRef": "#x"}}), "/properties/a/$dynamicRef", "$dynamicRef"),
     (closed({"a": {"$dynamicAnchor": "x"}}), "/properties/a/$dynamicAnchor", "$dynamicAnchor"),
     (closed({"a": {"$recursiveRef": "#"}}), "/properties/a/$recursiveRef", "unknown keyword"),
@@ -856,3 +857,24 @@ COUNTS = [
 def test_counts_are_singular_for_one_and_plural_otherwise(schema: Any, data: Any, reason: str) -> None:
     found = outcome(compile_validator(schema), data)
     assert found is not None and found[3] == reason
+
+
+def test_a_plain_name_anchor_is_written_as_the_pointer_it_stands_for() -> None:
+    node = {
+        "$anchor": "node",
+        "type": "object",
+        "properties": {"kids": {"type": "array", "items": {"$ref": "#node"}}},
+        "additionalProperties": False,
+    }
+    given = closed({"root": {"$ref": "#node"}, "leaf": {"$ref": "#leaf"}}, required=["root"])
+    given["$defs"] = {"A Node/~": node, "leaf": {"$anchor": "leaf", "type": "integer"}}
+    schema = InputSchema.parse(given)
+    assert schema.schema["properties"] == {"root": {"$ref": "#/$defs/A%20Node~1~0"}, "leaf": {"$ref": "#/$defs/leaf"}}
+    assert "$anchor" not in json.dumps(schema.schema) and "$anchor" in json.dumps(given)  # the given schema is kept
+    schema.validate({"root": {"kids": [{"kids": []}]}, "leaf": 3})
+    with pytest.raises(ArgumentsError) as deep:
+        schema.validate({"root": {"kids": [{"kids": [{"kids": 1}]}]}})
+    assert deep.value.pointer == "/root/kids/0/kids/0/kids"
+    with pytest.raises(ArgumentsError) as leaf:
+        schema.validate({"root": {}, "leaf": "x"})
+    assert leaf.value.pointer == "/leaf"

@@ -10,8 +10,9 @@ original text, which is what providers are shown.
 
 ``format`` and ``content*`` are annotations in 2020-12 and are not asserted, and so are a
 vendor's own keywords, named with an ``x-`` prefix (``x-unit``, ``x-fastmcp-wrap-result``): they
-stay in the schema providers are shown and are left out of the validator. ``$id``, anchors,
-dynamic and remote references, ``min/maxContains`` beyond 0/1 and ``unevaluated*`` next to
+stay in the schema providers are shown and are left out of the validator. A plain-name anchor
+(``$anchor``) is written as the JSON pointer it stands for (`tinytools._schema.anchors`). ``$id``,
+dynamic anchors, dynamic and remote references, ``min/maxContains`` beyond 0/1 and ``unevaluated*`` next to
 in-place applicators are refused. Patterns follow ECMA-262 with the ``u`` flag (see
 `tinytools._schema.patterns`); constructs whose meaning differs are refused. Code generation lives in
 `tinytools._schema.codegen`, and the mapping of failures to `ArgumentsError` in
@@ -27,6 +28,7 @@ from typing import Any
 
 from tinytools._errors import ArgumentsError, SchemaError, shorten, unless_failed
 from tinytools._public import publish
+from tinytools._schema.anchors import anchored, pointed
 from tinytools._schema.backtracking import backtracks
 from tinytools._schema.keyword_order import in_keyword_order
 from tinytools._schema.patterns import translate_pattern
@@ -72,7 +74,6 @@ _REWRITTEN = frozenset(
 )  # a node with none of these translates to itself
 _REFUSED = {
     "$id": "$id is not supported; refer to subschemas with local '#/...' pointers",
-    "$anchor": "$anchor is not supported; refer to subschemas with local '#/...' pointers",
     "$dynamicRef": "$dynamicRef cannot be enforced",
     "$dynamicAnchor": "$dynamicAnchor cannot be enforced",
     "dependencies": "'dependencies' is not 2020-12; use dependentRequired or dependentSchemas",
@@ -333,8 +334,22 @@ def compile_validator(schema: Mapping[str, Any] | bool) -> Callable[[object], No
     """
     from tinytools._schema.codegen import compile_document  # with fastjsonschema: loaded on first compile
 
-    copy = _json_copy(schema, "")
-    return _raising(compile_document(_Translation().document(copy), copy))
+    copy, document = _translated(_json_copy(schema, ""))
+    return _raising(compile_document(document, copy))
+
+
+def _translated(schema: Any) -> tuple[Any, dict[str, Any]]:
+    """``schema`` with its anchors written as pointers (`tinytools._schema.anchors`), and its translation.
+
+    Anchors are rare: they are looked for only when the translation refuses the schema.
+    """
+    try:
+        return schema, _Translation().document(schema)
+    except SchemaError:
+        if not anchored(schema):
+            raise
+    schema = in_keyword_order(pointed(schema))
+    return schema, _Translation().document(schema)
 
 
 class InputSchema:
@@ -383,8 +398,7 @@ class InputSchema:
             raise _fail(reason, "/additionalProperties")
         if "patternProperties" in schema:
             raise _fail("arguments must be named in properties", "/patternProperties")
-        _Translation().document(schema)
-        return cls(schema)
+        return cls(_translated(schema)[0])
 
     @property
     def properties(self) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["KEYWORD_ORDER", "in_keyword_order"]
+__all__ = ["KEYWORD_ORDER", "SCHEMA_LISTS", "SCHEMA_MAPS", "SINGLE_SCHEMAS", "in_keyword_order"]
 
 KEYWORD_ORDER = (
     "$schema", "$id", "$anchor", "$dynamicAnchor", "$ref", "$dynamicRef",
@@ -33,13 +33,15 @@ Keywords not listed (a vendor's ``x-...``) come after these, by name.
 """
 
 _RANK = {keyword: rank for rank, keyword in enumerate(KEYWORD_ORDER)}
-_ONE = frozenset(
+SINGLE_SCHEMAS = frozenset(
     {"additionalProperties", "propertyNames", "unevaluatedProperties", "items", "contains", "unevaluatedItems"}
     | {"contentSchema", "not", "if", "then", "else"}
 )
 """Keywords whose value is one subschema (``items`` as a list, from older drafts, is a list of them)."""
-_LISTS = frozenset({"prefixItems", "allOf", "anyOf", "oneOf"})
-_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas", "$defs", "definitions"})
+SCHEMA_LISTS = frozenset({"prefixItems", "allOf", "anyOf", "oneOf"})
+"""Keywords whose value is a list of subschemas."""
+SCHEMA_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas", "$defs", "definitions"})
+"""Keywords whose value maps names to subschemas."""
 
 
 def in_keyword_order(schema: Any) -> Any:
@@ -75,12 +77,12 @@ def _ordered(schema: Any) -> Any:
 
 def _subschemas(keyword: str, value: Any) -> Any:
     """The value of ``keyword`` with its subschemas in order (the same object when none moved)."""
-    if keyword in _ONE or keyword in _LISTS:
+    if keyword in SINGLE_SCHEMAS or keyword in SCHEMA_LISTS:
         if value.__class__ is not list:
             return _ordered(value)
         items = [_ordered(item) for item in value]
         return items if any(new is not old for new, old in zip(items, value, strict=True)) else value
-    if keyword in _MAPS and value.__class__ is dict:
+    if keyword in SCHEMA_MAPS and value.__class__ is dict:
         named = {name: _ordered(item) for name, item in value.items()}
         return named if any(named[name] is not value[name] for name in value) else value
     return value

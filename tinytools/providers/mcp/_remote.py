@@ -21,6 +21,7 @@ import msgspec
 from tinytools._context import Progress
 from tinytools._errors import SchemaError, ToolError, WaitsElsewhere, shorten
 from tinytools._results import Pending
+from tinytools._schema.anchors import pointed
 from tinytools._schema.input_schema import InputSchema, compile_validator
 from tinytools._schema.signatures import EMPTY, Injection, Slot
 from tinytools._tool import NAME_PATTERN, Tool
@@ -94,6 +95,7 @@ def _output_schema(given: dict[str, Any] | None) -> dict[str, Any] | SchemaError
     """A remote output schema if it can be enforced here, or why it cannot be."""
     if given is not None:
         try:
+            given = pointed(given)  # what the output is checked against and shown as: pointers, not anchors
             compile_validator(given)
         except SchemaError as exc:
             return exc
