@@ -16,12 +16,14 @@ from tinytools._public import publish
 
 __all__ = [
     "ArtifactRef",
+    "AudioContent",
     "Content",
     "ImageContent",
     "JsonContent",
     "Pending",
     "PendingCall",
     "PendingRequest",
+    "ResourceContent",
     "Status",
     "StructuredError",
     "TextContent",
@@ -82,6 +84,18 @@ class ArtifactRef(msgspec.Struct, frozen=True, omit_defaults=True):
     metadata: dict[str, Any] = {}
     """Whatever the writer attached (tool name, call id, ...)."""
 
+    @classmethod
+    def of(cls, data: bytes, media_type: str) -> ArtifactRef:
+        """The reference any store gives ``data`` (stores are content-addressed), made without one.
+
+        For a tool with no store at hand: ``ToolOutput(content=[ImageContent(ArtifactRef.of(png,
+        "image/png"))], artifacts=[(png, "image/png")])`` shows the image the dispatcher stores.
+        """
+        import hashlib  # loaded by the first call that makes a reference, not by `import tinytools`
+
+        digest = hashlib.sha256(data).hexdigest()
+        return cls(digest, len(data), media_type, digest)
+
 
 class TextContent(msgspec.Struct, frozen=True, tag="text"):
     """Text for the model."""
@@ -104,8 +118,38 @@ class ImageContent(msgspec.Struct, frozen=True, tag="image"):
     """Where the image's bytes are."""
 
 
-Content = TextContent | JsonContent | ImageContent
-"""A model-facing content block (encoded with a ``"type"`` tag)."""
+class AudioContent(msgspec.Struct, frozen=True, tag="audio"):
+    """A sound clip for the model, by reference (``audio/wav``, ``audio/mpeg``, ...)."""
+
+    artifact: ArtifactRef
+    """Where the audio's bytes are."""
+
+
+class ResourceContent(msgspec.Struct, frozen=True, tag="resource"):
+    """A document or file for the model, named by a URI, its bytes by reference (a PDF, a text file)."""
+
+    uri: str
+    """What the resource is called (``file:///report.pdf``, ``https://...``); its last part is its file name."""
+    artifact: ArtifactRef
+    """Where its bytes are; the reference's media type says what they are."""
+
+    @property
+    def textual(self) -> bool:
+        """Whether its bytes are text (``text/*``, JSON or XML): read as text, and scrubbed of secrets as text."""
+        kind = self.artifact.media_type.partition(";")[0].strip().lower()
+        return kind.startswith("text/") or kind in _TEXT_TYPES or kind.endswith(("+json", "+xml"))
+
+
+_TEXT_TYPES = frozenset({"application/json", "application/xml", "application/yaml", "application/x-yaml"})
+
+
+Content = TextContent | JsonContent | ImageContent | AudioContent | ResourceContent
+"""A model-facing content block (encoded with a ``"type"`` tag).
+
+Text and JSON are read by every provider. Images, audio and resources are kept in the
+dispatcher's artifact store; the text names each one, and a provider writer given the store
+sends each as that provider's own block where it has one (see Providers in the docs).
+"""
 
 
 class PendingRequest(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -283,6 +327,8 @@ def _block_text(block: Content) -> str:
         return block.text
     if isinstance(block, JsonContent):
         return _encode(block.data).decode()
+    if isinstance(block, ResourceContent):
+        return f"[resource {block.uri} ({block.artifact.media_type}) artifact {block.artifact.key}]"
     return f"[{block.artifact.media_type} artifact {block.artifact.key}]"
 
 
@@ -292,6 +338,10 @@ publish(
     StructuredError,
     ArtifactRef,
     TextContent,
+    JsonContent,
+    ImageContent,
+    AudioContent,
+    ResourceContent,
     PendingRequest,
     Pending,
     PendingCall,

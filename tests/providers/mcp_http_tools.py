@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 import anyio
 
-from tinytools import CancellationToken, Injected, Progress, ToolError, tool
+from tinytools import ArtifactRef, CancellationToken, ImageContent, Injected, Progress, ToolError, ToolOutput, tool
 
 
 class Greeter:
@@ -107,3 +107,16 @@ def linger_end(tag: str) -> str:
     """How the ``linger`` call of ``tag`` stands: running, cancelled, finished, or never ran."""
     with _LOCK:
         return _ENDS.get(tag, "never ran")
+
+
+PIXEL = bytes.fromhex(
+    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63fccf"
+    "c0f01f0005000201ffa65f0e480000000049454e44ae426082"
+)
+
+
+@tool
+def pixel() -> ToolOutput:
+    """A one-pixel PNG, stored by whatever dispatcher serves the call."""
+    image = (PIXEL, "image/png")
+    return ToolOutput(None, content=[ImageContent(ArtifactRef.of(*image))], artifacts=[image])

@@ -10,6 +10,7 @@ The same command without ``--http`` serves stdio with the same injected values.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import os
 import signal
@@ -25,6 +26,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
+from .mcp_http_tools import PIXEL
 from .servers import HERE, server_env
 
 TOOLS = HERE / "mcp_http_tools.py"
@@ -85,6 +87,7 @@ async def _session(url: str, mode: str) -> dict[str, Any]:
                 "invalid": await client.call_tool("get_weather", {"city": "Oslo", "unit": "kelvin"}),
                 "greet": await client.call_tool("greet", {"name": "Ada"}),
                 "sent_injected": await client.call_tool("greet", {"name": "Ada", "greeter": 1}),
+                "pixel": await client.call_tool("pixel", {}),
             }
 
 
@@ -94,7 +97,17 @@ def session(server: tuple[str, int], request: pytest.FixtureRequest) -> dict[str
 
 
 def test_tools_are_listed_in_the_files_order(session: dict[str, Any]) -> None:
-    assert session["names"] == ["get_weather", "greet", "count", "echo", "refuse", "linger", "lingering", "linger_end"]
+    assert session["names"] == [
+        "get_weather",
+        "greet",
+        "count",
+        "echo",
+        "refuse",
+        "linger",
+        "lingering",
+        "linger_end",
+        "pixel",
+    ]
 
 
 def test_a_call_returns_structured_content_and_text(session: dict[str, Any]) -> None:
@@ -163,6 +176,13 @@ def test_an_inject_factory_that_is_missing_is_a_usage_error() -> None:
     )
     assert finished.returncode == 2
     assert b"is not a function" in finished.stderr
+
+
+def test_an_image_is_sent_from_the_servers_own_artifact_store(session: dict[str, Any]) -> None:
+    pixel = session["pixel"]
+    assert pixel.is_error is False
+    assert [block.type for block in pixel.content] == ["text", "image"]
+    assert base64.b64decode(pixel.content[1].data) == PIXEL
 
 
 async def _greet_over_stdio() -> Any:

@@ -26,7 +26,16 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from tinytools._results import JsonContent, PendingRequest, StructuredError, TextContent, ToolCall, ToolResult
+from tinytools._results import (
+    ArtifactRef,
+    JsonContent,
+    PendingRequest,
+    ResourceContent,
+    StructuredError,
+    TextContent,
+    ToolCall,
+    ToolResult,
+)
 from tinytools._run.failures import failed, logger
 from tinytools._run.output_checks import store_failure
 from tinytools._run.secrets import REDACTED, Secrets
@@ -78,7 +87,7 @@ class Boundary:
         scrub = self.hook if secrets is None else self.scrubber(secrets)
         if scrub is not None:
             try:
-                result = _scrubbed(result, scrub)
+                result = _scrubbed(result, scrub, self.store)
             except Exception as exc:  # a hook that raised, or nesting too deep to walk: show nothing
                 return _withheld(result, exc)
         if self.limit is not None:
@@ -169,7 +178,7 @@ class Boundary:
         )
 
 
-def _scrubbed(result: ToolResult, scrub: Callable[[str], str]) -> ToolResult:
+def _scrubbed(result: ToolResult, scrub: Callable[[str], str], store: ArtifactStore | None) -> ToolResult:
     """The result with every model-facing string scrubbed, the text it gives included.
 
     An output read as JSON (no error, no content) is scrubbed as the text the model reads; only
@@ -182,7 +191,7 @@ def _scrubbed(result: ToolResult, scrub: Callable[[str], str]) -> ToolResult:
         error = StructuredError(scrub(error.code), scrub(error.message), _walk(error.details, scrub))
     content = result.content
     if content is not None:
-        content = [_block(block, scrub) for block in content]
+        content = [_block(block, scrub, store) for block in content]
     pending = result.pending
     if pending is not None:  # what it waits for is read by the model too
         request = PendingRequest(scrub(pending.request.message), _walk(pending.request.schema, scrub))
@@ -212,12 +221,31 @@ def _scrubbed(result: ToolResult, scrub: Callable[[str], str]) -> ToolResult:
     return sealed
 
 
-def _block(block: Any, scrub: Callable[[str], str]) -> Any:
+def _block(block: Any, scrub: Callable[[str], str], store: ArtifactStore | None) -> Any:
     if isinstance(block, TextContent):
         return TextContent(scrub(block.text))
     if isinstance(block, JsonContent):
         return JsonContent(_walk(block.data, scrub))
+    if isinstance(block, ResourceContent):
+        return ResourceContent(scrub(block.uri), _scrubbed_text(block, scrub, store))
     return block
+
+
+def _scrubbed_text(block: ResourceContent, scrub: Callable[[str], str], store: ArtifactStore | None) -> ArtifactRef:
+    """The artifact of a text resource as the model may read it: a scrubbed copy when the text held a secret.
+
+    A writer sends a text resource as text. Bytes the store cannot give back are sent by no writer.
+    """
+    if not block.textual or store is None:
+        return block.artifact
+    try:
+        text = store.get(block.artifact.key).decode("utf-8")
+    except (KeyError, UnicodeDecodeError):
+        return block.artifact
+    clean = scrub(text)
+    if clean == text:
+        return block.artifact
+    return store.put(clean.encode("utf-8", "surrogatepass"), block.artifact.media_type, block.artifact.metadata)
 
 
 def _walk(value: Any, scrub: Callable[[str], str]) -> Any:

@@ -11,8 +11,9 @@ The modules, in the order a tool's definition flows through them:
   (unions, enums, defaults, a schema's part at a place) and `converters` (JSON values to the
   declared types); `keyword_order` writes every schema's keywords in one order.
 - `input_schema`: the `InputSchema` envelope: parse (`anchors` writes plain-name anchors as the
-  pointers they stand for), refuse what cannot be enforced, compile the validator (`codegen`, `references` for shared definitions, `patterns` and `backtracking` for
-  regular expressions); a failed check becomes an `ArgumentsError` (`validation_failures`, and
+  pointers they stand for), refuse what cannot be enforced, compile the validator (`codegen`,
+  `references` for shared definitions, `patterns` and `backtracking` for regular expressions);
+  a failed check becomes an `ArgumentsError` (`validation_failures`, and
   `nested_failures` for every problem inside one argument).
 - `strict_json` reads a call's arguments strictly (text decoded, objects copied, ambiguity
   refused); `fast_decode` is the typed fast way in: a call's JSON straight to positional arguments.

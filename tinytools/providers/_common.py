@@ -12,13 +12,24 @@ import hashlib
 import importlib
 from collections.abc import Iterable, Mapping, Sequence
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
-from tinytools._results import ImageContent, ToolResult
+from tinytools._results import AudioContent, ImageContent, ResourceContent, ToolResult
 from tinytools._tool import Tool
 from tinytools._toolbox import Toolbox
 
-__all__ = ["arguments", "declared", "field", "images", "require", "result_text", "sentence", "sequence", "shown"]
+__all__ = [
+    "Media",
+    "arguments",
+    "declared",
+    "field",
+    "media",
+    "require",
+    "result_text",
+    "sentence",
+    "sequence",
+    "shown",
+]
 
 
 def shown(tools: Iterable[Tool[..., Any]], revealed: Iterable[str] = ()) -> list[Tool[..., Any]]:
@@ -73,24 +84,61 @@ def declared(tool: Tool[..., Any], schema_key: str, *, strict: bool) -> dict[str
     return definition
 
 
-def images(result: ToolResult, artifacts: Any) -> list[tuple[str, str]]:
-    """The result's images as (media type, base64 data), read from the artifact store.
+class Media(NamedTuple):
+    """One image, sound or resource of a result, its bytes read back from the artifact store."""
 
-    Each `ImageContent` block whose bytes the store holds and whose SHA-256 matches its reference;
-    none without a store (the text still names each image's artifact).
+    block: ImageContent | AudioContent | ResourceContent
+    """The content block."""
+    media_type: str
+    """What the bytes are."""
+    data: bytes
+    """The bytes, checked against the block's SHA-256."""
+
+    @property
+    def base64(self) -> str:
+        return base64.b64encode(self.data).decode()
+
+    @property
+    def text(self) -> str | None:
+        """A text resource's text (None for bytes that are not text)."""
+        if not isinstance(self.block, ResourceContent) or not self.block.textual:
+            return None
+        try:
+            return self.data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+    @property
+    def file_name(self) -> str:
+        """The last part of a resource's URI (``report.pdf``), or ``file``."""
+        uri = self.block.uri if isinstance(self.block, ResourceContent) else ""
+        return uri.split("?")[0].rstrip("/").rpartition("/")[2] or "file"
+
+
+_KINDS = ((ImageContent, "image/"), (AudioContent, "audio/"), (ResourceContent, ""))
+
+
+def media(result: ToolResult, artifacts: Any) -> list[Media]:
+    """The result's images, audio and resources, in order, read from the artifact store.
+
+    Each block whose bytes the store holds and whose SHA-256 matches its reference (an image's
+    media type must be ``image/*``, audio's ``audio/*``); none without a store, and none for a
+    result that did not succeed (the text still names each artifact).
     """
     if artifacts is None or not result.content or result.is_error:
         return []
     found = []
     for block in result.content:
-        if not isinstance(block, ImageContent) or not block.artifact.media_type.startswith("image/"):
+        prefix = next((prefix for kind, prefix in _KINDS if isinstance(block, kind)), None)
+        if prefix is None or not block.artifact.media_type.startswith(prefix):  # type: ignore[union-attr]
             continue
+        ref = block.artifact  # type: ignore[union-attr]
         try:
-            data = artifacts.get(block.artifact.key)
+            data = artifacts.get(ref.key)
         except KeyError:
             continue
-        if hashlib.sha256(data).hexdigest() == block.artifact.sha256:
-            found.append((block.artifact.media_type, base64.b64encode(data).decode()))
+        if hashlib.sha256(data).hexdigest() == ref.sha256:
+            found.append(Media(block, ref.media_type, data))  # type: ignore[arg-type]
     return found
 
 

@@ -23,10 +23,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from tinytools._results import ToolCall, ToolResult
+from tinytools._results import ImageContent, ResourceContent, ToolCall, ToolResult
 from tinytools._tool import Tool
 from tinytools._toolbox import Toolbox
-from tinytools.providers._common import arguments, declared, field, images, result_text, sequence, shown
+from tinytools.providers._common import Media, arguments, declared, field, media, result_text, sequence, shown
 
 __all__ = ["export_tools", "read_calls", "read_revealed", "write_results", "write_search"]
 
@@ -136,16 +136,29 @@ def write_results(results: Iterable[ToolResult], *, artifacts: Any = None) -> li
 
     ``is_error`` is true for a call that did not succeed; ``content`` is the output as JSON
     text, or the error message. With the dispatcher's ``artifacts`` store, a result's images
-    (`ImageContent`) follow its text as ``image`` blocks (base64).
+    (`ImageContent`) follow its text as ``image`` blocks (base64), and its PDF and text resources
+    (`ResourceContent`) as ``document`` blocks titled with their URI; audio has no block here.
     """
     written = []
     for r in results:
         content: Any = result_text(r)
-        pictures = images(r, artifacts)
-        if pictures:
-            content = [{"type": "text", "text": content}] + [
-                {"type": "image", "source": {"type": "base64", "media_type": kind, "data": data}}
-                for kind, data in pictures
-            ]
+        blocks = [block for block in map(_block, media(r, artifacts)) if block is not None]
+        if blocks:
+            content = [{"type": "text", "text": content}, *blocks]
         written.append({"type": "tool_result", "tool_use_id": r.call_id, "content": content, "is_error": r.is_error})
     return written
+
+
+def _block(item: Media) -> dict[str, Any] | None:
+    """An image, PDF or text as a ``tool_result`` content block; None for what has no block here."""
+    if isinstance(item.block, ImageContent):
+        return {"type": "image", "source": {"type": "base64", "media_type": item.media_type, "data": item.base64}}
+    if not isinstance(item.block, ResourceContent):
+        return None
+    if item.media_type == "application/pdf":
+        source = {"type": "base64", "media_type": "application/pdf", "data": item.base64}
+    elif item.text is not None:
+        source = {"type": "text", "media_type": "text/plain", "data": item.text}
+    else:
+        return None
+    return {"type": "document", "source": source, "title": item.block.uri}

@@ -41,9 +41,9 @@ from typing import Any, Literal
 import msgspec
 
 from tinytools._errors import SchemaError
-from tinytools._results import ToolCall, ToolResult
+from tinytools._results import ImageContent, ToolCall, ToolResult
 from tinytools._tool import Tool
-from tinytools.providers._common import arguments, field, images, result_text, sentence, sequence, shown
+from tinytools.providers._common import arguments, field, media, result_text, sentence, sequence, shown
 
 __all__ = ["LOCAL_ID_PREFIX", "export_tools", "read_calls", "schema", "write_results"]
 
@@ -333,8 +333,9 @@ def write_results(results: Iterable[ToolResult], *, artifacts: Any = None) -> li
 
     A result is ``{"output": value}``: its `ToolResult.structured` value when it has one, else its
     text; a failure is ``{"error": {"code", "message"}}`` with the text the model reads. With
-    the dispatcher's ``artifacts`` store, a result's images (`ImageContent`) go as the
-    response's ``parts`` (``inlineData``).
+    the dispatcher's ``artifacts`` store, a result's images (`ImageContent`) and PDF resources
+    (`ResourceContent` of ``application/pdf``) go as the response's ``parts`` (``inlineData``);
+    audio and other resources have no part here.
     """
     parts = []
     for result in results:
@@ -346,8 +347,12 @@ def write_results(results: Iterable[ToolResult], *, artifacts: Any = None) -> li
         response: dict[str, Any] = {"name": result.name, "response": payload}
         if not result.call_id.startswith(LOCAL_ID_PREFIX):
             response["id"] = result.call_id
-        pictures = images(result, artifacts)
-        if pictures:
-            response["parts"] = [{"inlineData": {"mimeType": kind, "data": data}} for kind, data in pictures]
+        inline = [
+            {"inlineData": {"mimeType": item.media_type, "data": item.base64}}
+            for item in media(result, artifacts)
+            if isinstance(item.block, ImageContent) or item.media_type == "application/pdf"
+        ]
+        if inline:
+            response["parts"] = inline
         parts.append({"functionResponse": response})
     return parts

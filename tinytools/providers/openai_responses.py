@@ -20,10 +20,10 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from tinytools._results import ToolCall, ToolResult
+from tinytools._results import ImageContent, ResourceContent, ToolCall, ToolResult
 from tinytools._tool import Tool
 from tinytools._toolbox import Toolbox
-from tinytools.providers._common import arguments, field, images, result_text, sequence, shown
+from tinytools.providers._common import Media, arguments, field, media, result_text, sequence, shown
 
 __all__ = ["export_tools", "read_calls", "read_revealed", "read_searches", "write_results", "write_search"]
 
@@ -184,16 +184,26 @@ def read_calls(response: Any) -> list[ToolCall]:
 def write_results(results: Iterable[ToolResult], *, artifacts: Any = None) -> list[dict[str, Any]]:
     """One ``{"type": "function_call_output", "call_id", "output"}`` item per result, in order.
 
-    With the dispatcher's ``artifacts`` store, a result's images (`ImageContent`) make the
-    output a list: its text as ``input_text``, then each image as an ``input_image`` data URL.
+    With the dispatcher's ``artifacts`` store, a result's images (`ImageContent`) and resources
+    (`ResourceContent`) make the output a list: its text as ``input_text``, then each image as an
+    ``input_image`` data URL and each resource as an ``input_file`` (its data URL, and the last
+    part of its URI as the file name); audio has no item here.
     """
     written = []
     for r in results:
         output: Any = result_text(r)
-        pictures = images(r, artifacts)
-        if pictures:
-            output = [{"type": "input_text", "text": output}] + [
-                {"type": "input_image", "image_url": f"data:{kind};base64,{data}"} for kind, data in pictures
-            ]
+        items = [item for item in map(_item, media(r, artifacts)) if item is not None]
+        if items:
+            output = [{"type": "input_text", "text": output}, *items]
         written.append({"type": "function_call_output", "call_id": r.call_id, "output": output})
     return written
+
+
+def _item(item: Media) -> dict[str, Any] | None:
+    """An image or a resource as an item of a function call's output; None for audio."""
+    url = f"data:{item.media_type};base64,{item.base64}"
+    if isinstance(item.block, ImageContent):
+        return {"type": "input_image", "image_url": url}
+    if isinstance(item.block, ResourceContent):
+        return {"type": "input_file", "file_data": url, "filename": item.file_name}
+    return None

@@ -33,6 +33,7 @@ from tinytools._errors import InjectionError
 from tinytools._events import ToolEvent, ToolOutputChunk, ToolProgress
 from tinytools._public import publish
 from tinytools._results import StructuredError, ToolCall, ToolResult
+from tinytools._run.artifacts import MemoryArtifactStore
 from tinytools._run.dispatcher import Dispatcher
 from tinytools._run.failures import missing_value
 from tinytools._tool import Tool
@@ -84,7 +85,9 @@ def build_server(
             server's); progress reaches clients only through its own ``on_event``.
         dispatcher_factory: Makes each session's dispatcher, called as
             ``dispatcher_factory(on_event=sink)``; by default
-            ``Dispatcher(toolbox, context=context, stores=stores, on_event=sink)``.
+            ``Dispatcher(toolbox, context=context, stores=stores, artifacts=MemoryArtifactStore(),
+            on_event=sink)``: a session's images, audio and resources are kept in its memory for
+            the session's life (one request over stateless HTTP), and sent from there.
         inject: Injected values for the served tools: a mapping every session shares, or a
             factory called once per session, when a call first needs them, with its
             `SessionContext` (or with nothing, if it takes no parameter); it returns the mapping,
@@ -237,7 +240,9 @@ def _opener(
     if chosen > 1:
         raise ValueError("pass one of dispatcher=, dispatcher_factory= and context=/stores=")
     if factory is None and dispatcher is None:
-        factory = partial(Dispatcher, tools, context=context, stores=stores)
+
+        def factory(on_event: Callable[[ToolEvent], Awaitable[None]]) -> AsyncDispatcher:
+            return Dispatcher(tools, context=context, stores=stores, artifacts=MemoryArtifactStore(), on_event=on_event)
 
     def open_session(sink: Callable[[ToolEvent], Awaitable[None]]) -> AsyncDispatcher:
         made = dispatcher if factory is None else factory(on_event=sink)

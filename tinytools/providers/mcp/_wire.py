@@ -20,12 +20,12 @@ import msgspec
 
 from tinytools._errors import SchemaError
 from tinytools._public import publish
-from tinytools._results import StructuredError, ToolCall, ToolResult
+from tinytools._results import ImageContent, ResourceContent, StructuredError, ToolCall, ToolResult
 from tinytools._schema.input_schema import compile_validator
 from tinytools._schema.strict_json import repeats_a_key
 from tinytools._tool import Tool
 from tinytools.policy import SideEffect
-from tinytools.providers._common import arguments, field, images, result_text, sequence, shown
+from tinytools.providers._common import Media, arguments, field, media, result_text, sequence, shown
 
 __all__ = [
     "PENDING_META",
@@ -215,13 +215,14 @@ def write_results(results: Iterable[ToolResult], *, artifacts: Any = None) -> li
     ``{"result": output}``. A result whose content stands in for its output (a summary, a stored
     output's note) has none. Failures set ``isError``. A pending result reads ``Pending: ...``,
     is not an error, and carries its `Pending` record in ``_meta["tinytools/pending"]``. With
-    the dispatcher's ``artifacts`` store, a result's images follow its text as ``image`` content.
+    the dispatcher's ``artifacts`` store, a result's images, audio and resources follow its text as
+    ``image``, ``audio`` and embedded ``resource`` content (a text resource as ``text``, any other
+    as a base64 ``blob``).
     """
     written = []
     for result in results:
         payload: dict[str, Any] = {"content": [{"type": "text", "text": result_text(result)}]}
-        for kind, data in images(result, artifacts):
-            payload["content"].append({"type": "image", "data": data, "mimeType": kind})
+        payload["content"] += map(_content, media(result, artifacts))
         if result.is_error:
             payload["isError"] = True
         elif result.pending is not None:  # not done: the text says what it waits for
@@ -234,6 +235,17 @@ def write_results(results: Iterable[ToolResult], *, artifacts: Any = None) -> li
             payload["isError"] = False
         written.append(payload)
     return written
+
+
+def _content(item: Media) -> dict[str, Any]:
+    """An image, a sound or a resource as MCP content."""
+    if isinstance(item.block, ResourceContent):
+        text = item.text
+        resource = {"uri": item.block.uri, "mimeType": item.media_type}
+        resource.update({"text": text} if text is not None else {"blob": item.base64})
+        return {"type": "resource", "resource": resource}
+    kind = "image" if isinstance(item.block, ImageContent) else "audio"
+    return {"type": kind, "data": item.base64, "mimeType": item.media_type}
 
 
 def check_output(result: ToolResult, tool: Tool[..., Any] | None) -> ToolResult:
