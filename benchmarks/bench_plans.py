@@ -129,9 +129,7 @@ def main() -> None:
         call = ToolCall("p", "run_plan", msgspec.json.encode(plan_of(size)))
         whole = time_sync(lambda call=call: Dispatcher(box).dispatch(call), repeat=5).best / 1000
         singles = [ToolCall(f"c{n}", "find", b'{"to": "OSL"}') for n in range(size)]
-        floor = (
-            time_sync(lambda singles=singles: [Dispatcher(box).dispatch(c) for c in singles], repeat=5).best / 1000
-        )
+        floor = time_sync(lambda singles=singles: [Dispatcher(box).dispatch(c) for c in singles], repeat=5).best / 1000
         print(f"   {size:>3} steps: plan {whole:9.1f}   one by one {floor:9.1f}   ratio {whole / floor:5.2f}")
 
     print("\n3. bytes the model reads: a 10-step plan returning one value, against the ten results")
