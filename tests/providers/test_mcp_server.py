@@ -374,3 +374,50 @@ def test_a_client_cancellation_stops_the_running_tool_and_the_session_goes_on() 
     after = anyio.run(_cancel_then_call)
     assert CANCELLED == ["cancelled"]
     assert after.structured_content == {"result": "still here from after"}
+
+
+@tool
+def convert_currency(amount: float, to: str) -> str:
+    """Convert an amount of euros into another currency."""
+    return f"{amount} EUR in {to}"
+
+
+@tool
+def weather_now(city: str) -> str:
+    """Current weather of a city."""
+    return f"sunny in {city}"
+
+
+async def _search_then_list() -> dict[str, Any]:
+    catalog = Toolbox([weather_now, convert_currency], deferred=["convert_currency"])
+    catalog.search_tool(k=1)
+    heard: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        heard.append(getattr(getattr(message, "root", message), "method", type(message).__name__))
+
+    with anyio.fail_after(WATCHDOG):
+        async with Client(mcp.build_server(catalog), mode="legacy", message_handler=on_message) as client:
+            seen = {"capability": client.server_capabilities.tools.list_changed}
+            seen["before"] = [item.name for item in (await client.list_tools()).tools]
+            refused = await client.call_tool("convert_currency", {"amount": 3, "to": "NOK"})
+            seen["refused"] = refused.is_error
+            await client.call_tool("search_tools", {"query": "convert euros currency"})
+            await anyio.sleep(0.1)  # the notification travels beside the answer
+            seen["heard"] = list(heard)
+            seen["after"] = [item.name for item in (await client.list_tools()).tools]
+            seen["converted"] = (await client.call_tool("convert_currency", {"amount": 3, "to": "NOK"})).is_error
+            await client.call_tool("search_tools", {"query": "convert euros currency"})  # nothing new revealed
+            await anyio.sleep(0.1)
+            seen["heard_again"] = list(heard)
+    return seen
+
+
+def test_a_search_that_reveals_tools_changes_the_sessions_list_and_says_so() -> None:
+    seen = anyio.run(_search_then_list)
+    assert seen["capability"] is True
+    assert seen["before"] == ["weather_now", "search_tools"] and seen["refused"] is True
+    assert seen["heard"].count("notifications/tools/list_changed") == 1
+    assert seen["after"] == ["weather_now", "search_tools", "convert_currency"]
+    assert seen["converted"] is False
+    assert seen["heard_again"].count("notifications/tools/list_changed") == 1  # only a new reveal is news

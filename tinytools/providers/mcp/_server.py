@@ -178,7 +178,16 @@ class Service:
         routes = self.routes
 
         async def list_tools(context: Any, params: Any) -> Any:
-            return listed
+            if not self.tools.deferred:
+                return listed
+            session = routes.session(context)  # a session lists what its searches revealed too
+            revealed = session.revealed
+            if not revealed:
+                return listed
+            if session.listing[0] != revealed:
+                shown = export_tools(self.tools, revealed=revealed)
+                session.listing = revealed, types.ListToolsResult(tools=[types.Tool.model_validate(e) for e in shown])
+            return session.listing[1]
 
         async def call_tool(context: Any, params: Any) -> Any:
             try:
@@ -193,7 +202,10 @@ class Service:
                 if token is None
                 else partial(_notify, context.session, token, getattr(context, "request_id", None))
             )
+            before = session.revealed if self.tools.deferred else ()
             answer = await self.call(session, call, _session_context(session, context), notify)
+            if self.tools.deferred and session.revealed != before:  # a search revealed tools: the list grew
+                await _list_changed(context)
             return types.CallToolResult.model_validate(answer)
 
         server: Server[Any] = lowlevel.Server(
@@ -203,26 +215,31 @@ class Service:
             on_list_tools=list_tools,
             on_call_tool=call_tool,
         )
+        if self.tools.deferred:  # a session's list grows as its searches reveal tools: say so at the handshake
+            options = partial(server.create_initialization_options, lowlevel.NotificationOptions(tools_changed=True))
+            server.create_initialization_options = options  # type: ignore[method-assign]
         return server
 
 
 class _Session:
     """One client session's number, dispatcher and injected values."""
 
-    __slots__ = ("artifacts", "number", "run", "values")
+    __slots__ = ("artifacts", "dispatcher", "listing", "number", "run", "values")
 
-    def __init__(
-        self,
-        number: int,
-        run: Callable[..., Awaitable[ToolResult]],
-        values: SessionValues,
-        artifacts: Any = None,
-    ):
+    def __init__(self, number: int, dispatcher: AsyncDispatcher, values: SessionValues):
         self.number = number
-        self.run = run
+        self.dispatcher = dispatcher
+        self.run = dispatcher.adispatch
         self.values = values
-        self.artifacts = artifacts
-        """The dispatcher's artifact store: a result's images are sent from it."""
+        self.artifacts = getattr(dispatcher, "artifacts", None)
+        """The dispatcher's artifact store: a result's images, audio and resources are sent from it."""
+        self.listing: tuple[tuple[str, ...], Any] = ((), None)
+        """The revealed tools the session's last listing was made for, and that listing."""
+
+    @property
+    def revealed(self) -> tuple[str, ...]:
+        """The deferred tools the session's dispatcher revealed (none for a dispatcher that keeps no run)."""
+        return tuple(getattr(self.dispatcher, "revealed", ()))
 
 
 _Opener = Callable[[Callable[[ToolEvent], Awaitable[None]]], AsyncDispatcher]
@@ -301,7 +318,7 @@ class _Routes:
         """
         dispatcher = self._opener(self.report)
         values = SessionValues(self._inject)
-        return _Session(next(self._count), dispatcher.adispatch, values, getattr(dispatcher, "artifacts", None))
+        return _Session(next(self._count), dispatcher, values)
 
     @staticmethod
     def call_id(session: _Session, context: Any) -> str:
@@ -326,6 +343,18 @@ class _Routes:
             event = ToolProgress(event.call_id, event.name, event.elapsed, pieces, None, text)
         if isinstance(event, ToolProgress):
             await notify(event)
+
+
+async def _list_changed(context: Any) -> None:
+    """Tell the session's client its tool list changed (a session over the 2026 protocol has no channel for it)."""
+    session = getattr(context, "session", None)
+    send = getattr(session, "send_tool_list_changed", None)
+    if send is None:
+        return
+    try:
+        await send()
+    except Exception:  # a notification is advice: a client gone, or a request with no way back, loses nothing
+        _logger().debug("could not send tools/list_changed", exc_info=True)
 
 
 async def _notify(session: Any, token: Any, request_id: Any, event: ToolProgress) -> None:
