@@ -1,4 +1,4 @@
-"""The HTTP app's lean path answers exactly as the SDK's own stateless app would.
+"""The HTTP app's lean path answers exactly as the SDK's own stateless app would, under both protocols.
 
 Two real uvicorn servers on 127.0.0.1 serve the same tools: `http_app` (with its lean path for
 plain ``tools/list`` and ``tools/call``) and the bare SDK app of the same `Service`. The same
@@ -166,24 +166,52 @@ GOOD = {
 }
 
 
-def _same_message(lean: Any, sdk: Any) -> None:
-    if isinstance(sdk, dict) and "result" in sdk:
+def _same_message(lean: Any, sdk: Any, modern: bool = False) -> None:
+    if isinstance(sdk, dict) and "result" in sdk and not modern:  # a 2025 result's resultType is the SDK's own
         sdk = {**sdk, "result": {k: v for k, v in sdk["result"].items() if k != "resultType"}}
     assert lean == sdk
 
 
+MODERN = "2026-07-28"
+ENVELOPE = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+def _modern(body: bytes) -> tuple[bytes, dict[str, str | None]]:
+    """A request as a 2026-07-28 client sends it: the envelope in ``_meta``, the method and name in headers."""
+    message = json.loads(body)
+    params = message.setdefault("params", {})
+    params["_meta"] = {**ENVELOPE, **params.get("_meta", {})}
+    changes: dict[str, str | None] = {"mcp-protocol-version": MODERN, "mcp-method": message["method"]}
+    if isinstance(params.get("name"), str):
+        changes["mcp-name"] = params["name"]
+    return json.dumps(message).encode(), changes
+
+
+def _answered_by_the_lean_path(response: _Response) -> bool:
+    """The lean path writes its content type before its length; the SDK's JSON responses the other way round."""
+    names = list(response.headers)
+    return names.index("content-type") < names.index("content-length")
+
+
+@pytest.mark.parametrize("protocol", [VERSION, MODERN])
 @pytest.mark.parametrize("case", list(GOOD))
-def test_plain_requests_get_the_sdks_answer_from_the_lean_path(servers: dict[str, int], case: str) -> None:
-    responses = _both(servers, GOOD[case])
+def test_plain_requests_get_the_sdks_answer_from_the_lean_path(
+    servers: dict[str, int], case: str, protocol: str
+) -> None:
+    body, changes = _modern(GOOD[case]) if protocol == MODERN else (GOOD[case], {})
+    responses = _both(servers, body, **changes)
     lean, sdk = responses["lean"], responses["sdk"]
     assert lean.status_code == sdk.status_code == 200
-    assert not sdk.headers["content-type"].startswith("application/json")  # the SDK streams
+    if protocol == MODERN and case != "progress":  # (both stream a call's progress)
+        assert _answered_by_the_lean_path(lean) and not _answered_by_the_lean_path(sdk)
+    else:
+        assert not sdk.headers["content-type"].startswith("application/json")  # the SDK streams
     if case != "progress":
         assert lean.headers["content-type"] == "application/json"  # the lean path answered
     lean_messages, sdk_messages = _messages(lean), _messages(sdk)
     assert len(lean_messages) == len(sdk_messages)
     for mine, theirs in zip(lean_messages, sdk_messages, strict=True):
-        _same_message(mine, theirs)
+        _same_message(mine, theirs, protocol == MODERN)
     final = JSONRPCResponse.model_validate(lean_messages[-1])
     shape = ListToolsResult if case.startswith("list") else CallToolResult
     shape.model_validate(final.result)
@@ -258,6 +286,56 @@ def test_requests_the_lean_path_would_refuse_get_the_sdks_own_answer(servers: di
         _same_message(mine, theirs)
 
 
+MODERN_CALL, MODERN_HEADERS = _modern(GOOD["call"])
+
+
+def _enveloped(meta: dict[str, Any]) -> bytes:
+    message = json.loads(MODERN_CALL)
+    message["params"]["_meta"] = meta
+    return json.dumps(message).encode()
+
+
+HOSTILE_MODERN: dict[str, tuple[bytes, dict[str, str | None]]] = {
+    "a method header naming another method": (MODERN_CALL, {"mcp-method": "tools/list"}),
+    "no method header": (MODERN_CALL, {"mcp-method": None}),
+    "a name header naming another tool": (MODERN_CALL, {"mcp-name": "pay"}),
+    "no name header": (MODERN_CALL, {"mcp-name": None}),
+    "a version header unlike the envelope's": (MODERN_CALL, {"mcp-protocol-version": "2026-01-01"}),
+    "an envelope of another version": (
+        _enveloped({**ENVELOPE, "io.modelcontextprotocol/protocolVersion": VERSION}),
+        {},
+    ),
+    "no client capabilities": (_enveloped({"io.modelcontextprotocol/protocolVersion": MODERN}), {}),
+    "no envelope": (_enveloped({}), {}),
+    "an envelope that is not an object": (_enveloped(5), {}),  # type: ignore[arg-type]
+    "an Mcp-Param header": (MODERN_CALL, {"mcp-param-a": "2"}),
+    "a listing with a name header of a call": (_modern(GOOD["list"])[0], {"mcp-method": "tools/call"}),
+    "a discovery": (_modern(_request("server/discover"))[0], {"mcp-method": "server/discover"}),
+}
+
+
+@pytest.mark.parametrize("case", list(HOSTILE_MODERN))
+def test_sessionless_requests_the_lean_path_would_refuse_get_the_sdks_own_answer(
+    servers: dict[str, int], case: str
+) -> None:
+    body, changes = HOSTILE_MODERN[case]
+    responses = _both(servers, body, **{**MODERN_HEADERS, **changes})
+    lean, sdk = responses["lean"], responses["sdk"]
+    assert lean.status_code == sdk.status_code, (lean.text, sdk.text)
+    for mine, theirs in zip(_messages(lean), _messages(sdk), strict=True):
+        _same_message(mine, theirs, modern=True)
+
+
+@pytest.mark.parametrize("repeated", ["mcp-method", "mcp-name", "mcp-protocol-version"])
+def test_a_routing_header_sent_twice_is_refused_as_the_sdk_refuses_it(servers: dict[str, int], repeated: str) -> None:
+    statuses = {}
+    for label, port in servers.items():
+        headers = _headers(port, **MODERN_HEADERS)
+        twice = next(value for key, value in headers if key == repeated)
+        statuses[label] = _raw_status(port, [*headers, (repeated, twice)], MODERN_CALL)
+    assert statuses["lean"] == statuses["sdk"] == 400
+
+
 def _raw_status(port: int, headers: list[tuple[str, str]], body: bytes) -> int:
     """Send a request byte for byte (an HTTP client would refuse repeated headers) and read its status."""
     head = "".join(f"{key}: {value}\r\n" for key, value in headers)
@@ -296,8 +374,6 @@ def test_a_declared_body_over_the_limit_is_refused_at_once(servers: dict[str, in
 REPEATED = (
     b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"pay","arguments":{"amount":1,"amount":1000}}}'
 )
-MODERN = "2026-07-28"
-ENVELOPE = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
 
 
 @pytest.mark.parametrize("protocol", [VERSION, MODERN])
@@ -333,7 +409,7 @@ def test_a_key_sent_twice_in_the_arguments_is_refused_on_the_lean_and_the_sdk_pa
     servers: dict[str, int], protocol: str
 ) -> None:
     body, changes = REPEATED, {}
-    if protocol == MODERN:  # the sessionless protocol: the SDK answers it on both apps
+    if protocol == MODERN:  # the sessionless protocol
         body = REPEATED.replace(b'"amount":1000}', b'"amount":1000},"_meta":' + json.dumps(ENVELOPE).encode())
         changes = {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "pay"}
     PAID.clear()
@@ -348,6 +424,8 @@ def test_a_key_sent_twice_in_the_arguments_is_refused_on_the_lean_and_the_sdk_pa
     assert PAID == []  # paid neither 1 nor 1000
     if protocol == VERSION:
         assert responses["lean"].headers["content-type"] == "application/json"  # the lean path answered
+    else:
+        assert _answered_by_the_lean_path(responses["lean"]) and not _answered_by_the_lean_path(responses["sdk"])
 
 
 class _Refuses:

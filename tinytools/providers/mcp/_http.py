@@ -7,14 +7,16 @@ can stand behind one address. Progress a tool reports travels back on the stream
 that made the call.
 
 The stateless app answers the two requests an agent makes most, a plain ``tools/list`` or
-``tools/call`` after the 2025 handshake, on a lean path of its own (`_LeanPath`): it decodes
+``tools/call``, after the 2025 handshake or under the sessionless 2026-07-28 protocol (each
+request carrying its version and the client's capabilities in ``_meta``, and its method and tool
+name in headers), on a lean path of its own (`_LeanPath`): it decodes
 the body with msgspec (the call's arguments kept as the JSON text sent, which the pipeline
 decodes strictly: a key sent twice is refused), runs the call through the same `Service` as the
 SDK's handlers and writes one JSON response (an event stream when the call reports progress),
 skipping the SDK's per-request transport, streams and task group, which cost milliseconds of
 CPU a call. Anything
-else (``initialize``, notifications, the sessionless 2026-07-28 protocol, a request the lean
-path would have to refuse) goes to the SDK unchanged, so every error the SDK answers is its own.
+else (``initialize``, ``server/discover``, notifications, a request the lean path would have to
+refuse) goes to the SDK unchanged, so every error the SDK answers is its own.
 
 A 2025-protocol client cancels a call with a ``notifications/cancelled`` request of its own, which
 a stateless server would read in a fresh session with nothing to cancel. So the stateless app
@@ -75,6 +77,11 @@ _KEY_PREFIX = b"tt-"
 _CANCELLED = {"code": -32800, "message": "Request cancelled"}
 _EARLY = 1024
 """Most cancellations kept for requests not (or no longer) running."""
+_VERSION_META = "io.modelcontextprotocol/protocolVersion"
+_CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities"
+_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+_ROUTING = frozenset({b"mcp-protocol-version", b"mcp-method", b"mcp-name"})
+"""The 2026-07-28 headers that route a request: each may come once."""
 """The error a cancelled request is answered with, as the SDK answers it on the 2025-era wire."""
 
 
@@ -136,7 +143,15 @@ def http_app(
     if stateless:
         hosts = tuple(settings.allowed_hosts) if loopback else None
         origins = tuple(settings.allowed_origins) if loopback else None
-        app.add_middleware(_LeanPath, service=service, path=path, hosts=hosts, origins=origins, sse=not json_response)
+        app.add_middleware(
+            _LeanPath,
+            service=service,
+            path=path,
+            hosts=hosts,
+            origins=origins,
+            sse=not json_response,
+            server_info=server.server_info_stamp,
+        )
     return app
 
 
@@ -213,6 +228,7 @@ class _LeanPath:
         hosts: tuple[str, ...] | None,
         origins: tuple[str, ...] | None,
         sse: bool,
+        server_info: dict[str, Any],
     ) -> None:
         self.app = app
         self.service = service
@@ -221,6 +237,14 @@ class _LeanPath:
         self.origins = origins
         self.sse = sse
         self.listed = _ENCODE({"tools": service.listed})
+        self.stamp = {_SERVER_INFO: server_info}
+        """What every 2026-07-28 result says of the server in its ``_meta``."""
+        modern = {"cacheScope": "private", "resultType": "complete", "tools": service.listed, "ttlMs": 0}
+        self.listed_modern = _ENCODE({**modern, "_meta": self.stamp})
+        self.modern = frozenset(
+            version.encode() for version in require("mcp_types.version", "mcp").MODERN_PROTOCOL_VERSIONS
+        )
+        """The sessionless protocol versions: each request says its version and the client's capabilities."""
         self.anyio = require("anyio", "mcp")
         self.running: dict[tuple[bytes, int | str], _Running] = {}
         """The lean path's calls now running, by the client's session key and the request's id."""
@@ -244,15 +268,18 @@ class _LeanPath:
                     self.running[slot].cancel()
                 await _respond(send, b"", status=200)
             return
-        lean = self._qualifies(headers)
-        if not lean and not _may_open(headers):
+        version = self._qualifies(headers)
+        if version is None and not _may_open(headers):
             await self.app(scope, receive, send)
             return
         chunks, complete = await _read_body(receive)
-        if not lean:  # perhaps a handshake: the SDK answers it, and the answer carries a new session key
+        if version is None:  # perhaps a handshake: the SDK answers it, and the answer carries a new session key
             opens = complete and _method(chunks) == "initialize" and self._trusted(headers)
             await self.app(scope, _replay(chunks, receive), _keyed(send) if opens else send)
             return
+        modern = version in self.modern
+        if modern:
+            key = None  # sessionless: a request is cancelled by closing its stream
         request = _decoded(chunks) if complete else None
         if request is None and key is not None and complete and self._cancelled(key, chunks):
             await _respond(send, b"", status=202)  # a notification's answer, as the SDK gives it
@@ -260,17 +287,21 @@ class _LeanPath:
         if request is None or request.jsonrpc != "2.0" or isinstance(request.id, bool):
             await self.app(scope, _replay(chunks, receive), send)
             return
+        if modern and not _enveloped(request, version, headers, scope["headers"]):
+            await self.app(scope, _replay(chunks, receive), send)
+            return
         if request.method == "tools/list":
             if not _plain_listing(request.params):
                 await self.app(scope, _replay(chunks, receive), send)
                 return
-            await _respond(send, b'{"jsonrpc":"2.0","id":%b,"result":%b}' % (_ENCODE(request.id), self.listed))
+            listed = self.listed_modern if modern else self.listed
+            await _respond(send, b'{"jsonrpc":"2.0","id":%b,"result":%b}' % (_ENCODE(request.id), listed))
             return
         call = self._call(request)
         if call is None:
             await self.app(scope, _replay(chunks, receive), send)
             return
-        await self._answer(call, request.id, key, scope, receive, send)
+        await self._answer(call, request.id, key, scope, receive, send, self.stamp if modern else None)
 
     def _trusted(self, headers: dict[bytes, bytes]) -> bool:
         """Whether the ``Host`` and ``Origin`` pass the DNS rebinding protection (always, without it)."""
@@ -299,23 +330,25 @@ class _LeanPath:
             del self.early[next(iter(self.early))]
         return True
 
-    def _qualifies(self, headers: dict[bytes, bytes]) -> bool:
-        if headers.get(b"mcp-protocol-version") not in _HANDSHAKE_VERSIONS:
-            return False
+    def _qualifies(self, headers: dict[bytes, bytes]) -> bytes | None:
+        """The protocol version of a POST the lean path may take, from its headers alone; else None."""
+        version = headers.get(b"mcp-protocol-version")
+        if version not in _HANDSHAKE_VERSIONS and version not in self.modern:
+            return None
         length = headers.get(b"content-length", b"0")
         if not length.isdigit() or int(length) > _MAX_BODY:  # the SDK refuses it from the header alone
-            return False
+            return None
         content_type = headers.get(b"content-type", b"")
         if not content_type.lower().startswith(b"application/json"):
-            return False
+            return None
         if b"application/json" not in (part.strip() for part in content_type.split(b";")[0].split(b",")):
-            return False
+            return None
         accepted = {part.split(b";")[0].strip().lower() for part in headers.get(b"accept", b"").split(b",")}
         json_ok = bool(accepted & {b"application/json", b"application/*", b"*/*"})
         sse_ok = bool(accepted & {b"text/event-stream", b"text/*", b"*/*"})
         if not json_ok or (self.sse and not sse_ok):
-            return False
-        return self._trusted(headers)
+            return None
+        return version if self._trusted(headers) else None
 
     def _call(self, request: _Request) -> _Call | None:
         """A ``tools/call``'s tool name, arguments, progress token and trace parent; None leaves it to the SDK.
@@ -349,11 +382,12 @@ class _LeanPath:
         scope: Scope,
         receive: Receive,
         send: Send,
+        stamp: dict[str, Any] | None,
     ) -> None:
         """Run the call as a session of its own, whose injected values end with it, and answer.
 
         With the client's session key, the call is kept in `running` while it runs, for the
-        client's cancellation to find.
+        client's cancellation to find. ``stamp`` is the ``_meta`` of a 2026-07-28 result.
         """
         name, arguments, token, trace = call
         stream = None if token is None else _Stream(send, token)
@@ -365,7 +399,8 @@ class _LeanPath:
         try:
             session = self.service.routes.new_session()
         except Exception:  # the application's dispatcher factory failed
-            await _respond(send, _result(request_id, self.service.fault(name, str(request_id), "opening a session")))
+            fault = self.service.fault(name, str(request_id), "opening a session")
+            await _respond(send, _result(request_id, fault, stamp))
             return
         answer: dict[str, Any] | None = None
         gone = False
@@ -402,7 +437,7 @@ class _LeanPath:
         elif answer is None:
             return
         else:
-            body = _result(request_id, answer)
+            body = _result(request_id, answer, stamp)
         await (_respond(send, body) if stream is None else stream.end(body))
 
 
@@ -422,7 +457,10 @@ class _Running:
         self.scope.cancel()
 
 
-def _result(request_id: int | str, answer: dict[str, Any]) -> bytes:
+def _result(request_id: int | str, answer: dict[str, Any], stamp: dict[str, Any] | None) -> bytes:
+    """A call's answer; under the 2026-07-28 protocol it says it is complete, and names the server."""
+    if stamp is not None:
+        answer = {**answer, "resultType": "complete", "_meta": {**answer.get("_meta", {}), **stamp}}
     return b'{"jsonrpc":"2.0","id":%b,"result":%b}' % (_ENCODE(request_id), _ENCODE(answer))
 
 
@@ -549,6 +587,28 @@ async def _respond(send: Send, body: bytes, *, status: int = 200) -> None:
     headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())] if body else [(b"content-length", b"0")]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+def _enveloped(request: _Request, version: bytes, headers: dict[bytes, bytes], raw: list[tuple[bytes, bytes]]) -> bool:
+    """Whether a 2026-07-28 request is one the SDK would serve as it is: its envelope and headers agree.
+
+    ``_meta`` carries the header's protocol version and the client's capabilities, ``Mcp-Method``
+    names the body's method and, for a call, ``Mcp-Name`` its tool; no routing header comes
+    twice, and no ``Mcp-Param-*`` header asks for a check of its own. Anything else is the SDK's to refuse.
+    """
+    try:
+        meta = _param(request.params, "_meta")
+        name = _param(request.params, "name") if request.method == "tools/call" else None
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return False
+    if not isinstance(meta, dict) or meta.get(_VERSION_META) != version.decode() or _CAPABILITIES_META not in meta:
+        return False
+    if headers.get(b"mcp-method") != request.method.encode():
+        return False
+    if request.method == "tools/call" and (not isinstance(name, str) or headers.get(b"mcp-name") != name.encode()):
+        return False
+    seen = [key for key, _ in raw if key in _ROUTING or key.startswith(b"mcp-param-")]
+    return len(seen) == len(set(seen)) and not any(key.startswith(b"mcp-param-") for key in seen)
 
 
 def _session_key(headers: dict[bytes, bytes]) -> bytes | None:
