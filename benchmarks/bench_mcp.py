@@ -7,9 +7,11 @@
 
 Each server runs in a subprocess of its own (uvicorn, stateless streamable HTTP, log level
 warning) and serves the same two tools, ``add(a: int, b: int) -> int`` and
-``echo(text: str) -> str``. The client is the ``mcp`` SDK's in this process: N concurrent
-sessions, each making a fixed number of calls (add and echo alternately); over stdio, one session
-(one server process) with N concurrent callers. One client process
+``echo(text: str) -> str``. The client is the ``mcp`` SDK's in this process: over HTTP, N
+concurrent clients, each making a fixed number of calls (add and echo alternately), once as
+``mcp.Client(url)`` speaks by default (the sessionless 2026-07-28 protocol, "http" rows) and once
+as a 2025-handshake ``ClientSession`` ("http 2025" rows); over stdio, one session (one server
+process) with N concurrent callers. One client process
 saturates this machine before either server does, so beside calls per second and p50/p99
 latency the table shows the server process's own CPU seconds over the calls (utime + stime
 from ``/proc/<pid>/stat``) and the calls per server CPU-second: the server's capacity.
@@ -108,10 +110,15 @@ def _cpu_seconds(pid: int) -> float:
 
 
 @contextlib.asynccontextmanager
-async def _sdk_session(url: str) -> Any:
-    from mcp import ClientSession
+async def _sdk_session(url: str, default: bool = False) -> Any:
+    """A client of ``url``: ``mcp.Client`` as it negotiates by default, or a 2025-handshake ``ClientSession``."""
+    from mcp import Client, ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
+    if default:
+        async with Client(url) as client:
+            yield client
+        return
     async with streamable_http_client(url) as streams, ClientSession(streams[0], streams[1]) as session:
         await session.initialize()
         yield session
@@ -178,10 +185,10 @@ async def _load_stdio(kind: str, concurrency: int, total: int) -> dict[str, floa
         return await _timed([session] * concurrency, pid, total)
 
 
-async def _load(url: str, pid: int, concurrency: int, total: int) -> dict[str, float]:
-    """``concurrency`` SDK sessions making ``total`` calls between them."""
+async def _load(url: str, pid: int, concurrency: int, total: int, default: bool) -> dict[str, float]:
+    """``concurrency`` SDK clients making ``total`` calls between them (``default``: as ``mcp.Client`` negotiates)."""
     async with contextlib.AsyncExitStack() as stack:
-        sessions = [await stack.enter_async_context(_sdk_session(url)) for _ in range(concurrency)]
+        sessions = [await stack.enter_async_context(_sdk_session(url, default)) for _ in range(concurrency)]
         return await _timed(sessions, pid, total)
 
 
@@ -241,9 +248,10 @@ async def _run(quick: bool) -> tuple[list[Row], dict[str, dict[str, float]]]:
             proc, url = _start(kind)
             procs.append(proc)
             started[kind] = (proc.pid, url)
-        for concurrency in CONCURRENCY:
-            for kind, (pid, url) in started.items():
-                rows.append((kind, "http", concurrency, await _load(url, pid, concurrency, total)))
+        for transport, default in (("http", True), ("http 2025", False)):
+            for concurrency in CONCURRENCY:
+                for kind, (pid, url) in started.items():
+                    rows.append((kind, transport, concurrency, await _load(url, pid, concurrency, total, default)))
         for concurrency in CONCURRENCY:
             for kind in SERVERS:
                 rows.append((kind, "stdio", concurrency, await _load_stdio(kind, concurrency, total)))
@@ -255,17 +263,18 @@ async def _run(quick: bool) -> tuple[list[Row], dict[str, dict[str, float]]]:
     return rows, floor
 
 
-def _capacity_ratios(rows: list[Row]) -> dict[tuple[str, int], float]:
+def _ratios(rows: list[Row], figure: str) -> dict[tuple[str, int], float]:
+    """tinytools' ``figure`` over FastMCP's, for each transport and concurrency."""
     by = {(kind, way, c): row for kind, way, c, row in rows}
     return {
-        (way, c): by["tinytools", way, c]["per_cpu_s"] / by["fastmcp", way, c]["per_cpu_s"]
+        (way, c): by["tinytools", way, c][figure] / by["fastmcp", way, c][figure]
         for kind, way, c, _ in rows
         if kind == "tinytools"
     }
 
 
 def _print(rows: list[Row], floor: dict[str, dict[str, float]], md: bool) -> None:
-    ratios = _capacity_ratios(rows)
+    ratios, speeds = _ratios(rows, "per_cpu_s"), _ratios(rows, "per_s")
     head = [
         "server",
         "transport",
@@ -276,10 +285,12 @@ def _print(rows: list[Row], floor: dict[str, dict[str, float]], md: bool) -> Non
         "server CPU",
         "calls/server CPU-s",
         "capacity x",
+        "calls/s x",
     ]
     lines = []
     for kind, way, c, row in rows:
         mark = f"{ratios[way, c]:.2f}x" if kind == "tinytools" else ""
+        speed = f"{speeds[way, c]:.2f}x" if kind == "tinytools" else ""
         lines.append(
             [
                 kind,
@@ -291,6 +302,7 @@ def _print(rows: list[Row], floor: dict[str, dict[str, float]], md: bool) -> Non
                 f"{row['cpu_s']:.2f} s",
                 f"{row['per_cpu_s']:,.0f}",
                 mark,
+                speed,
             ]
         )
     _table(head, lines, md)
@@ -318,8 +330,9 @@ def _chart(rows: list[Row], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     by = {(kind, way, c): row["per_cpu_s"] for kind, way, c, row in rows}
-    groups = sorted({(way, c) for _, way, c, _ in rows}, key=lambda g: (g[0] != "http", g[1]))
-    figure, axis = plt.subplots(figsize=(9, 3.8))
+    order = {"http": 0, "http 2025": 1, "stdio": 2}
+    groups = sorted({(way, c) for _, way, c, _ in rows}, key=lambda g: (order.get(g[0], 3), g[1]))
+    figure, axis = plt.subplots(figsize=(12, 3.8))
     width = 0.38
     for offset, (kind, colour) in enumerate((("tinytools", "#1f77b4"), ("fastmcp", "#ff7f0e"))):
         places = [i + (offset - 0.5) * width for i in range(len(groups))]
