@@ -52,10 +52,10 @@ def _wait_listening(port: int, process: subprocess.Popen[bytes], log: Path, seco
 
 
 @contextlib.contextmanager
-def serving_cli(log: Path, *extra: str) -> Iterator[tuple[str, int]]:
+def serving_cli(log: Path, *extra: str, tools: Path = TOOLS) -> Iterator[tuple[str, int]]:
     """``tinytools serve-mcp TOOLS --http`` on a free port, stderr to ``log``: its endpoint and pid."""
     port = _free_port()
-    command = [sys.executable, "-m", "tinytools", "serve-mcp", str(TOOLS), "--http", f"127.0.0.1:{port}", *extra]
+    command = [sys.executable, "-m", "tinytools", "serve-mcp", str(tools), "--http", f"127.0.0.1:{port}", *extra]
     with log.open("wb") as stderr:  # a file, not a pipe nobody drains
         process = subprocess.Popen(command, env={**os.environ, **server_env()}, stderr=stderr)
     try:
