@@ -92,9 +92,10 @@ def _serve_mcp(tools: Path) -> list[str]:
     return ["-m", "tinytools", "serve-mcp", str(tools), "--inject", f"{tools}:open_database"]
 
 
-async def _tinytools_session(target: list[str] | str, calls: list[str]) -> list[Any]:
-    """One session of tinytools' client: ``ping``, or a query of that text."""
-    async with connect(target) as box:
+async def _tinytools_session(target: list[str] | str, calls: list[str], mode: str = "legacy") -> list[Any]:
+    """One connection of tinytools' client (a 2025 handshake's session unless ``mode`` says): ``ping``, or a query."""
+    async with connect(target, mode=mode) as box:  # type: ignore[arg-type]
+        assert (box.protocol_version == "2026-07-28") == (mode == "auto")
         results = []
         for index, sql in enumerate(calls):
             call = ToolCall(f"c{index}", "ping", {}) if sql == "ping" else ToolCall(f"c{index}", "query", {"sql": sql})
@@ -137,6 +138,12 @@ def test_under_the_sessionless_protocol_over_stdio_each_request_is_a_session(too
     parameters = StdioServerParameters(command=sys.executable, args=_serve_mcp(tools))
     outputs = _run(_sdk_calls, parameters, ["a", "b"])
     assert outputs == ["1: a", "2: b"]
+    assert _opened_closed(_events(tools, 4)) == [("open", 1), ("close", 1), ("open", 2), ("close", 2)]
+
+
+def test_connect_negotiates_the_sessionless_protocol_by_default(tools: Path) -> None:
+    outputs = _run(_tinytools_session, [sys.executable, *_serve_mcp(tools)], ["a", "b"], "auto")
+    assert outputs == ["1: a", "2: b"]  # a session each, as for any 2026-07-28 client
     assert _opened_closed(_events(tools, 4)) == [("open", 1), ("close", 1), ("open", 2), ("close", 2)]
 
 

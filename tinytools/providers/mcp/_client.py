@@ -39,7 +39,7 @@ import asyncio
 import contextlib
 import hashlib
 from collections.abc import AsyncIterator, Awaitable, Collection, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from tinytools._context import Progress
 from tinytools._errors import ToolDefinitionError, ToolError, shorten
@@ -75,13 +75,15 @@ class RemoteToolbox(Toolbox):
             enforced here, or its name, prefix included, is not a valid tool name).
         unenforced: Names (in this toolbox) of the tools kept by ``connect(unenforced=...)``
             whose arguments only the server checks, or whose output is not checked here.
+        protocol_version: The protocol the session speaks (``2026-07-28``, or a 2025 handshake's).
     """
 
-    def __init__(self, server: str):
+    def __init__(self, server: str, protocol_version: str = ""):
         super().__init__()
         self.server = server
         self.refused: dict[str, str] = {}
         self.unenforced: set[str] = set()
+        self.protocol_version = protocol_version
 
 
 class _Link:
@@ -91,9 +93,10 @@ class _Link:
     task groups must be entered and left in one task, and calls come from many.
     """
 
-    def __init__(self, label: str, target: Sequence[str] | str):
+    def __init__(self, label: str, target: Sequence[str] | str, mode: str = "auto"):
         self.label = label
         self.target = target
+        self.mode = mode
         self.session: ClientSession | None = None
         self._owner: asyncio.Task[None] | None = None
         self._ready: asyncio.Future[ClientSession] | None = None
@@ -126,9 +129,8 @@ class _Link:
     async def _hold(self, ready: asyncio.Future[ClientSession]) -> None:
         closing = self._closing
         try:
-            async with _transport(self.target) as (read, write), self.sdk.ClientSession(read, write) as session:
-                await session.initialize()
-                ready.set_result(session)
+            async with self.sdk.Client(_server(self.target), mode=self.mode) as client:  # negotiates as mcp.Client
+                ready.set_result(client.session)
                 await closing.wait()
         except BaseException as exc:  # handed to whoever waits for the session
             if not ready.done():
@@ -224,8 +226,13 @@ async def connect(
     max_pages: int = MAX_PAGES,
     max_tools: int = MAX_TOOLS,
     open_timeout: float = OPEN_TIMEOUT,
+    mode: Literal["auto", "legacy"] = "auto",
 ) -> AsyncIterator[RemoteToolbox]:
     """Open one session to an MCP server and yield its tools as a `RemoteToolbox`.
+
+    The protocol is negotiated as ``mcp.Client`` negotiates it: the sessionless 2026-07-28
+    protocol where the server speaks it, else the 2025 handshake (`RemoteToolbox.protocol_version`
+    says which).
 
     Args:
         target: The server's command line (a list: ``[sys.executable, "server.py"]``), started
@@ -243,6 +250,9 @@ async def connect(
         max_tools: Most tools to take: a server that lists more is refused.
         open_timeout: Seconds the server may take to start and answer the handshake, and each
             ``tools/list`` page: past it `connect` raises `TimeoutError`.
+        mode: ``"legacy"`` speaks the 2025 handshake whatever the server offers: one session
+            for the connection, whose injected values a server keeps from call to call (under
+            2026-07-28 each request is a session of its own).
 
     Raises:
         ImportError: The ``mcp`` extra is not installed.
@@ -256,10 +266,10 @@ async def connect(
     """
     label = target if isinstance(target, str) else " ".join(target)
     _check(target)
-    link = _Link(label, target)
+    link = _Link(label, target, mode)
     try:
         session = await _within(link.open(), open_timeout, f"the MCP server {label} did not answer its handshake")
-        box = RemoteToolbox(label)
+        box = RemoteToolbox(label, session.protocol_version or "")
         for listed in await _listed(session, label, (max_pages, max_tools), open_timeout):
             made = remote_tool(
                 link.call, listed, prefix=prefix or "", timeout=timeout, trust=trust_annotations, unenforced=unenforced
@@ -287,14 +297,13 @@ def _check(target: Sequence[str] | str) -> None:
         raise ValueError("an MCP server's command line cannot be empty")
 
 
-def _transport(target: Sequence[str] | str) -> contextlib.AbstractAsyncContextManager[Any]:
+def _server(target: Sequence[str] | str) -> Any:
+    """What ``mcp.Client`` takes for a target: the URL, or the server's command line as stdio parameters."""
     if isinstance(target, str):
-        from mcp.client.streamable_http import streamable_http_client
+        return target
+    from mcp.client.stdio import StdioServerParameters
 
-        return streamable_http_client(target)
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
-    return stdio_client(StdioServerParameters(command=target[0], args=list(target[1:])))
+    return StdioServerParameters(command=target[0], args=list(target[1:]))
 
 
 async def _listed(session: ClientSession, label: str, bounds: tuple[int, int], timeout: float) -> list[types.Tool]:
