@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import anyio
-import httpx
+import httpx2
 import pytest
 from mcp import Client
 
@@ -103,7 +103,7 @@ HEADERS = {"content-type": "application/json", "accept": "application/json, text
 AFTER_HANDSHAKE = {**HEADERS, "mcp-protocol-version": "2025-11-25"}
 
 
-async def _handshake(http: httpx.AsyncClient, url: str) -> str:
+async def _handshake(http: httpx2.AsyncClient, url: str) -> str:
     """A 2025 ``initialize`` by hand: the session key the server answers with."""
     params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
     answer = await http.post(
@@ -113,7 +113,7 @@ async def _handshake(http: httpx.AsyncClient, url: str) -> str:
     return answer.headers["mcp-session-id"]
 
 
-async def _raw_counts(http: httpx.AsyncClient, url: str, key: str, until: Counts | None = None) -> Counts:
+async def _raw_counts(http: httpx2.AsyncClient, url: str, key: str, until: Counts | None = None) -> Counts:
     numbers = iter(range(100, 1_000_000))
 
     async def call(name: str, arguments: dict[str, Any]) -> Any:
@@ -147,7 +147,7 @@ def _cancel(request_id: int) -> dict[str, Any]:
 
 async def _two_clients_one_request_id(url: str) -> dict[str, Any]:
     seen: dict[str, Any] = {}
-    async with httpx.AsyncClient(timeout=30) as http:
+    async with httpx2.AsyncClient(timeout=30) as http:
         mine, theirs = await _handshake(http, url), await _handshake(http, url)
         seen["keys"] = (mine, theirs)
         seen["before"] = await _raw_counts(http, url, mine, {"now": 0})
@@ -188,7 +188,7 @@ def test_a_cancellation_reaches_only_a_call_of_its_own_clients_session(url: str)
 
 async def _delete_and_get(url: str) -> dict[str, Any]:
     seen: dict[str, Any] = {}
-    async with httpx.AsyncClient(timeout=30) as http:
+    async with httpx2.AsyncClient(timeout=30) as http:
         key = await _handshake(http, url)
         seen["before"] = await _raw_counts(http, url, key, {"now": 0})
         seen["get"] = (await http.get(url, headers={"accept": "text/event-stream", "mcp-session-id": key})).status_code
@@ -222,7 +222,7 @@ def test_a_clients_delete_ends_its_running_calls_and_its_get_finds_no_stream(url
 
 async def _cancel_before_call(url: str) -> dict[str, Any]:
     seen: dict[str, Any] = {}
-    async with httpx.AsyncClient(timeout=30) as http:
+    async with httpx2.AsyncClient(timeout=30) as http:
         key = await _handshake(http, url)
         headers = {**AFTER_HANDSHAKE, "mcp-session-id": key}
         seen["before"] = await _raw_counts(http, url, key, {"now": 0})
