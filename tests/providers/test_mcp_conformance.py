@@ -13,19 +13,17 @@ server asks through pending calls instead), resumable SSE streams of stateful se
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
 
 import pytest
 
+from .npm import installed
 from .servers import HERE, server_env
 from .test_mcp_http import serving_cli
 
 SUITE = "@modelcontextprotocol/conformance@0.1.16"
-NODE = "node@22"
-CACHE = HERE.parent.parent / "benchmarks" / ".cache" / "mcp-conformance"
 SERVER_SCENARIOS = [
     "server-initialize",
     "ping",
@@ -46,22 +44,9 @@ CLIENT_SCENARIOS = ["initialize", "tools_call", "sse-retry"]
 @pytest.fixture(scope="module")
 def suite() -> list[str]:
     """The command that runs the suite: Node 22 and the suite's script, installed if need be."""
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("npm is not on this machine: the conformance suite and Node 22 come from the npm registry")
-    node = CACHE / "node_modules" / ".bin" / "node"
-    script = CACHE / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
-    if not (node.exists() and script.exists()):
-        CACHE.mkdir(parents=True, exist_ok=True)
-        installed = subprocess.run(
-            [npm, "install", "--prefix", str(CACHE), "--no-audit", "--no-fund", SUITE, NODE],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        if installed.returncode != 0:
-            pytest.skip(f"could not install {SUITE} and {NODE} from the npm registry: {installed.stderr[-500:]}")
-    return [str(node), str(script)]
+    script = "node_modules/@modelcontextprotocol/conformance/dist/index.js"
+    prefix, node = installed("mcp-conformance", [SUITE], script)
+    return [str(node), str(prefix / script)]
 
 
 @pytest.fixture(scope="module")
