@@ -10,7 +10,12 @@ the command line. The package holds:
 - `tinytools.providers.mcp._sessions`: each session's injected values (`SessionContext`), made
   when a tool first needs them and torn down when the session ends;
 - `tinytools.providers.mcp._server`: `build_server`, `aserve`, `serve`;
-- `tinytools.providers.mcp._http`: `http_app`, `serve_http`, streamable HTTP with a lean path;
+- `tinytools.providers.mcp._cancellations`: session keys for stateless HTTP, and the running
+  calls a 2025 client's cancellation reaches through them;
+- `tinytools.providers.mcp._lean_path`: plain ``tools/list`` and ``tools/call`` over stateless
+  HTTP, both protocol eras, answered without the SDK;
+- `tinytools.providers.mcp._http`: `http_app`, `serve_http`, streamable HTTP (the SDK's app, the
+  lean path in front);
 - `tinytools.providers.mcp._remote`: one remote tool as a local `Tool` (schemas judged apart,
   results read);
 - `tinytools.providers.mcp._client`: `connect`, a remote server's tools as a toolbox.
