@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import msgspec
 import pydantic
+import pytest
 from anthropic.types import ToolResultBlockParam
 from google.genai import types as genai
 from mcp import Client
@@ -234,3 +235,62 @@ def test_a_text_resource_reaches_the_model_scrubbed_of_secrets() -> None:
     sent = msgspec.json.encode([payload, block]).decode()
     assert secret not in sent and secret[:8] not in sent
     assert payload["content"][1]["resource"]["text"].startswith("the key is ")
+
+
+SECRET = "sk-live-7f3a9c2e41d8b6"
+LEAKY = {
+    "utf-8 text": (f"key {SECRET}".encode(), "text/plain", "resource"),
+    "latin-1 text": (f"clé {SECRET}".encode("latin-1"), "text/plain; charset=latin-1", "resource"),
+    "utf-16 text": (f"key {SECRET}".encode("utf-16"), "text/plain; charset=utf-16", "resource"),
+    "utf-8 with a stray byte": (f"key {SECRET}".encode() + b"\xff", "text/plain", "resource"),
+    "a csv called octet-stream": (f"a,b\n1,{SECRET}\n".encode(), "application/octet-stream", "resource"),
+    "ndjson": (f'{{"k": "{SECRET}"}}\n'.encode(), "application/x-ndjson", "resource"),
+    "an svg image": (f"<svg><text>{SECRET}</text></svg>".encode(), "image/svg+xml", "image"),
+    "a png with a text chunk": (PNG + f"tEXtkey\x00{SECRET}".encode(), "image/png", "image"),
+    "a wav with a comment": (WAV + f"LIST{SECRET}".encode("utf-16-be"), "audio/wav", "audio"),
+}
+
+
+def _readings(payload: Any) -> str:
+    """Everything a writer's output holds, base64 fields and data URLs decoded every way they could read."""
+    found: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        elif isinstance(value, str):
+            found.append(value)
+            encoded = value.rpartition("base64,")[2]
+            try:
+                raw = base64.b64decode(encoded, validate=True)
+            except ValueError:
+                return
+            found.extend(
+                [raw.decode("latin-1"), raw.decode("utf-16-le", "ignore"), raw[1:].decode("utf-16-le", "ignore")]
+            )
+
+    walk(payload)
+    return "\n".join(found)
+
+
+@pytest.mark.parametrize("case", list(LEAKY))
+def test_no_writer_sends_a_secret_held_in_an_artifacts_bytes(case: str) -> None:
+    data, media_type, kind = LEAKY[case]
+    store = MemoryArtifactStore()
+
+    @tool
+    def leak(*, key: Annotated[str, Injected("api_key", secret=True)]) -> ToolOutput:
+        """Hand back bytes that hold the key."""
+        ref = store.put(data, media_type)
+        block = {"image": ImageContent(ref), "audio": AudioContent(ref)}.get(kind, ResourceContent("file:///f", ref))
+        return ToolOutput(None, content=[TextContent("see attached"), block])
+
+    result = Dispatcher([leak], artifacts=store).dispatch(ToolCall("c", "leak", {}), inject={"api_key": SECRET})
+    assert result.status == "succeeded"
+    for writer in (anthropic, openai_responses, gemini, mcp):
+        sent = _readings(writer.write_results([result], artifacts=store))
+        assert SECRET[:8] not in sent, (writer.__name__, case)

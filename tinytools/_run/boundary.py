@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from tinytools._results import (
-    ArtifactRef,
+    AudioContent,
+    ImageContent,
     JsonContent,
     PendingRequest,
     ResourceContent,
@@ -87,7 +88,8 @@ class Boundary:
         scrub = self.hook if secrets is None else self.scrubber(secrets)
         if scrub is not None:
             try:
-                result = _scrubbed(result, scrub, self.store)
+                media = _Media(self.store, secrets.scrub if secrets else None)
+                result = _scrubbed(result, scrub, media)
             except Exception as exc:  # a hook that raised, or nesting too deep to walk: show nothing
                 return _withheld(result, exc)
         if self.limit is not None:
@@ -178,7 +180,7 @@ class Boundary:
         )
 
 
-def _scrubbed(result: ToolResult, scrub: Callable[[str], str], store: ArtifactStore | None) -> ToolResult:
+def _scrubbed(result: ToolResult, scrub: Callable[[str], str], media: _Media) -> ToolResult:
     """The result with every model-facing string scrubbed, the text it gives included.
 
     An output read as JSON (no error, no content) is scrubbed as the text the model reads; only
@@ -191,7 +193,7 @@ def _scrubbed(result: ToolResult, scrub: Callable[[str], str], store: ArtifactSt
         error = StructuredError(scrub(error.code), scrub(error.message), _walk(error.details, scrub))
     content = result.content
     if content is not None:
-        content = [_block(block, scrub, store) for block in content]
+        content = [_block(block, scrub, media) for block in content]
     pending = result.pending
     if pending is not None:  # what it waits for is read by the model too
         request = PendingRequest(scrub(pending.request.message), _walk(pending.request.schema, scrub))
@@ -221,31 +223,71 @@ def _scrubbed(result: ToolResult, scrub: Callable[[str], str], store: ArtifactSt
     return sealed
 
 
-def _block(block: Any, scrub: Callable[[str], str], store: ArtifactStore | None) -> Any:
+def _block(block: Any, scrub: Callable[[str], str], media: _Media) -> Any:
     if isinstance(block, TextContent):
         return TextContent(scrub(block.text))
     if isinstance(block, JsonContent):
         return JsonContent(_walk(block.data, scrub))
-    if isinstance(block, ResourceContent):
-        return ResourceContent(scrub(block.uri), _scrubbed_text(block, scrub, store))
+    if isinstance(block, (ImageContent, AudioContent, ResourceContent)):
+        return media.sealed(block, scrub)
     return block
 
 
-def _scrubbed_text(block: ResourceContent, scrub: Callable[[str], str], store: ArtifactStore | None) -> ArtifactRef:
-    """The artifact of a text resource as the model may read it: a scrubbed copy when the text held a secret.
+class _Media:
+    """What a call's images, sounds and resources may show the model: their bytes are read back and checked.
 
-    A writer sends a text resource as text. Bytes the store cannot give back are sent by no writer.
+    A writer sends a block's bytes (as text for a text resource, else base64), so a text resource
+    is sent as a scrubbed copy when its text held a secret, and any other block whose bytes hold a
+    secret (as bytes, or as UTF-16 text at either alignment) is withheld: a note takes its place.
+    Bytes the store cannot give back are sent by no writer.
     """
-    if not block.textual or store is None:
-        return block.artifact
+
+    __slots__ = ("secrets", "store")
+
+    def __init__(self, store: ArtifactStore | None, secrets: Callable[[str], str] | None):
+        self.store = store
+        self.secrets = secrets
+        """The call's secrets' scrubber alone (no hook): what binary bytes are searched with."""
+
+    def sealed(self, block: Any, scrub: Callable[[str], str]) -> Any:
+        if isinstance(block, ResourceContent):
+            block = ResourceContent(scrub(block.uri), block.artifact)
+        ref = block.artifact
+        try:
+            data = self.store.get(ref.key) if self.store is not None else None
+        except KeyError:
+            data = None
+        if data is None:
+            return block
+        text = _text(data) if isinstance(block, ResourceContent) and block.textual else None
+        if text is not None:
+            clean = scrub(text)
+            if clean == text:
+                return block
+            assert self.store is not None
+            copy = self.store.put(clean.encode("utf-8", "surrogatepass"), ref.media_type, ref.metadata)
+            return ResourceContent(block.uri, copy)
+        if self.secrets is not None and _holds_secret(data, self.secrets):
+            return TextContent(f"[withheld: the {ref.media_type} artifact {ref.key} held a secret]")
+        return block
+
+
+def _text(data: bytes) -> str | None:
     try:
-        text = store.get(block.artifact.key).decode("utf-8")
-    except (KeyError, UnicodeDecodeError):
-        return block.artifact
-    clean = scrub(text)
-    if clean == text:
-        return block.artifact
-    return store.put(clean.encode("utf-8", "surrogatepass"), block.artifact.media_type, block.artifact.metadata)
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _holds_secret(data: bytes, scrub: Callable[[str], str]) -> bool:
+    """Whether some reading of ``data`` shows a secret: its bytes one to a character, UTF-8, or UTF-16."""
+    readings = (
+        data.decode("latin-1"),
+        data.decode("utf-8", "ignore"),
+        data.decode("utf-16-le", "ignore"),
+        data[1:].decode("utf-16-le", "ignore"),
+    )
+    return any(scrub(reading) != reading for reading in readings)
 
 
 def _walk(value: Any, scrub: Callable[[str], str]) -> Any:
