@@ -21,6 +21,7 @@ from mcp import Client
 
 from tinytools import ToolCall, adispatch
 from tinytools.providers.mcp import connect
+from tinytools.providers.mcp._cancellations import EARLY, Cancellations
 
 from .test_mcp_http import serving_cli
 
@@ -239,3 +240,13 @@ def test_a_cancellation_that_overtakes_its_request_keeps_the_request_from_runnin
     assert seen["answer"] == {"jsonrpc": "2.0", "id": 3, "error": {"code": -32800, "message": "Request cancelled"}}
     assert seen["after"] == seen["before"]  # the tool never ran
     assert seen["again"]["result"]["content"][0]["text"] == "next"
+
+
+def test_cancellations_kept_for_requests_to_come_stay_few_and_small() -> None:
+    table = Cancellations()
+    key = b"tt-" + b"0" * 32
+    table.cancel((key, "x" * 1_000_000))  # a long id is never kept for later
+    for number in range(5 * EARLY):
+        table.cancel((key, number))
+    assert len(table.early) == EARLY and (key, 0) not in table.early and (key, 5 * EARLY - 1) in table.early
+    assert table.came_first((key, 5 * EARLY - 1)) and not table.came_first((key, 5 * EARLY - 1))  # used up

@@ -21,7 +21,7 @@ import pytest
 import uvicorn
 from mcp.types import CallToolResult, JSONRPCResponse, ListToolsResult
 
-from tinytools import Injected, Progress, tool
+from tinytools import Injected, Progress, Tool, tool
 from tinytools.providers.mcp import http_app
 from tinytools.providers.mcp._server import Service
 
@@ -58,7 +58,22 @@ def balance(*, ledger: Annotated[dict[str, int], Injected]) -> int:
     return ledger["balance"]
 
 
-TOOLS = [add, steps, pay, balance]
+def _region(**arguments: Any) -> str:
+    return str(arguments.get("region"))
+
+
+region = Tool.from_schema(
+    "region",
+    "Say the region asked for (a 2026-07-28 client also sends it as the Mcp-Param-Region header).",
+    {
+        "type": "object",
+        "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+        "required": ["region"],
+        "additionalProperties": False,
+    },
+    _region,
+)
+TOOLS = [add, steps, pay, balance, region]
 
 
 def _port() -> int:
@@ -264,6 +279,10 @@ HOSTILE: dict[str, tuple[bytes, dict[str, str | None]]] = {
     "a numeric cursor": (_request("tools/list", {"cursor": 5}), {}),
     "a listing meta that is a number": (_request("tools/list", {"_meta": 5}), {}),
     "a listing progress token that is a float": (_request("tools/list", {"_meta": {"progressToken": 1.5}}), {}),
+    "client info without a version": (
+        _request("tools/list", {"_meta": {"io.modelcontextprotocol/clientInfo": {"name": "x"}}}),
+        {},
+    ),
     "arguments nested 250 deep": (
         _request("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}).replace(
             b'"b": 2}', b'"b": 2, "x": ' + b"[" * 250 + b"]" * 250 + b"}"
@@ -311,6 +330,19 @@ HOSTILE_MODERN: dict[str, tuple[bytes, dict[str, str | None]]] = {
     "an Mcp-Param header": (MODERN_CALL, {"mcp-param-a": "2"}),
     "a listing with a name header of a call": (_modern(GOOD["list"])[0], {"mcp-method": "tools/call"}),
     "a discovery": (_modern(_request("server/discover"))[0], {"mcp-method": "server/discover"}),
+    "capabilities that are not capabilities": (
+        _enveloped({**ENVELOPE, "io.modelcontextprotocol/clientCapabilities": {"roots": "x"}}),
+        {},
+    ),
+    "capabilities that are null": (_enveloped({**ENVELOPE, "io.modelcontextprotocol/clientCapabilities": None}), {}),
+    "client info without a version": (
+        _enveloped({**ENVELOPE, "io.modelcontextprotocol/clientInfo": {"name": "x"}}),
+        {},
+    ),
+    "a log level that is a number": (_enveloped({**ENVELOPE, "io.modelcontextprotocol/logLevel": 7}), {}),
+    "a tool whose argument travels in a header, without it": _modern(
+        _request("tools/call", {"name": "region", "arguments": {"region": "eu"}})
+    ),
 }
 
 

@@ -33,6 +33,8 @@ KEY_PREFIX = b"tt-"
 """How the session keys given here begin (then 32 hex digits): another id is the SDK's business."""
 EARLY = 1024
 """Most cancellations kept for requests not (or no longer) running."""
+LONGEST_ID = 128
+"""Longest string request id a cancellation is kept for before its request: the table stays small."""
 
 
 class Running:
@@ -84,6 +86,8 @@ class Cancellations:
         running = self.running.get(slot)
         if running is not None:
             running.cancel()
+            return
+        if isinstance(slot[1], str) and len(slot[1]) > LONGEST_ID:
             return
         self.early[slot] = None  # overtook its request, or came after its answer: kept a while
         if len(self.early) > EARLY:

@@ -132,6 +132,10 @@ class LeanPath:
         )
         """The sessionless protocol versions: each request says its version and the client's capabilities."""
         self.anyio = require("anyio", "mcp")
+        self.validate = require("mcp_types.methods", "mcp").validate_client_request
+        """The SDK's own check of a request's params for its protocol version (``_meta`` included)."""
+        self.headed = frozenset(tool.name for tool in service.tools if b'"x-mcp-header"' in _ENCODE(tool.input_schema))
+        """Tools whose arguments a 2026-07-28 client also sends as ``Mcp-Param-*`` headers, for the SDK to check."""
         self.cancellations = Cancellations()
         """The calls now running that a 2025 client's session key can cancel."""
 
@@ -169,7 +173,10 @@ class LeanPath:
         if request is None or request.jsonrpc != "2.0" or isinstance(request.id, bool):
             await self.app(scope, _replay(chunks, receive), send)
             return
-        if modern and not _enveloped(request, version, headers, scope["headers"]):
+        if modern and not _enveloped(request, version, headers, scope["headers"], self.headed):
+            await self.app(scope, _replay(chunks, receive), send)
+            return
+        if not self._valid(request, version):
             await self.app(scope, _replay(chunks, receive), send)
             return
         if request.method == "tools/list":
@@ -184,6 +191,15 @@ class LeanPath:
             await self.app(scope, _replay(chunks, receive), send)
             return
         await self._answer(call, request.id, key, scope, receive, send, self.stamp if modern else None)
+
+    def _valid(self, request: _Request, version: bytes) -> bool:
+        """Whether the SDK would take the request's params as they are (else it answers them itself)."""
+        try:
+            params = {key: msgspec.json.decode(value) for key, value in request.params.items()}
+            self.validate(request.method, version.decode(), params)
+        except Exception:  # a pydantic ValidationError, or a method or version the SDK does not know
+            return False
+        return True
 
     def _trusted(self, headers: dict[bytes, bytes]) -> bool:
         """Whether the ``Host`` and ``Origin`` pass the DNS rebinding protection (always, without it)."""
@@ -448,12 +464,20 @@ async def _respond(send: Send, body: bytes, *, status: int = 200) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def _enveloped(request: _Request, version: bytes, headers: dict[bytes, bytes], raw: list[tuple[bytes, bytes]]) -> bool:
+def _enveloped(
+    request: _Request,
+    version: bytes,
+    headers: dict[bytes, bytes],
+    raw: list[tuple[bytes, bytes]],
+    headed: frozenset[str],
+) -> bool:
     """Whether a 2026-07-28 request is one the SDK would serve as it is: its envelope and headers agree.
 
     ``_meta`` carries the header's protocol version and the client's capabilities, ``Mcp-Method``
-    names the body's method and, for a call, ``Mcp-Name`` its tool; no routing header comes
-    twice, and no ``Mcp-Param-*`` header asks for a check of its own. Anything else is the SDK's to refuse.
+    names the body's method and, for a call, ``Mcp-Name`` its tool (an ASCII name, sent as it is);
+    no routing header comes twice, no ``Mcp-Param-*`` header asks for a check of its own, and the
+    tool has no argument a client sends as such a header (``x-mcp-header``, in ``headed``).
+    Anything else is the SDK's to check.
     """
     try:
         meta = _param(request.params, "_meta")
@@ -464,7 +488,9 @@ def _enveloped(request: _Request, version: bytes, headers: dict[bytes, bytes], r
         return False
     if headers.get(b"mcp-method") != request.method.encode():
         return False
-    if request.method == "tools/call" and (not isinstance(name, str) or headers.get(b"mcp-name") != name.encode()):
+    if request.method == "tools/call" and (
+        not isinstance(name, str) or not name.isascii() or headers.get(b"mcp-name") != name.encode() or name in headed
+    ):
         return False
     seen = [key for key, _ in raw if key in _ROUTING or key.startswith(b"mcp-param-")]
     return len(seen) == len(set(seen)) and not any(key.startswith(b"mcp-param-") for key in seen)
