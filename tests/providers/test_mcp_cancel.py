@@ -250,3 +250,17 @@ def test_cancellations_kept_for_requests_to_come_stay_few_and_small() -> None:
         table.cancel((key, number))
     assert len(table.early) == EARLY and (key, 0) not in table.early and (key, 5 * EARLY - 1) in table.early
     assert table.came_first((key, 5 * EARLY - 1)) and not table.came_first((key, 5 * EARLY - 1))  # used up
+
+
+def test_a_sessionless_get_or_delete_is_the_sdks_to_answer_even_with_a_session_key(url: str) -> None:
+    async def ask() -> list[tuple[int, str | None]]:
+        headers = {
+            "mcp-session-id": "tt-" + "0" * 32,
+            "mcp-protocol-version": "2026-07-28",
+            "accept": "text/event-stream",
+        }
+        async with httpx2.AsyncClient(timeout=30) as http:
+            answers = [await http.get(url, headers=headers), await http.delete(url, headers=headers)]
+        return [(answer.status_code, answer.headers.get("allow")) for answer in answers]
+
+    assert _run(ask) == [(405, "POST"), (405, "POST")]

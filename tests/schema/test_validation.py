@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tinytools._errors import ArgumentsError, SchemaError
+from tinytools._schema.anchors import pointed
 from tinytools._schema.input_schema import MAX_SCHEMA_DEPTH, InputSchema, compile_validator
 from tinytools._schema.patterns import translate_pattern
 from tinytools._schema.references import Call, repeated_targets
@@ -878,3 +879,14 @@ def test_a_plain_name_anchor_is_written_as_the_pointer_it_stands_for() -> None:
     with pytest.raises(ArgumentsError) as leaf:
         schema.validate({"root": {}, "leaf": "x"})
     assert leaf.value.pointer == "/leaf"
+
+
+def test_anchors_nested_past_the_depth_limit_are_refused_as_too_deep() -> None:
+    node: dict[str, Any] = {"$anchor": "leaf", "type": "integer"}
+    for _ in range(300):
+        node = {"type": "object", "properties": {"x": node}}
+    deep = closed({"a": node, "b": {"$ref": "#leaf"}})
+    with pytest.raises(SchemaError, match="deeper than 128 levels"):
+        InputSchema.parse(deep)
+    with pytest.raises(SchemaError, match="deeper than 128 levels"):  # a remote output schema is not copied first
+        pointed(deep)

@@ -19,6 +19,8 @@ from tinytools._schema.keyword_order import SCHEMA_LISTS, SCHEMA_MAPS, SINGLE_SC
 
 __all__ = ["anchored", "pointed"]
 
+MAX_DEPTH = 128
+"""As deep as `tinytools._schema.input_schema` takes schemas to nest."""
 _NAME = re.compile(r"[A-Za-z_][-A-Za-z0-9._]*")
 """What 2020-12 allows an ``$anchor`` to be."""
 _FRAGMENT_SAFE = "/~!$&'()*+,;=:@?"
@@ -58,7 +60,7 @@ def pointed(schema: Any) -> Any:
         if name in places:
             raise SchemaError(f"$anchor {name!r} is given twice", pointer=f"{pointer}/$anchor")
         places[name] = pointer
-    return _rewritten(schema, places, "")
+    return _rewritten(schema, places, "")  # no deeper than _nodes walked
 
 
 def _rewritten(node: Any, places: dict[str, str], pointer: str) -> Any:
@@ -92,9 +94,15 @@ def _rewritten(node: Any, places: dict[str, str], pointer: str) -> Any:
 
 
 def _nodes(node: Any, pointer: str, depth: int) -> Iterator[tuple[dict[str, Any], str]]:
-    """Every subschema that is an object, with its JSON pointer (data such as ``default`` is not walked)."""
-    if node.__class__ is not dict or depth > 256:
+    """Every subschema that is an object, with its JSON pointer (data such as ``default`` is not walked).
+
+    Raises:
+        SchemaError: Subschemas nest deeper than any schema tinytools takes.
+    """
+    if node.__class__ is not dict:
         return
+    if depth > MAX_DEPTH:
+        raise SchemaError(f"schemas nest deeper than {MAX_DEPTH} levels", pointer=pointer)
     yield node, pointer
     for keyword, value in node.items():
         if keyword in SINGLE_SCHEMAS and value.__class__ is dict:

@@ -149,9 +149,15 @@ def write_results(results: Iterable[ToolResult], *, artifacts: Any = None) -> li
     return written
 
 
+_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+"""The images a ``tool_result`` takes; another (an SVG, say) is named in the text only."""
+
+
 def _block(item: Media) -> dict[str, Any] | None:
     """An image, PDF or text as a ``tool_result`` content block; None for what has no block here."""
     if isinstance(item.block, ImageContent):
+        if item.media_type not in _IMAGE_TYPES:
+            return None
         return {"type": "image", "source": {"type": "base64", "media_type": item.media_type, "data": item.base64}}
     if not isinstance(item.block, ResourceContent):
         return None

@@ -146,7 +146,8 @@ class LeanPath:
         headers = dict(reversed(scope["headers"]))  # the first of repeated headers, as the SDK reads
         key = session_key(headers)
         if scope["method"] != "POST":
-            if key is None or scope["method"] not in ("GET", "DELETE") or not self._trusted(headers):
+            sessionless = headers.get(b"mcp-protocol-version") in self.modern
+            if key is None or sessionless or scope["method"] not in ("GET", "DELETE") or not self._trusted(headers):
                 await self.app(scope, receive, send)
             elif scope["method"] == "GET":  # a stateless server has no stream of its own to offer
                 await _respond(send, b"", status=405)
