@@ -11,6 +11,7 @@ session. Raw HTTP requests check what the key allows: only its own client's call
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
@@ -264,3 +265,39 @@ def test_a_sessionless_get_or_delete_is_the_sdks_to_answer_even_with_a_session_k
         return [(answer.status_code, answer.headers.get("allow")) for answer in answers]
 
     assert _run(ask) == [(405, "POST"), (405, "POST")]
+
+
+async def _cancel_a_call_the_sdk_runs(url: str) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    tag = "[" * 200  # more brackets than the lean path reads: the SDK's own handling runs this call
+    async with httpx2.AsyncClient(timeout=30) as http:
+        key = await _handshake(http, url)
+        headers = {**AFTER_HANDSHAKE, "mcp-session-id": key}
+        seen["before"] = await _raw_counts(http, url, key, {"now": 0})
+
+        async def linger() -> None:
+            answer = await http.post(url, headers=headers, json=_call(21, "linger", {"tag": tag, "seconds": 600}))
+            seen["answer"] = _messages(answer.text)[-1]
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(linger)
+            seen["running"] = await _raw_counts(http, url, key, {"now": 1})
+            seen["cancel"] = (await http.post(url, headers=headers, json=_cancel(21))).status_code
+        seen["after"] = await _raw_counts(http, url, key, {"now": 0})
+        ended = await http.post(url, headers=headers, json=_call(22, "linger_end", {"tag": tag}))
+        seen["end"] = _messages(ended.text)[-1]["result"]["structuredContent"]
+    return seen
+
+
+def _messages(text: str) -> list[Any]:
+    """The JSON-RPC messages of a body: JSON, or an event stream's data lines."""
+    lines = [line[5:] for line in text.splitlines() if line.startswith("data:") and line[5:].strip()]
+    return [json.loads(line) for line in lines] if lines else [json.loads(text)]
+
+
+def test_a_cancellation_reaches_a_call_the_sdks_own_handling_runs(url: str) -> None:
+    seen = _run(_cancel_a_call_the_sdk_runs, url)
+    assert seen["running"]["now"] == 1 and seen["cancel"] == 202
+    assert seen["answer"]["error"] == {"code": -32800, "message": "Request cancelled"}
+    assert seen["after"] == {"now": 0, "cancelled": seen["before"]["cancelled"] + 1}
+    assert seen["end"] == {"result": "cancelled"}

@@ -21,7 +21,7 @@ import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-__all__ = ["Cancellations", "Running", "keyed", "session_key"]
+__all__ = ["Cancellations", "Running", "Slot", "keyed", "session_key"]
 
 Message = MutableMapping[str, Any]
 Send = Callable[[Message], Awaitable[None]]

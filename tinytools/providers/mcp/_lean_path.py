@@ -23,7 +23,7 @@ from tinytools._events import ToolProgress
 from tinytools._results import ToolCall
 from tinytools._run.tracing import within_trace
 from tinytools.providers._common import require
-from tinytools.providers.mcp._cancellations import Cancellations, keyed, session_key
+from tinytools.providers.mcp._cancellations import keyed, session_key
 from tinytools.providers.mcp._server import Service
 from tinytools.providers.mcp._sessions import request_context
 from tinytools.providers.mcp._wire import object_text
@@ -136,8 +136,8 @@ class LeanPath:
         """The SDK's own check of a request's params for its protocol version (``_meta`` included)."""
         self.headed = frozenset(tool.name for tool in service.tools if b'"x-mcp-header"' in _ENCODE(tool.input_schema))
         """Tools whose arguments a 2026-07-28 client also sends as ``Mcp-Param-*`` headers, for the SDK to check."""
-        self.cancellations = Cancellations()
-        """The calls now running that a 2025 client's session key can cancel."""
+        self.cancellations = service.cancellations
+        """The calls now running that a 2025 client's session key can cancel (the SDK's handling's too)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or _route_path(scope) != self.path:

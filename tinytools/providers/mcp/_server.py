@@ -39,6 +39,7 @@ from tinytools._run.failures import missing_value
 from tinytools._tool import Tool
 from tinytools._toolbox import Toolbox
 from tinytools.providers._common import require
+from tinytools.providers.mcp._cancellations import Cancellations, Slot, session_key
 from tinytools.providers.mcp._sessions import Inject, SessionContext, SessionValues, request_context
 from tinytools.providers.mcp._stdio import stdio_streams
 from tinytools.providers.mcp._wire import check_output, export_tools, sent_arguments, write_results
@@ -115,7 +116,7 @@ class Service:
     stateless requests with the same object, so both run calls alike.
     """
 
-    __slots__ = ("listed", "needs_values", "routes", "tools")
+    __slots__ = ("cancellations", "listed", "needs_values", "routes", "tools")
 
     def __init__(
         self,
@@ -131,6 +132,8 @@ class Service:
         self.needs_values = frozenset(tool.name for tool in self.tools if _takes_injected_values(tool))
         """The tools a call of which opens the session's injected values."""
         self.routes = _Routes(_opener(self.tools, dispatcher, dispatcher_factory, context, stores), inject)
+        self.cancellations = Cancellations()
+        """The calls of stateless HTTP clients now running, which their session key can cancel."""
 
     async def call(
         self, session: _Session, call: ToolCall, context: SessionContext, notify: Notify | None = None
@@ -156,6 +159,26 @@ class Service:
             if notify is not None:
                 self.routes.close(call.id)
         return write_results([result], artifacts=session.artifacts)[0]
+
+    async def _cancellable(
+        self, slot: Slot, session: _Session, call: ToolCall, context: SessionContext, notify: Notify | None
+    ) -> dict[str, Any]:
+        """`call`, kept where its client's ``notifications/cancelled`` finds it (the SDK's handling of a call).
+
+        Raises:
+            MCPError: The client cancelled the call (``Request cancelled``, as the lean path answers).
+        """
+        anyio = require("anyio", "mcp")
+        cancelled = require("mcp.shared.exceptions", "mcp").MCPError(code=-32800, message="Request cancelled")
+        if self.cancellations.came_first(slot):
+            raise cancelled
+        with anyio.CancelScope() as scope:
+            running = self.cancellations.start(slot, scope)
+            try:
+                return await self.call(session, call, context, notify)
+            finally:
+                self.cancellations.end(slot, running)
+        raise cancelled  # only reached when the scope was cancelled: by the client's cancellation
 
     @staticmethod
     def fault(name: str, call_id: str, doing: str) -> dict[str, Any]:
@@ -203,7 +226,11 @@ class Service:
                 else partial(_notify, context.session, token, getattr(context, "request_id", None))
             )
             before = session.revealed if self.tools.deferred else ()
-            answer = await self.call(session, call, _session_context(session, context), notify)
+            slot = _slot(context)
+            if slot is None:
+                answer = await self.call(session, call, _session_context(session, context), notify)
+            else:  # stateless HTTP: the client's cancellation, a request of its own, finds the call by its key
+                answer = await self._cancellable(slot, session, call, _session_context(session, context), notify)
             if self.tools.deferred and session.revealed != before:  # a search revealed tools: the list grew
                 await _list_changed(context)
             return types.CallToolResult.model_validate(answer)
@@ -390,6 +417,16 @@ def _session_context(session: _Session, context: Any) -> SessionContext:
         session_id=getattr(_connection(context), "session_id", None),
         protocol_version=getattr(context, "protocol_version", None),
     )
+
+
+def _slot(context: Any) -> Slot | None:
+    """The call as a stateless HTTP client's cancellation names it (its session key, the request id), or None."""
+    scope = getattr(getattr(context, "request", None), "scope", None)
+    request_id = getattr(context, "request_id", None)
+    if not isinstance(scope, Mapping) or not isinstance(request_id, int | str) or isinstance(request_id, bool):
+        return None
+    key = session_key(dict(reversed(scope.get("headers", []))))
+    return None if key is None else (key, request_id)
 
 
 def _connection(context: Any) -> Any:
