@@ -421,3 +421,30 @@ def test_a_search_that_reveals_tools_changes_the_sessions_list_and_says_so() -> 
     assert seen["after"] == ["weather_now", "search_tools", "convert_currency"]
     assert seen["converted"] is False
     assert seen["heard_again"].count("notifications/tools/list_changed") == 1  # only a new reveal is news
+
+
+async def _sessionless_search_then_call(shared: bool) -> dict[str, Any]:
+    catalog = Toolbox([weather_now, convert_currency], deferred=["convert_currency"])
+    catalog.search_tool(k=1)
+    options: dict[str, Any] = {"dispatcher": Dispatcher(catalog)} if shared else {}
+    with anyio.fail_after(WATCHDOG):
+        async with Client(mcp.build_server(catalog, **options)) as client:  # the default: 2026-07-28
+            seen: dict[str, Any] = {"version": client.protocol_version}
+            seen["listed"] = [item.name for item in (await client.list_tools()).tools]
+            found = await client.call_tool("search_tools", {"query": "convert euros currency"})
+            seen["found"] = "convert_currency" in found.content[0].text
+            converted = await client.call_tool("convert_currency", {"amount": 3, "to": "NOK"})
+            seen["converted"] = (converted.is_error, converted.content[0].text)
+            invalid = await client.call_tool("convert_currency", {"amount": "3", "to": "NOK"})
+            seen["invalid"] = (invalid.is_error, "Invalid arguments" in invalid.content[0].text)
+    return seen
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_under_the_sessionless_protocol_a_deferred_tool_the_search_found_can_be_called(shared: bool) -> None:
+    seen = anyio.run(_sessionless_search_then_call, shared)
+    assert seen["version"] in MODERN_PROTOCOL_VERSIONS
+    assert seen["listed"] == ["weather_now", "search_tools"]  # still left out of the listing
+    assert seen["found"] is True
+    assert seen["converted"] == (False, "3.0 EUR in NOK")
+    assert seen["invalid"] == (True, True)  # checked against its schema like any call

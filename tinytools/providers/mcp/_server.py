@@ -116,7 +116,7 @@ class Service:
     stateless requests with the same object, so both run calls alike.
     """
 
-    __slots__ = ("cancellations", "listed", "needs_values", "routes", "tools")
+    __slots__ = ("cancellations", "listed", "needs_values", "routes", "shared", "tools")
 
     def __init__(
         self,
@@ -134,6 +134,8 @@ class Service:
         self.routes = _Routes(_opener(self.tools, dispatcher, dispatcher_factory, context, stores), inject)
         self.cancellations = Cancellations()
         """The calls of stateless HTTP clients now running, which their session key can cancel."""
+        self.shared = dispatcher is not None
+        """Whether one dispatcher (one run) serves every session."""
 
     async def call(
         self, session: _Session, call: ToolCall, context: SessionContext, notify: Notify | None = None
@@ -226,6 +228,8 @@ class Service:
                 else partial(_notify, context.session, token, getattr(context, "request_id", None))
             )
             before = session.revealed if self.tools.deferred else ()
+            if self.tools.deferred and not self.shared and _sessionless(context):
+                _reveal_for_one_request(session, self.tools.get(params.name))
             slot = _slot(context)
             if slot is None:
                 answer = await self.call(session, call, _session_context(session, context), notify)
@@ -417,6 +421,25 @@ def _session_context(session: _Session, context: Any) -> SessionContext:
         session_id=getattr(_connection(context), "session_id", None),
         protocol_version=getattr(context, "protocol_version", None),
     )
+
+
+def _sessionless(context: Any) -> bool:
+    """Whether the request speaks a protocol with no session (2026-07-28): it is a run of its own."""
+    version = getattr(context, "protocol_version", None)
+    return isinstance(version, str) and version in require("mcp_types.version", "mcp").MODERN_PROTOCOL_VERSIONS
+
+
+def _reveal_for_one_request(session: _Session, tool: Tool[..., Any] | None) -> None:
+    """Let a sessionless request call a deferred tool: no earlier request's search can have revealed it.
+
+    Under 2026-07-28 every request is a session, so a search's reveal would last only its own
+    request and no client could ever call a deferred tool. The listing still leaves deferred tools
+    out (the model finds them with the search tool, whose answer shows their schemas); a call to
+    one is admitted, and checked against its schema like any other.
+    """
+    reveal = getattr(session.dispatcher, "reveal", None)
+    if tool is not None and tool.defer and reveal is not None:
+        reveal([tool.name])
 
 
 def _slot(context: Any) -> Slot | None:
