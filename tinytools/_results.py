@@ -85,7 +85,7 @@ class ArtifactRef(msgspec.Struct, frozen=True, omit_defaults=True):
     """Whatever the writer attached (tool name, call id, ...)."""
 
     @classmethod
-    def of(cls, data: bytes, media_type: str) -> ArtifactRef:
+    def of(cls, data: bytes, media_type: str, metadata: dict[str, Any] | None = None) -> ArtifactRef:
         """The reference any store gives ``data`` (stores are content-addressed), made without one.
 
         For a tool with no store at hand: ``ToolOutput(content=[ImageContent(ArtifactRef.of(png,
@@ -94,7 +94,7 @@ class ArtifactRef(msgspec.Struct, frozen=True, omit_defaults=True):
         import hashlib  # loaded by the first call that makes a reference, not by `import tinytools`
 
         digest = hashlib.sha256(data).hexdigest()
-        return cls(digest, len(data), media_type, digest)
+        return cls(digest, len(data), media_type, digest, dict(metadata or {}))
 
 
 class TextContent(msgspec.Struct, frozen=True, tag="text"):
@@ -138,6 +138,15 @@ class ResourceContent(msgspec.Struct, frozen=True, tag="resource"):
         """Whether its bytes are text (``text/*``, JSON or XML): read as text, and scrubbed of secrets as text."""
         kind = self.artifact.media_type.partition(";")[0].strip().lower()
         return kind.startswith("text/") or kind in _TEXT_TYPES or kind.endswith(("+json", "+xml"))
+
+    def text(self, data: bytes) -> str | None:
+        """Its bytes ``data`` as the text a writer sends, or None when they are not UTF-8 text."""
+        if not self.textual:
+            return None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
 
 
 _TEXT_TYPES = frozenset({"application/json", "application/xml", "application/yaml", "application/x-yaml"})

@@ -248,6 +248,8 @@ LEAKY = {
     "an svg image": (f"<svg><text>{SECRET}</text></svg>".encode(), "image/svg+xml", "image"),
     "a png with a text chunk": (PNG + f"tEXtkey\x00{SECRET}".encode(), "image/png", "image"),
     "a wav with a comment": (WAV + f"LIST{SECRET}".encode("utf-16-be"), "audio/wav", "audio"),
+    "a media type naming the key": (b"plain bytes", f"image/x-{SECRET}", "image"),
+    "a resource type naming the key": (b"plain bytes", f"text/plain; note={SECRET}", "resource"),
 }
 
 
@@ -277,8 +279,9 @@ def _readings(payload: Any) -> str:
     return "\n".join(found)
 
 
+@pytest.mark.parametrize("entry", ["dispatch", "adispatch"])
 @pytest.mark.parametrize("case", list(LEAKY))
-def test_no_writer_sends_a_secret_held_in_an_artifacts_bytes(case: str) -> None:
+def test_no_writer_sends_a_secret_held_in_an_artifacts_bytes(case: str, entry: str) -> None:
     data, media_type, kind = LEAKY[case]
     store = MemoryArtifactStore()
 
@@ -289,8 +292,13 @@ def test_no_writer_sends_a_secret_held_in_an_artifacts_bytes(case: str) -> None:
         block = {"image": ImageContent(ref), "audio": AudioContent(ref)}.get(kind, ResourceContent("file:///f", ref))
         return ToolOutput(None, content=[TextContent("see attached"), block])
 
-    result = Dispatcher([leak], artifacts=store).dispatch(ToolCall("c", "leak", {}), inject={"api_key": SECRET})
+    dispatcher, call = Dispatcher([leak], artifacts=store), ToolCall("c", "leak", {})
+    if entry == "dispatch":
+        result = dispatcher.dispatch(call, inject={"api_key": SECRET})
+    else:
+        result = asyncio.run(dispatcher.adispatch(call, inject={"api_key": SECRET}))
     assert result.status == "succeeded"
+    assert SECRET[:8] not in result.text()
     for writer in (anthropic, openai_responses, gemini, mcp):
         sent = _readings(writer.write_results([result], artifacts=store))
         assert SECRET[:8] not in sent, (writer.__name__, case)

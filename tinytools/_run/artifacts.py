@@ -50,8 +50,7 @@ def _sha256(data: bytes) -> str:
 
 
 def _reference(data: bytes, media_type: str, metadata: dict[str, Any] | None) -> ArtifactRef:
-    digest = _sha256(data)
-    return ArtifactRef(digest, len(data), media_type, digest, dict(metadata or {}))
+    return ArtifactRef.of(data, media_type, metadata)
 
 
 class MemoryArtifactStore:

@@ -250,16 +250,18 @@ class _Media:
         """The call's secrets' scrubber alone (no hook): what binary bytes are searched with."""
 
     def sealed(self, block: Any, scrub: Callable[[str], str]) -> Any:
-        if isinstance(block, ResourceContent):
-            block = ResourceContent(scrub(block.uri), block.artifact)
         ref = block.artifact
+        if scrub(ref.media_type) != ref.media_type:  # the text names it, and writers send it as a MIME type
+            return TextContent(f"[withheld: the artifact {ref.key} held a secret]")
+        if isinstance(block, ResourceContent):
+            block = ResourceContent(scrub(block.uri), ref)
         try:
             data = self.store.get(ref.key) if self.store is not None else None
         except KeyError:
             data = None
         if data is None:
             return block
-        text = _text(data) if isinstance(block, ResourceContent) and block.textual else None
+        text = block.text(data) if isinstance(block, ResourceContent) else None
         if text is not None:
             clean = scrub(text)
             if clean == text:
@@ -270,13 +272,6 @@ class _Media:
         if self.secrets is not None and _holds_secret(data, self.secrets):
             return TextContent(f"[withheld: the {ref.media_type} artifact {ref.key} held a secret]")
         return block
-
-
-def _text(data: bytes) -> str | None:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
 
 
 def _holds_secret(data: bytes, scrub: Callable[[str], str]) -> bool:

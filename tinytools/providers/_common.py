@@ -101,12 +101,7 @@ class Media(NamedTuple):
     @property
     def text(self) -> str | None:
         """A text resource's text (None for bytes that are not text)."""
-        if not isinstance(self.block, ResourceContent) or not self.block.textual:
-            return None
-        try:
-            return self.data.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
+        return self.block.text(self.data) if isinstance(self.block, ResourceContent) else None
 
     @property
     def file_name(self) -> str:
