@@ -104,19 +104,27 @@ class Ask:
 
     ``ask(message, schema)`` returns the answer when the call was resumed with one, and
     otherwise raises `NeedsInput`, which ends the call's turn ``pending``. Questions are matched
-    to answers by their order in the call; ``answers`` holds every answer given so far.
+    to answers by their order in the call; ``answers`` holds every answer given so far, and
+    ``state`` what the tool kept with the question last answered (``ask(..., state=...)``).
     """
 
-    __slots__ = ("answers", "asked")
+    __slots__ = ("answers", "asked", "state")
 
-    def __init__(self, answers: list[Any] | tuple[Any, ...] = ()):
+    def __init__(self, answers: list[Any] | tuple[Any, ...] = (), state: str | None = None):
         self.answers = list(answers)
         """The answers given so far, in the order the questions were asked."""
         self.asked = 0
         """How many questions this run of the tool has asked."""
+        self.state = state
+        """The ``state`` the tool kept with the question last answered (None if it kept none)."""
 
-    def __call__(self, message: str, schema: dict[str, Any] | None = None, *, ttl: float | None = None) -> Any:
+    def __call__(
+        self, message: str, schema: dict[str, Any] | None = None, *, ttl: float | None = None, state: str | None = None
+    ) -> Any:
         """The answer to this question (validated against ``schema``), or `NeedsInput`.
+
+        ``state`` is kept with the question, shown to no one, and read back as `Ask.state` by
+        the run the answer resumes.
 
         Raises:
             NeedsInput: The question has no answer yet.
@@ -124,7 +132,7 @@ class Ask:
         index, self.asked = self.asked, self.asked + 1
         if index < len(self.answers):
             return self.answers[index]
-        raise NeedsInput(message, schema, ttl=ttl)
+        raise NeedsInput(message, schema, ttl=ttl, state=state)
 
 
 class Discovery:

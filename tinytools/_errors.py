@@ -384,12 +384,17 @@ class NeedsInput(TinyToolsError):
         message: What the user is asked.
         schema: The JSON Schema the answer must match (any JSON value when None).
         ttl: Seconds the question may wait (by default the dispatcher's ``pending_ttl``).
+        state: Text the tool keeps with the question, shown to no one: the run of the tool that
+            the answer resumes reads it as `Ask.state` (such as a remote server's request state).
     """
 
-    def __init__(self, message: str, schema: dict[str, Any] | None = None, *, ttl: float | None = None):
+    def __init__(
+        self, message: str, schema: dict[str, Any] | None = None, *, ttl: float | None = None, state: str | None = None
+    ):
         self.message = message
         self.schema = schema
         self.ttl = ttl
+        self.state = state
         super().__init__(message)
 
 

@@ -1,4 +1,4 @@
-"""The MCP server scripts the provider tests start, the environment they start in, and `serving_http`.
+"""The MCP server scripts the provider tests start, the environment they start in, `serving_http`, `run_within`.
 
 A server subprocess gets ``PYTHONPATH`` pointing at the tinytools this process imported and at
 this checkout, so it runs the same code and can import the ``tests`` package.
@@ -12,8 +12,11 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
+
+import anyio
 
 import tinytools
 
@@ -60,3 +63,13 @@ def serving_http(argv: list[str], *extra: str) -> Iterator[str]:
     finally:
         process.kill()
         process.wait(10)
+
+
+def run_within(function: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+    """``anyio.run`` of ``function(*args)``, failed after a minute rather than hung."""
+
+    async def within() -> Any:
+        with anyio.fail_after(60):
+            return await function(*args)
+
+    return anyio.run(within)

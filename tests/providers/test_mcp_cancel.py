@@ -24,6 +24,7 @@ from tinytools import ToolCall, adispatch
 from tinytools.providers.mcp import connect
 from tinytools.providers.mcp._cancellations import EARLY, Cancellations
 
+from .servers import run_within
 from .test_mcp_http import serving_cli
 
 Counts = dict[str, int]
@@ -34,16 +35,6 @@ Call = Callable[[str, dict[str, Any]], Awaitable[Any]]
 def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with serving_cli(tmp_path_factory.mktemp("server") / "stderr.txt") as (endpoint, _):
         yield endpoint
-
-
-def _run(function: Callable[..., Awaitable[Any]], *args: Any) -> Any:
-    """``anyio.run`` of ``function(*args)``, failed after a minute rather than hung."""
-
-    async def within() -> Any:
-        with anyio.fail_after(60):
-            return await function(*args)
-
-    return anyio.run(within)
 
 
 async def _counts(call: Call, until: Counts | None = None, seconds: float = 10.0) -> Counts:
@@ -93,9 +84,9 @@ async def _with_connect(url: str) -> tuple[Counts, Counts, Counts, Any]:
 @pytest.mark.parametrize("client", ["legacy", "auto", "connect"])
 def test_a_cancelled_call_stops_its_tool_while_the_client_is_still_connected(url: str, client: str) -> None:
     if client == "connect":
-        before, running, after, again = _run(_with_connect, url)
+        before, running, after, again = run_within(_with_connect, url)
     else:
-        before, running, after, again = _run(_with_sdk_client, url, client)
+        before, running, after, again = run_within(_with_sdk_client, url, client)
     assert running["now"] == 1, running
     assert after == {"now": 0, "cancelled": before["cancelled"] + 1}  # the tool saw its token set
     assert again == "still here"  # and the session goes on
@@ -178,7 +169,7 @@ async def _two_clients_one_request_id(url: str) -> dict[str, Any]:
 
 
 def test_a_cancellation_reaches_only_a_call_of_its_own_clients_session(url: str) -> None:
-    seen = _run(_two_clients_one_request_id, url)
+    seen = run_within(_two_clients_one_request_id, url)
     mine, theirs = seen["keys"]
     assert mine != theirs and all(key.startswith("tt-") and len(key) == 35 for key in seen["keys"])
     assert seen["running"]["now"] == 1
@@ -215,7 +206,7 @@ async def _delete_and_get(url: str) -> dict[str, Any]:
 
 
 def test_a_clients_delete_ends_its_running_calls_and_its_get_finds_no_stream(url: str) -> None:
-    seen = _run(_delete_and_get, url)
+    seen = run_within(_delete_and_get, url)
     assert seen["get"] == 405
     assert seen["delete"] == 200
     assert seen["after"] == {"now": 0, "cancelled": seen["before"]["cancelled"] + 1}
@@ -236,7 +227,7 @@ async def _cancel_before_call(url: str) -> dict[str, Any]:
 
 
 def test_a_cancellation_that_overtakes_its_request_keeps_the_request_from_running(url: str) -> None:
-    seen = _run(_cancel_before_call, url)
+    seen = run_within(_cancel_before_call, url)
     assert seen["cancel"] == 202
     assert seen["answer"] == {"jsonrpc": "2.0", "id": 3, "error": {"code": -32800, "message": "Request cancelled"}}
     assert seen["after"] == seen["before"]  # the tool never ran
@@ -264,7 +255,7 @@ def test_a_sessionless_get_or_delete_is_the_sdks_to_answer_even_with_a_session_k
             answers = [await http.get(url, headers=headers), await http.delete(url, headers=headers)]
         return [(answer.status_code, answer.headers.get("allow")) for answer in answers]
 
-    assert _run(ask) == [(405, "POST"), (405, "POST")]
+    assert run_within(ask) == [(405, "POST"), (405, "POST")]
 
 
 async def _cancel_a_call_the_sdk_runs(url: str) -> dict[str, Any]:
@@ -296,7 +287,7 @@ def _messages(text: str) -> list[Any]:
 
 
 def test_a_cancellation_reaches_a_call_the_sdks_own_handling_runs(url: str) -> None:
-    seen = _run(_cancel_a_call_the_sdk_runs, url)
+    seen = run_within(_cancel_a_call_the_sdk_runs, url)
     assert seen["running"]["now"] == 1 and seen["cancel"] == 202
     assert seen["answer"]["error"] == {"code": -32800, "message": "Request cancelled"}
     assert seen["after"] == {"now": 0, "cancelled": seen["before"]["cancelled"] + 1}

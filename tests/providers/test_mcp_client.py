@@ -444,7 +444,8 @@ def test_a_tinytools_servers_pending_result_reads_as_pending_and_the_application
         pay = await run.adispatch(_call("pay", {"invoice": "A-7", "amount": 120}, id="p1"))
         assert deploy.pending is not None and pay.pending is not None
         deployed = await run.aresume(deploy.pending.handle, {"url": "https://api.example"})
-        refused = await run.aresume(pay.pending.handle, error="finance said no on the server")
+        # the server asks this client's user for the approval: the answer goes back to it
+        refused = await run.aresume(pay.pending.handle, {"approved": False, "reason": "finance said no"})
         ping = await run.adispatch(_call("ping", id="n1"))
         return box["deploy"].output_schema, deploy, pay, deployed, refused, ping
 
@@ -453,16 +454,18 @@ def test_a_tinytools_servers_pending_result_reads_as_pending_and_the_application
         target = [sys.executable, *argv] if transport == "stdio" else stack.enter_context(serving_http(argv))
         schema, deploy, pay, deployed, refused, ping = Remote(target, Path(os.devnull)).run(body)
     assert schema is not None  # deploy declares its output: a pending result is not an invalid output
-    for result, message in [
-        (deploy, "Run tool 'deploy' with the call's arguments, then resume it with the output."),
-        (pay, "Finance approves payments."),
+    for result, kind, message in [
+        (deploy, "external", "Run tool 'deploy' with the call's arguments, then resume it with the output."),
+        (pay, "input", "Finance approves payments."),
     ]:
         assert (result.status, result.is_error, result.error, result.output) == ("pending", False, None, None)
-        assert result.pending.kind == "external" and result.pending.request.message == message
+        assert result.pending.kind == kind and result.pending.request.message == message
         assert result.text() == f"Pending: {message}"
-    assert 0 < pay.pending.expires_at - time.time() <= 600  # the server's expiry
+    assert 0 < deploy.pending.expires_at - time.time() <= 3600  # the server's expiry
+    assert pay.pending.request.schema is not None and pay.pending.request.schema["required"] == ["approved"]
     assert (deployed.call_id, deployed.status, deployed.output) == ("d1", "succeeded", {"url": "https://api.example"})
     assert (refused.call_id, refused.status) == ("p1", "failed")
+    assert refused.error is not None and "finance said no" in refused.error.message  # the server's denial
     assert (ping.status, ping.output) == ("succeeded", {"result": "pong"})
 
 

@@ -19,9 +19,9 @@ from typing import Annotated, Any
 
 import pytest
 import uvicorn
-from mcp.types import CallToolResult, JSONRPCResponse, ListToolsResult
+from mcp.types import CallToolResult, InputRequiredResult, JSONRPCResponse, ListToolsResult
 
-from tinytools import Injected, Progress, Tool, tool
+from tinytools import Ask, Injected, Progress, Tool, tool
 from tinytools.providers.mcp import http_app
 from tinytools.providers.mcp._server import Service
 
@@ -73,7 +73,15 @@ region = Tool.from_schema(
     },
     _region,
 )
-TOOLS = [add, steps, pay, balance, region]
+
+
+@tool
+def confirm(what: str, ask: Ask) -> str:
+    """Ask the user to confirm something."""
+    return f"{what}: {ask(f'Confirm {what}?', {'type': 'boolean'})}"
+
+
+TOOLS = [add, steps, pay, balance, region, confirm]
 
 
 def _port() -> int:
@@ -230,6 +238,27 @@ def test_plain_requests_get_the_sdks_answer_from_the_lean_path(
     final = JSONRPCResponse.model_validate(lean_messages[-1])
     shape = ListToolsResult if case.startswith("list") else CallToolResult
     shape.model_validate(final.result)
+
+
+@pytest.mark.parametrize("shows_forms", [True, False])
+def test_a_question_is_asked_alike_by_the_lean_path_and_the_sdk(servers: dict[str, int], shows_forms: bool) -> None:
+    capabilities = {"elicitation": {"form": {}}} if shows_forms else {}
+    meta = {**ENVELOPE, "io.modelcontextprotocol/clientCapabilities": capabilities}
+    body, changes = _modern(_request("tools/call", {"name": "confirm", "arguments": {"what": "it"}, "_meta": meta}))
+    responses = _both(servers, body, **changes)
+    assert _answered_by_the_lean_path(responses["lean"]) and not _answered_by_the_lean_path(responses["sdk"])
+    answers = []
+    for response in responses.values():
+        (message,) = _messages(response)
+        result = message["result"]
+        assert (result.pop("requestState", None) is not None) is shows_forms  # each server's own handle
+        if not shows_forms:
+            result["_meta"]["tinytools/pending"].pop("handle")
+            result["_meta"]["tinytools/pending"].pop("expires_at")
+        answers.append(message)
+    assert answers[0] == answers[1]
+    shape = InputRequiredResult if shows_forms else CallToolResult
+    shape.model_validate({**answers[0]["result"], "requestState": "s"} if shows_forms else answers[0]["result"])
 
 
 def test_progress_notifications_come_before_the_answer(servers: dict[str, int]) -> None:

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Annotated, Any
 
+import msgspec
 import pytest
 
 from tinytools import (
@@ -34,6 +35,7 @@ from tinytools import (
     ToolEvent,
     ToolPending,
     ToolPolicy,
+    ToolResult,
     tool,
 )
 from tinytools._run.journals import JournalEntry
@@ -86,7 +88,15 @@ def crunch(n: int, key: IdempotencyKey) -> dict[str, Any]:
     return {"n": n * 2, "key": str(key)}
 
 
-TOOLS = [pay, deploy, lookup, book, confirm, crunch]
+@tool
+def relay(question: str, ask: Ask) -> dict[str, Any]:
+    """Ask twice, keeping with each question where the exchange stands (as a remote server's state)."""
+    first = ask(question, {"type": "string"}, state=f"round-1 {question}")
+    second = ask(f"And then, after {ask.state}?", {"type": "string"}, state=f"round-2 {first}")
+    return {"answers": [first, second], "state": ask.state}
+
+
+TOOLS = [pay, deploy, lookup, book, confirm, crunch, relay]
 
 
 def defer(ttl: float | None = None) -> PolicyMiddleware:
@@ -253,6 +263,22 @@ def test_a_tool_asks_twice_and_each_answer_is_validated(tmp_path: Path) -> None:
     assert DONE == ["book LH1"]
 
 
+@pytest.mark.parametrize("journal", [True, False])
+def test_what_a_tool_keeps_with_its_question_comes_back_on_resume_and_is_shown_to_no_one(
+    tmp_path: Path, journal: bool
+) -> None:
+    dispatcher = make(tmp_path, journal=journal)
+    first = dispatcher.dispatch(ToolCall("c9", "relay", {"question": "Where?"}))
+    assert first.pending is not None and "round-1" not in msgspec.json.encode(first).decode()
+    assert [item.arguments for item in dispatcher.pending()] == [{"question": "Where?"}]
+    resumer = make(tmp_path, run="run-2") if journal else dispatcher  # another process, through the journal
+    second = resumer.resume(first.pending.handle, "north")
+    assert second.pending is not None and "round-2" not in msgspec.json.encode(second).decode()
+    assert second.pending.request.message == "And then, after round-1 Where??"  # the run the answer resumed read it
+    final = resumer.resume(second.pending.handle, "east")
+    assert final.output == {"answers": ["north", "east"], "state": "round-2 north"}
+
+
 def test_needs_input_raised_directly_is_pending_with_its_schema_and_time(tmp_path: Path) -> None:
     waiting = make(tmp_path).dispatch(ToolCall("c5", "confirm", {"what": "the order"}))
     assert waiting.pending is not None and waiting.pending.kind == "input"
@@ -343,6 +369,25 @@ def test_every_entry_point_returns_pending_results_that_resume(tmp_path: Path, e
     handles = [result.pending.handle for result in results if result.pending is not None]
     assert dispatcher.resume(handles[0], {"approved": True}).output == "paid 3"
     assert asyncio.run(dispatcher.aresume(handles[1], {"done": True})).output == {"done": True}
+
+
+@pytest.mark.parametrize("journal", [True, False])
+def test_poll_and_cancel_from_async_code_end_as_their_sync_forms_do(tmp_path: Path, journal: bool) -> None:
+    dispatcher = make(tmp_path, journal=journal)
+    waiting = [dispatcher.dispatch(ToolCall(f"c{n}", "pay", {"amount": n})) for n in (1, 2)]
+    handles = [result.pending.handle for result in waiting if result.pending is not None]
+
+    async def in_async_code() -> list[ToolResult]:
+        polled = await dispatcher.apoll(handles[0])
+        cancelled = await dispatcher.acancel_pending(handles[0])
+        return [polled, cancelled, await dispatcher.apoll(handles[0])]
+
+    polled, cancelled, after = asyncio.run(in_async_code())
+    assert polled.status == "pending" and polled.call_id == "c1"
+    assert cancelled.status == "failed" and cancelled.error is not None and cancelled.error.code == "cancelled"
+    assert after == cancelled == dispatcher.poll(handles[0])
+    assert dispatcher.poll(handles[1]).status == "pending"  # the other call waits on
+    assert DONE == []
 
 
 def test_writers_render_a_pending_result_as_text_and_not_as_an_error(tmp_path: Path) -> None:

@@ -76,6 +76,7 @@ class CallState:
         "answered_by",
         "answers",
         "arguments",
+        "asked_state",
         "attempts",
         "call",
         "channel",
@@ -128,6 +129,8 @@ class CallState:
         """The validated arguments the journal keeps (its key's input)."""
         self.answers: list[Any] | None = None
         """A resumed input call's answers so far (for its `Ask`)."""
+        self.asked_state: str | None = None
+        """What the tool kept with its question (`NeedsInput.state`): parked with it, and given back."""
         self.resumed = False
         """Whether the call was resumed from pending (it then runs, never waits again)."""
         self.waited: JournalEntry | None = None

@@ -428,6 +428,10 @@ class Dispatcher:
         """
         return drive(_pending().poll(self.pipeline, handle, self.scope(self._sync, None, None, None)))  # type: ignore[no-any-return]
 
+    async def apoll(self, handle: str) -> ToolResult:
+        """`poll` from async code."""
+        return await _pending().poll(self.pipeline, handle, self.scope(self._async, None, None, None))  # type: ignore[no-any-return]
+
     def expire(self, now: float | None = None) -> list[ToolResult]:
         """End every pending call in the journal whose time is up; their final results.
 
@@ -445,6 +449,11 @@ class Dispatcher:
         """
         scope = self.scope(self._sync, None, None, None)
         return drive(_pending().cancel_pending(self.pipeline, handle, scope))[0]  # type: ignore[no-any-return]
+
+    async def acancel_pending(self, handle: str) -> ToolResult:
+        """`cancel_pending` from async code."""
+        scope = self.scope(self._async, None, None, None)
+        return (await _pending().cancel_pending(self.pipeline, handle, scope))[0]  # type: ignore[no-any-return]
 
     def dispatch_many(
         self,

@@ -38,6 +38,8 @@ class Parked(msgspec.Struct):
     """The same arguments scrubbed of the call's secrets, as an inbox shows them."""
     trace: str | None = None
     """The W3C ``traceparent`` of the span of the call that parked, which its resumption links to."""
+    state: str | None = None
+    """What the tool kept with its question (`NeedsInput.state`), given back to it on resume."""
 
 
 _RESULT = msgspec.json.Decoder(ToolResult).decode

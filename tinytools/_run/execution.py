@@ -358,7 +358,7 @@ class Execution:
         if "key" in wants:
             values["key"] = IdempotencyKey(state.act or state.key or "")
         if "ask" in wants:
-            values["ask"] = Ask(state.answers or ())
+            values["ask"] = Ask(state.answers or (), state.asked_state)
         if "discovery" in wants:
             values["discovery"] = Discovery(lambda query, k: self.discover(state, query, k))
         if "plan" in wants:
@@ -445,6 +445,7 @@ class Execution:
         if isinstance(exc, ExecutorError):
             return self.failure(state, executor_failure(exc, call, plan.tool, start), exc), not last
         if isinstance(exc, NeedsInput):  # the tool waits for the user: the journal stage parks the call
+            state.asked_state = exc.state
             return waiting(call, plan.name, "input", exc.message, exc.schema, exc.ttl), False
         if isinstance(exc, TooLarge):  # a text stream past the budget, with no store to take it
             return self.failure(state, self.boundary.too_large(call, plan.name, exc.size, start), None), False

@@ -96,6 +96,7 @@ async def _run(
     state.resumed = parked.kind != "approval"  # an approved call goes on as any call: an external one waits again
     state.waited = waited
     state.answers = list(parked.answers) + ([answer] if parked.kind == "input" else [])
+    state.asked_state = parked.state
     try:
         return await _go_on(pipeline, state, parked, answer, error)
     except BaseException as exc:  # the application's mistake: a call that did not act waits again

@@ -21,6 +21,12 @@ comes back is refused), and yields a `RemoteToolbox` of them. Each remote tool i
   server's text (code ``remote_error``). A tinytools server's pending result (its
   ``_meta["tinytools/pending"]`` record) is a pending call here (kind ``external``, raised as
   `WaitsElsewhere`): the application finishes it with the output once the server's side ends.
+- Questions: the client says it shows forms (elicitation). A sessionless server's
+  ``input_required`` answer (a question, or an approval it asks the user for) is a pending call
+  here (kind ``input``, its form the answer's schema); resuming it with the person's answer sends
+  the server the answer and its ``requestState`` (kept in the journal, so another process with
+  the same journal and signing key resumes it). A 2025 server's question in the middle of a call
+  is answered ``cancel``: nobody can answer before the call ends.
 - ``timeout=`` is each tool's timeout, so a timed-out (or cancelled) call ends
   ``outcome_unknown`` unless the tool is idempotent; the SDK then tells the server
   ``notifications/cancelled``. Progress notifications become `ToolProgress` events.
@@ -108,7 +114,10 @@ class _Link:
         self.refusal = require("mcp.shared.exceptions", "mcp").MCPError
         anyio = require("anyio", "mcp")
         self.lost = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError)
-        self.unreadable = require("pydantic", "mcp").ValidationError
+        pydantic = require("pydantic", "mcp")
+        self.unreadable = pydantic.ValidationError
+        self.results = pydantic.TypeAdapter(self.types.CallToolResult | self.types.InputRequiredResult)
+        """How a call's answer is read: a result, or the server's questions (``input_required``)."""
         """The event loop the session lives on: calls from any other cannot use it."""
         self.ended = False
         """Whether `connect`'s block has ended: no new session is opened after that."""
@@ -129,7 +138,9 @@ class _Link:
     async def _hold(self, ready: asyncio.Future[ClientSession]) -> None:
         closing = self._closing
         try:
-            async with self.sdk.Client(_server(self.target), mode=self.mode) as client:  # negotiates as mcp.Client
+            # negotiates as mcp.Client; says it shows forms, which a sessionless server asks as input_required
+            client_of = self.sdk.Client(_server(self.target), mode=self.mode, elicitation_callback=_in_call)
+            async with client_of as client:
                 ready.set_result(client.session)
                 await closing.wait()
         except BaseException as exc:  # handed to whoever waits for the session
@@ -184,13 +195,31 @@ class _Link:
             return
         raise ExecutorError("executor_unavailable", reason, may_have_acted=False)
 
-    async def call(self, name: str, arguments: dict[str, Any], progress: Progress | None) -> types.CallToolResult:
+    async def call(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        progress: Progress | None,
+        responses: dict[str, Any] | None = None,
+        state: str | None = None,
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """Send one call (with a retry's ``responses`` and ``state``, see `Send`); the server's result.
+
+        Raises:
+            ToolError: The server refused the request.
+            ExecutorError: The call cannot be sent, the server dropped, or its answer cannot be read.
+        """
         self._refuse()
         session = self.session or await self._session()
         types = self.types
-        request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
+        params = types.CallToolRequestParams(name=name, arguments=arguments)
+        if responses is not None or state is not None:  # a retry: the person's answer to the server's question
+            params = types.CallToolRequestParams(
+                name=name, arguments=arguments, input_responses=responses, request_state=state
+            )
+        request = types.CallToolRequest(params=params)
         try:
-            return await session.send_request(request, types.CallToolResult, progress_callback=_reporter(progress))
+            return await session.send_request(request, self.results, progress_callback=_reporter(progress))
         except self.refusal as exc:
             if exc.code != types.CONNECTION_CLOSED:
                 raise ToolError(f"The server refused the call: {exc.error.message}", code="remote_error") from None
@@ -203,6 +232,15 @@ class _Link:
         if self.session is session:
             self.session = None
         raise ExecutorError("worker_lost", f"the MCP server {self.label} dropped: {problem!r}", may_have_acted=True)
+
+
+async def _in_call(context: Any, params: Any) -> Any:
+    """A 2025 server's question in the middle of a call: nobody is there to answer it before the call ends.
+
+    Answered ``cancel`` (dismissed): a call waits for a person only as a pending call, which a
+    2026-07-28 server asks for with ``input_required``.
+    """
+    return require("mcp.types", "mcp").ElicitResult(action="cancel")
 
 
 def _reporter(progress: Progress | None) -> Any:

@@ -57,7 +57,8 @@ def http_app(
         version: The server version reported to clients (by default tinytools' own).
         instructions: Optional instructions for the client's model.
         **options: Those of `build_server` that say how calls run (``dispatcher_factory``,
-            ``dispatcher``, ``inject``, ``context``, ``stores``).
+            ``dispatcher``, ``inject``, ``context``, ``stores``) and ``elicit`` (whether a
+            client that shows forms is asked what a pending call waits for).
 
     Raises:
         ImportError: The ``mcp`` extra is not installed.

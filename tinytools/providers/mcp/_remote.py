@@ -6,20 +6,29 @@ enforced here through `InputSchema.parse` (closed when it does not say), the out
 through `compile_validator`; each that cannot be enforced is named in the refusal, and relaxed
 alone when the application keeps the tool with ``unenforced=``. A result is read by one rule:
 an error, a tinytools server's pending record, the structured content, or the text.
+
+A server that answers a call ``input_required`` (2026-07-28) asks a person something through
+its form-mode elicitations: the call ends its turn pending (kind ``input``) with the form as the
+answer's schema, keeping the server's ``requestState`` with the question (`NeedsInput.state`,
+in the journal). `Dispatcher.resume` with the answer runs the tool again, which sends the
+server the answer and the state; a server that asks again makes the call pending again. A form
+that only says "wait" (no question) is asked again after a short pause, a few times.
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import inspect
+import json
 import time
 from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from tinytools._context import Progress
-from tinytools._errors import SchemaError, ToolError, WaitsElsewhere, shorten
+from tinytools._context import Ask, Progress
+from tinytools._errors import NeedsInput, SchemaError, ToolError, WaitsElsewhere, shorten
 from tinytools._results import Pending
 from tinytools._schema.anchors import pointed
 from tinytools._schema.input_schema import InputSchema, compile_validator
@@ -33,11 +42,21 @@ if TYPE_CHECKING:  # the SDK loads when a client connects, not when tinytools.pr
 
 __all__ = ["Send", "remote_tool"]
 
-Send = Callable[[str, dict[str, Any], "Progress | None"], Awaitable["types.CallToolResult"]]
-"""Sends one call (the server's tool name, the arguments, the call's progress) and returns the server's result."""
+Send = Callable[
+    [str, dict[str, Any], "Progress | None", "dict[str, Any] | None", "str | None"],
+    Awaitable["types.CallToolResult | types.InputRequiredResult"],
+]
+"""Sends one call (the server's tool name, the arguments, the call's progress, and for a retry the
+responses to the server's questions and its ``requestState``) and returns the server's result."""
 
 _PROGRESS = "__tinytools_progress"
 """The hidden parameter a remote tool's `Progress` comes in by (no schema property can hide it)."""
+_ASK = "__tinytools_ask"
+"""The hidden parameter a remote tool's `Ask` comes in by: the answers to a server's questions."""
+WAITS = 10
+"""How many times a call is sent again when its server answers ``input_required`` with no question."""
+_DONE = {"type": "object", "properties": {}, "additionalProperties": False}
+"""The answer to a question asked as a link to open: ``{}`` once the person is done there."""
 
 
 def remote_tool(
@@ -181,14 +200,25 @@ def _slots(schema: InputSchema) -> tuple[Slot, ...]:
     """Each argument by keyword, and the hidden `Progress` the pipeline injects."""
     kind = inspect.Parameter.KEYWORD_ONLY
     given = tuple(Slot(prop, kind=kind, default=EMPTY) for prop in schema.properties)
-    return (*given, Slot(_PROGRESS, kind=kind, default=None, injection=Injection("progress", "progress")))
+    progress = Slot(_PROGRESS, kind=kind, default=None, injection=Injection("progress", "progress"))
+    return (*given, progress, Slot(_ASK, kind=kind, default=None, injection=Injection("ask", "ask")))
 
 
 def _caller(send: Send, name: str, structured: bool) -> Any:
     async def call_remote(**arguments: Any) -> Any:
         progress = arguments.pop(_PROGRESS, None)
-        result = await send(name, arguments, progress)
-        return _read(result, structured)
+        ask: Ask | None = arguments.pop(_ASK, None)
+        responses, state = _answered(ask)
+        pause = 0.05
+        for _ in range(WAITS + 1):
+            result = await send(name, arguments, progress, responses, state)
+            if getattr(result, "result_type", None) != "input_required":
+                return _read(result, structured)  # type: ignore[arg-type]
+            if getattr(result, "input_requests", None):
+                raise _question(result)
+            await asyncio.sleep(pause)  # the server asks for nothing but a little time
+            pause, responses, state = min(pause * 2, 0.25), None, getattr(result, "request_state", None)
+        raise WaitsElsewhere("The MCP server keeps asking the call to wait; it waits there.")
 
     call_remote.__name__ = call_remote.__qualname__ = f"remote_{name}"
     return call_remote
@@ -206,10 +236,10 @@ def _read(result: types.CallToolResult, structured: bool) -> Any:
     if kind not in (None, "complete"):  # the protocol's own waiting results: input asked for, or a task
         asked = "asks for input" if kind == "input_required" else f"answered {shorten(str(kind), 40)!r}"
         raise WaitsElsewhere(f"The MCP server {asked}; the call waits there. {text}".strip())
+    if result.meta and PENDING_META in result.meta:  # (an error for a tool that lists its output)
+        raise _waits(result.meta[PENDING_META], text)
     if result.is_error:
         raise ToolError(text or "The remote tool failed and said nothing.", code="remote_error")
-    if result.meta and PENDING_META in result.meta:
-        raise _waits(result.meta[PENDING_META], text)
     if result.structured_content is not None:
         return result.structured_content
     if structured:
@@ -217,6 +247,46 @@ def _read(result: types.CallToolResult, structured: bool) -> Any:
             "The remote tool declares an output schema but sent no structured content.", code="invalid_output"
         )
     return text
+
+
+def _question(result: Any) -> NeedsInput:
+    """What the server asks (its form-mode and link elicitations) as one question for a person.
+
+    Raises:
+        ToolError: The server asks for something else (a sampling, the roots), which no person answers here.
+    """
+    asked: list[tuple[str, str, dict[str, Any]]] = []  # (key, message, the answer's schema)
+    for key, request in result.input_requests.items():
+        params: Any = getattr(request, "params", None)
+        mode = getattr(params, "mode", None)
+        if getattr(request, "method", None) != "elicitation/create" or mode not in ("form", "url"):
+            method = shorten(str(getattr(request, "method", "a request")), 60)
+            raise ToolError(
+                f"The MCP server asks for {method}, which this client does not answer.", code="remote_error"
+            )
+        message = params.message if mode == "form" else f"{params.message} Open {params.url}, then answer {{}}."
+        asked.append((key, message, dict(params.requested_schema) if mode == "form" else _DONE))
+    state = json.dumps({"keys": [key for key, _, _ in asked], "state": result.request_state})
+    if len(asked) == 1:
+        return NeedsInput(asked[0][1], asked[0][2], state=state)
+    schema = {
+        "type": "object",
+        "properties": {key: schema for key, _, schema in asked},
+        "required": [key for key, _, _ in asked],
+        "additionalProperties": False,
+    }
+    return NeedsInput("\n".join(f"{key}: {message}" for key, message, _ in asked), schema, state=state)
+
+
+def _answered(ask: Ask | None) -> tuple[dict[str, Any] | None, str | None]:
+    """The responses and ``requestState`` a resumed call sends: the person's last answer to the server's question."""
+    if ask is None or not ask.answers or ask.state is None:
+        return None, None
+    kept = json.loads(ask.state)
+    keys, answer = kept["keys"], ask.answers[-1]
+    answers = {keys[0]: answer} if len(keys) == 1 else answer
+    responses = {key: {"action": "accept", "content": answers[key] or None} for key in keys}
+    return responses, kept["state"]
 
 
 def _waits(record: object, text: str) -> WaitsElsewhere:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import msgspec
 
 from tinytools._context import RunContext
-from tinytools._errors import InjectionError
+from tinytools._errors import InjectionError, PendingError
 from tinytools._events import ToolEvent, ToolOutputChunk, ToolProgress
 from tinytools._public import publish
 from tinytools._results import StructuredError, ToolCall, ToolResult
@@ -40,9 +40,10 @@ from tinytools._tool import Tool
 from tinytools._toolbox import Toolbox
 from tinytools.providers._common import require
 from tinytools.providers.mcp._cancellations import Cancellations, Slot, session_key
+from tinytools.providers.mcp._input_required import Asked, answer_of, asks_forms, input_required
 from tinytools.providers.mcp._sessions import Inject, SessionContext, SessionValues, request_context
 from tinytools.providers.mcp._stdio import stdio_streams
-from tinytools.providers.mcp._wire import check_output, export_tools, sent_arguments, write_results
+from tinytools.providers.mcp._wire import check_output, export_tools, lists_output, sent_arguments, write_results
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -77,6 +78,7 @@ def build_server(
     name: str = "tinytools",
     version: str | None = None,
     instructions: str | None = None,
+    elicit: bool = True,
 ) -> Server[Any]:
     """An MCP server (``mcp.server.lowlevel.Server``) that lists and calls the tools.
 
@@ -99,13 +101,18 @@ def build_server(
         name: The server name reported to clients.
         version: The server version reported to clients (by default tinytools' own).
         instructions: Optional instructions for the client's model.
+        elicit: Ask a sessionless (2026-07-28) client that shows forms what a pending call waits
+            for: a tool's question, and a deferred approval, which is then the client's user's to
+            give (``input_required``; see `tinytools.providers.mcp._input_required`). False
+            keeps every pending call the application's to resume (`Dispatcher.pending`), as for
+            a 2025 client: its result carries the ``_meta`` record, and no retry can answer it.
 
     Raises:
         ImportError: The ``mcp`` extra is not installed.
         ValueError: More than one of ``dispatcher``, ``dispatcher_factory`` and
             ``context``/``stores`` says how calls run.
     """
-    service = Service(toolbox, dispatcher, dispatcher_factory, inject, context, stores)
+    service = Service(toolbox, dispatcher, dispatcher_factory, inject, context, stores, elicit=elicit)
     return service.server(name, version, instructions)
 
 
@@ -116,7 +123,7 @@ class Service:
     stateless requests with the same object, so both run calls alike.
     """
 
-    __slots__ = ("cancellations", "listed", "needs_values", "routes", "shared", "tools")
+    __slots__ = ("asked", "cancellations", "elicit", "listed", "needs_values", "routes", "shared", "tools")
 
     def __init__(
         self,
@@ -126,6 +133,8 @@ class Service:
         inject: Inject | None = None,
         context: RunContext | None = None,
         stores: Mapping[str, Any] | None = None,
+        *,
+        elicit: bool = True,
     ) -> None:
         self.tools = toolbox if isinstance(toolbox, Toolbox) else Toolbox(toolbox)
         self.listed = export_tools(self.tools)
@@ -136,14 +145,26 @@ class Service:
         """The calls of stateless HTTP clients now running, which their session key can cancel."""
         self.shared = dispatcher is not None
         """Whether one dispatcher (one run) serves every session."""
+        self.elicit = elicit
+        """Whether a client that shows forms is asked what a pending call waits for."""
+        self.asked = Asked()
+        """The pending calls clients were asked about, by their handle (their ``requestState``)."""
 
     async def call(
-        self, session: _Session, call: ToolCall, context: SessionContext, notify: Notify | None = None
+        self,
+        session: _Session,
+        call: ToolCall,
+        context: SessionContext,
+        notify: Notify | None = None,
+        *,
+        asks: bool = False,
     ) -> dict[str, Any]:
         """Run one call in the session; its ``CallToolResult`` in MCP's wire shape.
 
         ``context`` is what the session's inject factory is given, if this call is the first to
         need its values; ``notify`` sends the call's progress to the client that asked for it.
+        ``asks``: the client shows forms, so a call that waits for a person is answered
+        ``input_required`` (when the server elicits).
         """
         try:
             inject = await session.values.get(context) if call.name in self.needs_values else None
@@ -160,12 +181,85 @@ class Service:
         finally:
             if notify is not None:
                 self.routes.close(call.id)
-        return write_results([result], artifacts=session.artifacts)[0]
+        return self._written(session.dispatcher, result, asks)
 
-    async def _cancellable(
-        self, slot: Slot, session: _Session, call: ToolCall, context: SessionContext, notify: Notify | None
+    def _written(self, dispatcher: AsyncDispatcher, result: ToolResult, asks: bool) -> dict[str, Any]:
+        """A result in MCP's wire shape: ``input_required`` for a pending call the client is asked about."""
+        if asks and self.elicit and result.pending is not None and hasattr(dispatcher, "aresume"):
+            asking = input_required(result)
+            if asking is not None:
+                self.asked.add(result.pending.handle, dispatcher, result.name, result.pending.expires_at)
+                return asking
+        written = write_results([result], artifacts=getattr(dispatcher, "artifacts", None))[0]
+        if result.pending is not None and lists_output(self.tools.get(result.name)):
+            written["isError"] = True  # a result that is not an error must carry the structure its tool lists
+        return written
+
+    async def answer(
+        self,
+        session: _Session,
+        request: tuple[str, object, object],
+        context: SessionContext,
+        notify: Notify | None = None,
+        *,
+        asks: bool = False,
     ) -> dict[str, Any]:
-        """`call`, kept where its client's ``notifications/cancelled`` finds it (the SDK's handling of a call).
+        """Resume the pending call a retry's ``requestState`` names with its ``inputResponses``.
+
+        ``request`` is the retry's tool name, ``requestState`` and ``inputResponses``. The call
+        runs in the dispatcher that holds it, with this request's injected values; its result is
+        answered as `call` answers (asked again when it waits anew, or when the response is missing
+        or does not match the form's schema).
+
+        Raises:
+            MCPError: The state is not one this server asked about (or its call ended), or it is
+                a call of another tool (``INVALID_PARAMS``).
+        """
+        name, state, responses = request
+        found = self.asked.get(state)
+        if found is None or found[1] != name:
+            raise _invalid(f"requestState is not a pending call of tool {name!r} that this server asked about")
+        dispatcher, _ = found
+        handle = str(state)
+        try:
+            now = await dispatcher.apoll(handle)
+        except PendingError:
+            self.asked.forget(handle)
+            raise _invalid("the call this requestState names is no longer known to this server") from None
+        if now.pending is None or now.pending.handle != handle:  # ended, or moved on by another retry
+            self.asked.forget(handle)
+            return self._written(dispatcher, check_output(now, self.tools.get(name)), asks)
+        verdict, value = answer_of(now, responses)
+        if verdict == "none":
+            return self._written(dispatcher, now, asks)
+        if notify is not None:
+            self.routes.open(now.call_id, notify)
+        try:
+            if verdict == "declined" and now.pending.kind == "input":
+                result = await dispatcher.acancel_pending(handle)
+            else:
+                if verdict == "declined":
+                    value = {"approved": False, "reason": "The user declined."}
+                inject = await session.values.get(context) if name in self.needs_values else None
+                result = await dispatcher.aresume(handle, value, inject=inject)
+        except PendingError as exc:  # the answer does not match the form's schema: asked again, saying why
+            if exc.code != "invalid_answer":
+                raise _invalid(f"the call this requestState names cannot be resumed: {exc}") from None
+            request_ = msgspec.structs.replace(now.pending.request, message=f"{exc} {now.pending.request.message}")
+            again = msgspec.structs.replace(now, pending=msgspec.structs.replace(now.pending, request=request_))
+            return self._written(dispatcher, again, asks)
+        except InjectionError as exc:
+            return self._written(dispatcher, _missing_value(ToolCall(now.call_id, name, {}), exc), asks)
+        except Exception:  # an application dispatcher that raised: logged, never sent
+            return self.fault(name, now.call_id, "resuming the call")
+        finally:
+            if notify is not None:
+                self.routes.close(now.call_id)
+        self.asked.forget(handle)  # its call ended, or waits again under a new handle
+        return self._written(dispatcher, check_output(result, self.tools.get(name)), asks)
+
+    async def _cancellable(self, slot: Slot, work: Awaitable[dict[str, Any]]) -> dict[str, Any]:
+        """``work`` (a call, or a retry's answer), kept where its client's ``notifications/cancelled`` finds it.
 
         Raises:
             MCPError: The client cancelled the call (``Request cancelled``, as the lean path answers).
@@ -173,11 +267,13 @@ class Service:
         anyio = require("anyio", "mcp")
         cancelled = require("mcp.shared.exceptions", "mcp").MCPError(code=-32800, message="Request cancelled")
         if self.cancellations.came_first(slot):
+            if hasattr(work, "close"):
+                work.close()  # never awaited: the client gave it up first
             raise cancelled
         with anyio.CancelScope() as scope:
             running = self.cancellations.start(slot, scope)
             try:
-                return await self.call(session, call, context, notify)
+                return await work
             finally:
                 self.cancellations.end(slot, running)
         raise cancelled  # only reached when the scope was cancelled: by the client's cancellation
@@ -228,15 +324,25 @@ class Service:
                 else partial(_notify, context.session, token, getattr(context, "request_id", None))
             )
             before = session.revealed if self.tools.deferred else ()
-            if self.tools.deferred and not self.shared and _sessionless(context):
+            sessionless = _sessionless(context)
+            if self.tools.deferred and not self.shared and sessionless:
                 _reveal_for_one_request(session, self.tools.get(params.name))
+            raw = context.params if isinstance(context.params, Mapping) else {}
+            asks = sessionless and asks_forms(raw.get("_meta"))
+            held = _session_context(session, context)
+            if sessionless and ("requestState" in raw or "inputResponses" in raw):  # a retry answering a question
+                work = self.answer(
+                    session, (params.name, raw.get("requestState"), raw.get("inputResponses")), held, notify, asks=asks
+                )
+            else:
+                work = self.call(session, call, held, notify, asks=asks)
             slot = _slot(context)
-            if slot is None:
-                answer = await self.call(session, call, _session_context(session, context), notify)
-            else:  # stateless HTTP: the client's cancellation, a request of its own, finds the call by its key
-                answer = await self._cancellable(slot, session, call, _session_context(session, context), notify)
+            # stateless HTTP: the client's cancellation, a request of its own, finds the call by its key
+            answer = await (work if slot is None else self._cancellable(slot, work))
             if self.tools.deferred and session.revealed != before:  # a search revealed tools: the list grew
                 await _list_changed(context)
+            if answer.get("resultType") == "input_required":
+                return types.InputRequiredResult.model_validate(answer)
             return types.CallToolResult.model_validate(answer)
 
         server: Server[Any] = lowlevel.Server(
@@ -298,6 +404,12 @@ def _opener(
         return made
 
     return open_session
+
+
+def _invalid(message: str) -> Exception:
+    """The JSON-RPC error of a retry whose params cannot be taken (``INVALID_PARAMS``)."""
+    error: Exception = require("mcp.shared.exceptions", "mcp").MCPError(code=-32602, message=message)
+    return error
 
 
 def _takes_injected_values(tool: Tool[..., Any]) -> bool:
@@ -500,7 +612,7 @@ def serve(toolbox: Iterable[Tool[..., Any]], **options: Any) -> None:
     """Run the tools as an MCP server over stdio, blocking until the client disconnects.
 
     Options are those of `build_server` (``dispatcher``, ``dispatcher_factory``, ``inject``,
-    ``context``, ``stores``, ``name``, ``version``, ``instructions``).
+    ``context``, ``stores``, ``name``, ``version``, ``instructions``, ``elicit``).
 
     Raises:
         ImportError: The ``mcp`` extra is not installed.

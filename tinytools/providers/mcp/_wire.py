@@ -96,6 +96,11 @@ def tool_annotations(tool: Tool[..., Any]) -> dict[str, bool]:
     return hints
 
 
+def lists_output(tool: Tool[..., Any] | None) -> bool:
+    """Whether the tool is listed with an ``outputSchema``: a result that is not an error must then carry it."""
+    return tool is not None and _output(tool).schema is not None
+
+
 def _output(tool: Tool[..., Any]) -> _Output:
     cached = _OUTPUTS.get(tool)
     if cached is None:
@@ -214,7 +219,9 @@ def write_results(results: Iterable[ToolResult], *, artifacts: Any = None) -> li
     when the model reads the output itself: as it is when it is an object, else as
     ``{"result": output}``. A result whose content stands in for its output (a summary, a stored
     output's note) has none. Failures set ``isError``. A pending result reads ``Pending: ...``,
-    is not an error, and carries its `Pending` record in ``_meta["tinytools/pending"]``. With
+    is not an error, and carries its `Pending` record in ``_meta["tinytools/pending"]`` (a server
+    marks it an error for a tool listed with an ``outputSchema``, whose results that are not errors
+    must carry structured content, which a waiting call has not got yet). With
     the dispatcher's ``artifacts`` store, a result's images, audio and resources follow its text as
     ``image``, ``audio`` and embedded ``resource`` content (a text resource as ``text``, any other
     as a base64 ``blob``).
