@@ -2,13 +2,14 @@
 
 Run as ``python mcp_asking_server.py --http PORT [--no-elicit]`` (the stateless
 streamable HTTP app on 127.0.0.1). ``pay`` needs an approval its approver defers; ``book`` asks
-for a seat and then a meal; ``survey`` asks with a schema no form can hold; ``acts`` says how
-often each tool acted.
+for a seat and then a meal; ``survey`` asks with a schema no form can hold; ``report`` runs in
+the background; ``deploy`` is external; ``acts`` says how often each tool acted.
 """
 
 from __future__ import annotations
 
 import sys
+import time
 from collections import Counter
 from functools import partial
 from typing import Any
@@ -47,13 +48,27 @@ def survey(ask: Ask) -> Any:
     return ask("Where do you live?", schema)
 
 
+@tool(background=True)
+def report(month: str) -> dict[str, str]:
+    """Build a monthly report in the background (a moment's work)."""
+    time.sleep(0.3)
+    ACTED["report"] += 1
+    return {"month": month, "report": "ready"}
+
+
+@tool(external=True)
+def deploy(service: str) -> dict[str, str]:
+    """Deploy a service (the server's application runs it elsewhere)."""
+    raise AssertionError("an external tool is never run by the dispatcher")
+
+
 @tool
 def acts() -> dict[str, int]:
     """How many times each tool acted."""
     return dict(ACTED)
 
 
-toolbox = Toolbox([pay, book, survey, acts])
+toolbox = Toolbox([pay, book, survey, report, deploy, acts])
 later = PolicyMiddleware([require_approval(lambda request: Approval.defer("Approve this payment?", ttl=600))])
 
 if __name__ == "__main__":

@@ -25,7 +25,8 @@ from mcp.shared.exceptions import MCPError
 
 from tinytools import Dispatcher, RunContext, SQLiteJournal, ToolCall
 from tinytools.providers.mcp import connect
-from tinytools.providers.mcp._input_required import FORM_KEY, asks_forms, form_of
+from tinytools.providers.mcp._handed import abilities
+from tinytools.providers.mcp._input_required import FORM_KEY, form_of
 
 from .servers import run_within, serving_http
 
@@ -244,7 +245,7 @@ async def _asked_through_connect(url: str, journal: Path) -> tuple[Any, Any]:
         return paying, booking
 
 
-def _resume_elsewhere(url: str, journal: Path, handle: str, answer: Any) -> dict[str, Any]:
+def resume_elsewhere(url: str, journal: Path, handle: str, answer: Any) -> dict[str, Any]:
     """Resume a pending call in another process, through the journal."""
     done = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(RESUMER), url, str(journal), handle, json.dumps(answer)],
@@ -266,13 +267,13 @@ def test_a_servers_question_is_a_pending_call_of_connect_that_another_process_re
     assert paying.pending.request.schema["required"] == ["approved"]
     assert "state" not in json.dumps(paying.pending.request.schema)  # the server's state is kept, never shown
     assert booking.pending.request.message == "Which seat?"
-    paid = _resume_elsewhere(url, journal, paying.pending.handle, {"approved": True})
+    paid = resume_elsewhere(url, journal, paying.pending.handle, {"approved": True})
     assert (paid["status"], paid["output"]) == ("succeeded", {"result": "paid D-1: 3"})
-    seat = _resume_elsewhere(url, journal, booking.pending.handle, {"answer": "3A"})
+    seat = resume_elsewhere(url, journal, booking.pending.handle, {"answer": "3A"})
     assert seat["status"] == "pending" and seat["pending"] != booking.pending.handle  # the server asks again
-    meal = _resume_elsewhere(url, journal, seat["pending"], {"meal": "fish"})
+    meal = resume_elsewhere(url, journal, seat["pending"], {"meal": "fish"})
     assert (meal["status"], meal["output"]) == ("succeeded", {"flight": "LH9", "seat": "3A", "meal": "fish"})
-    again = _resume_elsewhere(url, journal, paying.pending.handle, {"approved": True})  # a handle whose call ended
+    again = resume_elsewhere(url, journal, paying.pending.handle, {"approved": True})  # a handle whose call ended
     assert again == paid
 
 
@@ -333,19 +334,33 @@ def test_a_schema_with_any_field_a_form_cannot_hold_is_no_form(
 
 
 @pytest.mark.parametrize(
-    ("meta", "shows"),
+    ("meta", "takes"),
     [
-        ({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}, True),
-        ({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}, "url": {}}}}, True),
-        ({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {"url": {}}}}, False),
-        ({"io.modelcontextprotocol/clientCapabilities": {}}, False),
-        ({"io.modelcontextprotocol/clientCapabilities": {"elicitation": True}}, False),
-        ({}, False),
-        (None, False),
+        ({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}, {"forms"}),
+        ({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}, "url": {}}}}, {"forms"}),
+        ({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {"url": {}}}}, set()),
+        ({"io.modelcontextprotocol/clientCapabilities": {}}, set()),
+        ({"io.modelcontextprotocol/clientCapabilities": {"elicitation": True}}, set()),
+        (
+            {"io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}},
+            {"tasks"},
+        ),
+        ({"io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": 1}}}, set()),
+        (
+            {
+                "io.modelcontextprotocol/clientCapabilities": {
+                    "elicitation": {},
+                    "extensions": {"io.modelcontextprotocol/tasks": {}},
+                }
+            },
+            {"forms", "tasks"},
+        ),
+        ({}, set()),
+        (None, set()),
     ],
 )
-def test_only_a_client_that_says_it_shows_forms_is_asked(meta: Any, shows: bool) -> None:
-    assert asks_forms(meta) is shows
+def test_only_what_a_client_says_it_takes_is_sent_to_it(meta: Any, takes: set[str]) -> None:
+    assert abilities(meta) == takes
 
 
 async def _legacy_connect(url: str) -> Any:

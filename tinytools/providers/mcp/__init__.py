@@ -12,6 +12,11 @@ the command line. The package holds:
 - `tinytools.providers.mcp._server`: `build_server`, `aserve`, `serve`;
 - `tinytools.providers.mcp._cancellations`: session keys for stateless HTTP, and the running
   calls a 2025 client's cancellation reaches through them;
+- `tinytools.providers.mcp._handed`: the handles of pending calls handed to sessionless clients,
+  and what such a client takes (forms, tasks);
+- `tinytools.providers.mcp._input_required`: a pending call asked of the client as a form
+  (``input_required``), and the answer its retry brings;
+- `tinytools.providers.mcp._tasks`: a pending call as a task of MCP's tasks extension;
 - `tinytools.providers.mcp._lean_path`: plain ``tools/list`` and ``tools/call`` over stateless
   HTTP, both protocol eras, answered without the SDK;
 - `tinytools.providers.mcp._http`: `http_app`, `serve_http`, streamable HTTP (the SDK's app, the

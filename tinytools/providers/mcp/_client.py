@@ -27,6 +27,9 @@ comes back is refused), and yields a `RemoteToolbox` of them. Each remote tool i
   the server the answer and its ``requestState`` (kept in the journal, so another process with
   the same journal and signing key resumes it). A 2025 server's question in the middle of a call
   is answered ``cancel``: nobody can answer before the call ends.
+- Tasks: the client declares MCP's tasks extension. A call the server runs as a task is a pending
+  call here (kind ``input``, answered ``{}``); resuming it waits for the task (``tasks/get``) and
+  returns its result, and a wait given up asks the server to cancel the task (``tasks/cancel``).
 - ``timeout=`` is each tool's timeout, so a timed-out (or cancelled) call ends
   ``outcome_unknown`` unless the tool is idempotent; the SDK then tells the server
   ``notifications/cancelled``. Progress notifications become `ToolProgress` events.
@@ -45,7 +48,7 @@ import asyncio
 import contextlib
 import hashlib
 from collections.abc import AsyncIterator, Awaitable, Collection, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 from tinytools._context import Progress
 from tinytools._errors import ToolDefinitionError, ToolError, shorten
@@ -53,6 +56,7 @@ from tinytools._public import publish
 from tinytools._toolbox import Toolbox
 from tinytools.executors._failures import ExecutorError
 from tinytools.providers._common import require
+from tinytools.providers.mcp._handed import TASKS
 from tinytools.providers.mcp._remote import remote_tool
 
 if TYPE_CHECKING:  # the SDK loads when a client connects, not when tinytools.providers.mcp is imported
@@ -116,8 +120,11 @@ class _Link:
         self.lost = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError)
         pydantic = require("pydantic", "mcp")
         self.unreadable = pydantic.ValidationError
-        self.results = pydantic.TypeAdapter(self.types.CallToolResult | self.types.InputRequiredResult)
-        """How a call's answer is read: a result, or the server's questions (``input_required``)."""
+        self.task_models = _task_models(self.types)
+        """How a task of the tasks extension is read, and the request of ``tasks/get`` and ``tasks/cancel``."""
+        answers = self.types.CallToolResult | self.types.InputRequiredResult | self.task_models[0]
+        self.results = pydantic.TypeAdapter(answers)
+        """How a call's answer is read: a result, the server's questions (``input_required``), or a task."""
         """The event loop the session lives on: calls from any other cannot use it."""
         self.ended = False
         """Whether `connect`'s block has ended: no new session is opened after that."""
@@ -139,7 +146,10 @@ class _Link:
         closing = self._closing
         try:
             # negotiates as mcp.Client; says it shows forms, which a sessionless server asks as input_required
-            client_of = self.sdk.Client(_server(self.target), mode=self.mode, elicitation_callback=_in_call)
+            extensions = [require("mcp.client.extension", "mcp").advertise(TASKS)]  # a call may become a task
+            client_of = self.sdk.Client(
+                _server(self.target), mode=self.mode, elicitation_callback=_in_call, extensions=extensions
+            )
             async with client_of as client:
                 ready.set_result(client.session)
                 await closing.wait()
@@ -202,8 +212,8 @@ class _Link:
         progress: Progress | None,
         responses: dict[str, Any] | None = None,
         state: str | None = None,
-    ) -> types.CallToolResult | types.InputRequiredResult:
-        """Send one call (with a retry's ``responses`` and ``state``, see `Send`); the server's result.
+    ) -> Any:
+        """Send one call (with a retry's ``responses`` and ``state``); the server's result, questions or task.
 
         Raises:
             ToolError: The server refused the request.
@@ -217,11 +227,27 @@ class _Link:
             params = types.CallToolRequestParams(
                 name=name, arguments=arguments, input_responses=responses, request_state=state
             )
-        request = types.CallToolRequest(params=params)
+        return await self._send(session, types.CallToolRequest(params=params), self.results, progress)
+
+    async def task(self, task_id: str, *, cancel: bool = False) -> Any:
+        """Where a task of the server stands (``tasks/get``), or, with ``cancel``, ask it to stop (``tasks/cancel``).
+
+        Raises:
+            ToolError: The server refused the request.
+            ExecutorError: The request cannot be sent, the server dropped, or its answer cannot be read.
+        """
+        self._refuse()
+        session = self.session or await self._session()
+        task, get, stop, params = self.task_models
+        request = (stop if cancel else get)(params=params(taskId=task_id))
+        return await self._send(session, request, self.types.Result if cancel else task, None)
+
+    async def _send(self, session: ClientSession, request: Any, answer: Any, progress: Progress | None) -> Any:
+        """One request of a call and its answer, read as ``answer``; a server gone or unreadable said as such."""
         try:
-            return await session.send_request(request, self.results, progress_callback=_reporter(progress))
+            return await session.send_request(request, answer, progress_callback=_reporter(progress))
         except self.refusal as exc:
-            if exc.code != types.CONNECTION_CLOSED:
+            if exc.code != self.types.CONNECTION_CLOSED:
                 raise ToolError(f"The server refused the call: {exc.error.message}", code="remote_error") from None
             problem: BaseException = exc
         except self.lost as exc:
@@ -241,6 +267,36 @@ async def _in_call(context: Any, params: Any) -> Any:
     2026-07-28 server asks for with ``input_required``.
     """
     return require("mcp.types", "mcp").ElicitResult(action="cancel")
+
+
+def _task_models(types: Any) -> tuple[Any, Any, Any, Any]:
+    """The tasks extension's models: a task (as ``tools/call`` and ``tasks/get`` answer), two requests, their params."""
+    pydantic = require("pydantic", "mcp")
+
+    class Task(types.Result):  # type: ignore[misc]
+        result_type: Literal["task", "complete"]
+        task_id: str
+        status: str
+        status_message: str | None = None
+        poll_interval_ms: int | None = None
+        result: dict[str, Any] | None = None
+        error: dict[str, Any] | None = None
+
+    class TaskParams(types.RequestParams):  # type: ignore[misc]
+        model_config = pydantic.ConfigDict(populate_by_name=True)
+        task_id: str = pydantic.Field(alias="taskId")
+
+    class GetTask(types.Request[TaskParams, Literal["tasks/get"]]):  # type: ignore[misc]
+        method: Literal["tasks/get"] = "tasks/get"
+        params: TaskParams
+        name_param: ClassVar[str] = "taskId"
+
+    class CancelTask(types.Request[TaskParams, Literal["tasks/cancel"]]):  # type: ignore[misc]
+        method: Literal["tasks/cancel"] = "tasks/cancel"
+        params: TaskParams
+        name_param: ClassVar[str] = "taskId"
+
+    return Task, GetTask, CancelTask, TaskParams
 
 
 def _reporter(progress: Progress | None) -> Any:
@@ -310,7 +366,7 @@ async def connect(
         box = RemoteToolbox(label, session.protocol_version or "")
         for listed in await _listed(session, label, (max_pages, max_tools), open_timeout):
             made = remote_tool(
-                link.call, listed, prefix=prefix or "", timeout=timeout, trust=trust_annotations, unenforced=unenforced
+                link, listed, prefix=prefix or "", timeout=timeout, trust=trust_annotations, unenforced=unenforced
             )
             if isinstance(made, str):
                 box.refused[listed.name] = made

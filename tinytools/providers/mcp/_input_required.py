@@ -14,27 +14,24 @@ compare-and-set, so of two retries one acts and the other reads its outcome.
   patterns) is not asked: the client gets the pending result with its ``_meta`` record, as a
   client that cannot show forms does, and the application resumes the call (`Dispatcher.pending`).
 - **A state is this server's, and used once.** Only a handle this server sent as a
-  ``requestState`` is taken back (`Asked`), only for a call of the same tool; the call's own
-  arguments run (a retry's are not read), and once the call ended its state is refused. A state
-  is remembered by the process that sent it (at most `MAX_ASKED`, until the call expires), so a
-  retry must reach that process.
+  ``requestState`` is taken back (`tinytools.providers.mcp._handed`), only for a call of the same
+  tool; the call's own arguments run (a retry's are not read), and once the call ended its state
+  is refused. A state is remembered by the process that sent it, so a retry must reach that
+  process.
 - **Declining** a question cancels the call; declining an approval denies it.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import Any
 
 from tinytools._results import ToolResult
 
-__all__ = ["FORM_KEY", "MAX_ASKED", "Asked", "answer_of", "asks_forms", "form_of", "input_required"]
+__all__ = ["FORM_KEY", "answer_of", "form_of", "input_required"]
 
 FORM_KEY = "tinytools"
 """The key of the one input request a pending call asks."""
-MAX_ASKED = 4096
-"""Most pending calls one server remembers having asked a client about."""
 _ANSWER = "answer"
 """The one field of a form made for an answer that is a single value."""
 
@@ -48,17 +45,6 @@ _FIELD_KEYWORDS = {
 }
 _FORMATS = {"email", "uri", "date", "date-time"}
 _ROOT_KEYWORDS = {"type", "properties", "required", "additionalProperties", "title", "description", "$schema"}
-
-
-def asks_forms(meta: object) -> bool:
-    """Whether a sessionless request's ``_meta`` says its client shows form-mode elicitations."""
-    if not isinstance(meta, Mapping):
-        return False
-    capabilities = meta.get("io.modelcontextprotocol/clientCapabilities")
-    elicitation = capabilities.get("elicitation") if isinstance(capabilities, Mapping) else None
-    if not isinstance(elicitation, Mapping):
-        return False
-    return not elicitation or isinstance(elicitation.get("form"), Mapping)  # an empty object means forms
 
 
 def form_of(schema: object) -> tuple[dict[str, Any], bool] | None:
@@ -162,33 +148,3 @@ def answer_of(pending: ToolResult, responses: object) -> tuple[str, Any]:
     if made is not None and made[1] and isinstance(content, Mapping) and _ANSWER in content:
         return "answer", content[_ANSWER]
     return "answer", {} if content is None else content
-
-
-class Asked:
-    """The pending calls this server asked clients about: handle -> (the dispatcher holding it, its tool).
-
-    Bounded (`MAX_ASKED`): the entries whose calls expired go first, then the oldest.
-    """
-
-    __slots__ = ("_asked",)
-
-    def __init__(self) -> None:
-        self._asked: dict[str, tuple[Any, str, float]] = {}
-
-    def add(self, handle: str, dispatcher: Any, tool: str, expires_at: float) -> None:
-        asked = self._asked
-        if len(asked) >= MAX_ASKED:
-            now = time.time()
-            for stale in [handle for handle, (_, _, until) in asked.items() if until <= now]:
-                del asked[stale]
-            while len(asked) >= MAX_ASKED:
-                del asked[next(iter(asked))]
-        asked[handle] = (dispatcher, tool, expires_at)
-
-    def get(self, handle: object) -> tuple[Any, str] | None:
-        """The dispatcher and tool of a handle this server asked about, or None."""
-        found = self._asked.get(handle) if isinstance(handle, str) else None
-        return None if found is None else (found[0], found[1])
-
-    def forget(self, handle: str) -> None:
-        self._asked.pop(handle, None)

@@ -24,7 +24,7 @@ from tinytools._results import ToolCall
 from tinytools._run.tracing import within_trace
 from tinytools.providers._common import require
 from tinytools.providers.mcp._cancellations import keyed, session_key
-from tinytools.providers.mcp._input_required import asks_forms
+from tinytools.providers.mcp._handed import abilities
 from tinytools.providers.mcp._server import Service
 from tinytools.providers.mcp._sessions import request_context
 from tinytools.providers.mcp._wire import object_text
@@ -88,9 +88,9 @@ _JSON_HEADERS = [(b"content-type", b"application/json")]
 _SSE_HEADERS = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache, no-transform")]
 
 
-_Call = tuple[str, "bytes | dict[str, Any]", "str | int | None", "str | None", bool]
-"""A lean ``tools/call``: tool name, arguments, progress token, the client's ``traceparent``, and whether
-the client shows forms (a call that waits for a person is then asked as ``input_required``)."""
+_Call = tuple[str, "bytes | dict[str, Any]", "str | int | None", "str | None", "frozenset[str]"]
+"""A lean ``tools/call``: tool name, arguments, progress token, the client's ``traceparent``, and what
+the client takes (`abilities`: a call that waits is answered as a question or a task)."""
 
 
 class LeanPath:
@@ -246,7 +246,7 @@ class LeanPath:
         return version if self._trusted(headers) else None
 
     def _call(self, request: _Request) -> _Call | None:
-        """A ``tools/call``'s tool name, arguments, progress token, trace parent and whether its client shows forms.
+        """A ``tools/call``'s tool name, arguments, progress token, trace parent and what its client takes.
 
         None leaves it to the SDK (a retry answering a question too).
 
@@ -269,8 +269,8 @@ class LeanPath:
         token = meta.get("progressToken")
         parent = meta.get("traceparent")  # the client's span: the call's span continues its trace
         trace = parent if isinstance(parent, str) else None
-        asks = asks_forms(meta)  # a 2025 request's _meta names no capabilities
-        return name, {} if arguments is None else arguments, token if self.sse else None, trace, asks
+        takes = abilities(meta)  # a 2025 request's _meta names no capabilities
+        return name, {} if arguments is None else arguments, token if self.sse else None, trace, takes
 
     async def _answer(
         self,
@@ -287,7 +287,7 @@ class LeanPath:
         With the client's session key, the call is kept in `cancellations` while it runs, for the
         client's cancellation to find. ``stamp`` is the ``_meta`` of a 2026-07-28 result.
         """
-        name, arguments, token, trace, asks = call
+        name, arguments, token, trace, takes = call
         stream = None if token is None else _Stream(send, token)
         slot = None if key is None else (key, request_id)
         if slot is not None and self.cancellations.came_first(slot):
@@ -319,7 +319,7 @@ class LeanPath:
                 context = request_context(session.number, scope)
                 with within_trace(trace):
                     answer = await self.service.call(
-                        session, tool_call, context, None if stream is None else stream.progress, asks=asks
+                        session, tool_call, context, None if stream is None else stream.progress, takes=takes
                     )
                 group.cancel_scope.cancel()
         finally:

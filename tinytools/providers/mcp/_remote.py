@@ -18,12 +18,13 @@ that only says "wait" (no question) is asked again after a short pause, a few ti
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import inspect
 import json
 import time
-from collections.abc import Awaitable, Callable, Collection
-from typing import TYPE_CHECKING, Any
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
@@ -35,19 +36,36 @@ from tinytools._schema.input_schema import InputSchema, compile_validator
 from tinytools._schema.signatures import EMPTY, Injection, Slot
 from tinytools._tool import NAME_PATTERN, Tool
 from tinytools.policy import SideEffect, ToolPolicy
+from tinytools.providers._common import require
 from tinytools.providers.mcp._wire import PENDING_META
 
 if TYPE_CHECKING:  # the SDK loads when a client connects, not when tinytools.providers.mcp is imported
     from mcp import types
 
-__all__ = ["Send", "remote_tool"]
+__all__ = ["Remote", "remote_tool"]
 
-Send = Callable[
-    [str, dict[str, Any], "Progress | None", "dict[str, Any] | None", "str | None"],
-    Awaitable["types.CallToolResult | types.InputRequiredResult"],
-]
-"""Sends one call (the server's tool name, the arguments, the call's progress, and for a retry the
-responses to the server's questions and its ``requestState``) and returns the server's result."""
+
+class Remote(Protocol):
+    """The server's side of a remote tool's calls (`tinytools.providers.mcp._client`'s link)."""
+
+    async def call(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        progress: Progress | None,
+        responses: dict[str, Any] | None = None,
+        state: str | None = None,
+    ) -> Any:
+        """Send one call (for a retry, the responses to the server's questions and its ``requestState``).
+
+        Returns the ``CallToolResult``, the ``input_required`` answer, or the task the server made.
+        """
+        ...
+
+    async def task(self, task_id: str, *, cancel: bool = False) -> Any:
+        """Where a task of the server stands (``tasks/get``), or, with ``cancel``, ask it to stop."""
+        ...
+
 
 _PROGRESS = "__tinytools_progress"
 """The hidden parameter a remote tool's `Progress` comes in by (no schema property can hide it)."""
@@ -56,11 +74,13 @@ _ASK = "__tinytools_ask"
 WAITS = 10
 """How many times a call is sent again when its server answers ``input_required`` with no question."""
 _DONE = {"type": "object", "properties": {}, "additionalProperties": False}
-"""The answer to a question asked as a link to open: ``{}`` once the person is done there."""
+"""The answer to a question asked as a link to open, or to a call the server runs as a task: ``{}``."""
+_ENDED = ("completed", "failed", "cancelled")
+"""A task's statuses that are final."""
 
 
 def remote_tool(
-    send: Send,
+    remote: Remote,
     listed: types.Tool,
     *,
     prefix: str,
@@ -86,7 +106,7 @@ def remote_tool(
         description += f" (Its arguments at {shorten(loose, 200)} are checked by the MCP server only.)"
     checked_output = None if isinstance(output, SchemaError) else output
     made = Tool(
-        _caller(send, name, listed.output_schema is not None),
+        _caller(remote, name, listed.output_schema is not None),
         name=name,
         description=description,
         input_schema=schema,
@@ -204,16 +224,24 @@ def _slots(schema: InputSchema) -> tuple[Slot, ...]:
     return (*given, progress, Slot(_ASK, kind=kind, default=None, injection=Injection("ask", "ask")))
 
 
-def _caller(send: Send, name: str, structured: bool) -> Any:
+def _caller(remote: Remote, name: str, structured: bool) -> Any:
     async def call_remote(**arguments: Any) -> Any:
         progress = arguments.pop(_PROGRESS, None)
         ask: Ask | None = arguments.pop(_ASK, None)
-        responses, state = _answered(ask)
+        kept = json.loads(ask.state) if ask is not None and ask.answers and ask.state is not None else {}
+        if "task" in kept:  # resumed: wait for the server's task
+            return _read(await _waited(remote, kept["task"]), structured)
+        responses, state = _answered(ask, kept)
         pause = 0.05
         for _ in range(WAITS + 1):
-            result = await send(name, arguments, progress, responses, state)
-            if getattr(result, "result_type", None) != "input_required":
-                return _read(result, structured)  # type: ignore[arg-type]
+            result = await remote.call(name, arguments, progress, responses, state)
+            kind = getattr(result, "result_type", None)
+            if kind == "task":  # the server runs the call on: it waits, and resuming waits for the task
+                said = getattr(result, "status_message", None) or "it is working"
+                message = f"The MCP server runs the call as a task ({said}); resume with {{}} to wait for its result."
+                raise NeedsInput(message, _DONE, state=json.dumps({"task": result.task_id}))
+            if kind != "input_required":
+                return _read(result, structured)
             if getattr(result, "input_requests", None):
                 raise _question(result)
             await asyncio.sleep(pause)  # the server asks for nothing but a little time
@@ -278,11 +306,40 @@ def _question(result: Any) -> NeedsInput:
     return NeedsInput("\n".join(f"{key}: {message}" for key, message, _ in asked), schema, state=state)
 
 
-def _answered(ask: Ask | None) -> tuple[dict[str, Any] | None, str | None]:
+async def _waited(remote: Remote, task_id: str) -> Any:
+    """The ``CallToolResult`` a server's task ended in, polled for (``tasks/get``) until it ends.
+
+    A call given up meanwhile (its timeout, the run's cancellation) asks the server to stop the task.
+
+    Raises:
+        ToolError: The task failed, was cancelled, or asks for input (which is not answered here).
+    """
+    try:
+        while True:
+            now = await remote.task(task_id)
+            if now.status in _ENDED:
+                break
+            if now.status == "input_required":
+                raise ToolError(
+                    "The MCP server's task asks for input, which this client does not answer.", code="remote_error"
+                )
+            await asyncio.sleep(min(max((now.poll_interval_ms or 500) / 1000, 0.05), 5.0))
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(asyncio.shield(remote.task(task_id, cancel=True)), 5)
+        raise
+    if now.status == "cancelled":
+        raise ToolError("The MCP server's task was cancelled.", code="remote_error")
+    if now.status == "failed" or now.result is None:
+        said = (now.error or {}).get("message") or now.status_message or "it said nothing more"
+        raise ToolError(f"The MCP server's task failed: {shorten(str(said), 200)}", code="remote_error")
+    return require("mcp.types", "mcp").CallToolResult.model_validate(now.result)
+
+
+def _answered(ask: Ask | None, kept: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
     """The responses and ``requestState`` a resumed call sends: the person's last answer to the server's question."""
-    if ask is None or not ask.answers or ask.state is None:
+    if ask is None or "keys" not in kept:
         return None, None
-    kept = json.loads(ask.state)
     keys, answer = kept["keys"], ask.answers[-1]
     answers = {keys[0]: answer} if len(keys) == 1 else answer
     responses = {key: {"action": "accept", "content": answers[key] or None} for key in keys}

@@ -40,9 +40,11 @@ from tinytools._tool import Tool
 from tinytools._toolbox import Toolbox
 from tinytools.providers._common import require
 from tinytools.providers.mcp._cancellations import Cancellations, Slot, session_key
-from tinytools.providers.mcp._input_required import Asked, answer_of, asks_forms, input_required
+from tinytools.providers.mcp._handed import TASKS, Handed, abilities
+from tinytools.providers.mcp._input_required import answer_of, input_required
 from tinytools.providers.mcp._sessions import Inject, SessionContext, SessionValues, request_context
 from tinytools.providers.mcp._stdio import stdio_streams
+from tinytools.providers.mcp._tasks import task_created, task_now
 from tinytools.providers.mcp._wire import check_output, export_tools, lists_output, sent_arguments, write_results
 
 if TYPE_CHECKING:
@@ -123,7 +125,7 @@ class Service:
     stateless requests with the same object, so both run calls alike.
     """
 
-    __slots__ = ("asked", "cancellations", "elicit", "listed", "needs_values", "routes", "shared", "tools")
+    __slots__ = ("cancellations", "elicit", "handed", "listed", "needs_values", "routes", "shared", "tools")
 
     def __init__(
         self,
@@ -147,8 +149,8 @@ class Service:
         """Whether one dispatcher (one run) serves every session."""
         self.elicit = elicit
         """Whether a client that shows forms is asked what a pending call waits for."""
-        self.asked = Asked()
-        """The pending calls clients were asked about, by their handle (their ``requestState``)."""
+        self.handed = Handed()
+        """The handles of pending calls handed to clients, as a question's ``requestState`` or a ``taskId``."""
 
     async def call(
         self,
@@ -157,14 +159,15 @@ class Service:
         context: SessionContext,
         notify: Notify | None = None,
         *,
-        asks: bool = False,
+        takes: frozenset[str] = frozenset(),
     ) -> dict[str, Any]:
         """Run one call in the session; its ``CallToolResult`` in MCP's wire shape.
 
         ``context`` is what the session's inject factory is given, if this call is the first to
         need its values; ``notify`` sends the call's progress to the client that asked for it.
-        ``asks``: the client shows forms, so a call that waits for a person is answered
-        ``input_required`` (when the server elicits).
+        ``takes`` is what a sessionless client takes (`abilities`): a call that waits is answered
+        ``input_required`` for a client that shows ``forms`` (when the server elicits) or as a task
+        for one that takes ``tasks``.
         """
         try:
             inject = await session.values.get(context) if call.name in self.needs_values else None
@@ -181,15 +184,19 @@ class Service:
         finally:
             if notify is not None:
                 self.routes.close(call.id)
-        return self._written(session.dispatcher, result, asks)
+        return self._written(session.dispatcher, result, takes)
 
-    def _written(self, dispatcher: AsyncDispatcher, result: ToolResult, asks: bool) -> dict[str, Any]:
-        """A result in MCP's wire shape: ``input_required`` for a pending call the client is asked about."""
-        if asks and self.elicit and result.pending is not None and hasattr(dispatcher, "aresume"):
-            asking = input_required(result)
+    def _written(self, dispatcher: AsyncDispatcher, result: ToolResult, takes: frozenset[str]) -> dict[str, Any]:
+        """A result in MCP's wire shape; a pending one as a question or a task for a client that takes them."""
+        pending = result.pending
+        if pending is not None and takes and hasattr(dispatcher, "aresume"):
+            asking = input_required(result) if "forms" in takes and self.elicit else None
             if asking is not None:
-                self.asked.add(result.pending.handle, dispatcher, result.name, result.pending.expires_at)
+                self.handed.add(pending.handle, dispatcher, result.name, "question", pending.expires_at)
                 return asking
+            if "tasks" in takes:
+                handed = self.handed.add(pending.handle, dispatcher, result.name, "task", pending.expires_at)
+                return task_created(pending.handle, handed, result)
         written = write_results([result], artifacts=getattr(dispatcher, "artifacts", None))[0]
         if result.pending is not None and lists_output(self.tools.get(result.name)):
             written["isError"] = True  # a result that is not an error must carry the structure its tool lists
@@ -202,7 +209,7 @@ class Service:
         context: SessionContext,
         notify: Notify | None = None,
         *,
-        asks: bool = False,
+        takes: frozenset[str] = frozenset(),
     ) -> dict[str, Any]:
         """Resume the pending call a retry's ``requestState`` names with its ``inputResponses``.
 
@@ -216,22 +223,22 @@ class Service:
                 a call of another tool (``INVALID_PARAMS``).
         """
         name, state, responses = request
-        found = self.asked.get(state)
-        if found is None or found[1] != name:
+        found = self.handed.get(state, "question")
+        if found is None or found.tool != name:
             raise _invalid(f"requestState is not a pending call of tool {name!r} that this server asked about")
-        dispatcher, _ = found
+        dispatcher = found.dispatcher
         handle = str(state)
         try:
             now = await dispatcher.apoll(handle)
         except PendingError:
-            self.asked.forget(handle)
+            self.handed.forget(handle)
             raise _invalid("the call this requestState names is no longer known to this server") from None
         if now.pending is None or now.pending.handle != handle:  # ended, or moved on by another retry
-            self.asked.forget(handle)
-            return self._written(dispatcher, check_output(now, self.tools.get(name)), asks)
+            self.handed.forget(handle)
+            return self._written(dispatcher, check_output(now, self.tools.get(name)), takes)
         verdict, value = answer_of(now, responses)
         if verdict == "none":
-            return self._written(dispatcher, now, asks)
+            return self._written(dispatcher, now, takes)
         if notify is not None:
             self.routes.open(now.call_id, notify)
         try:
@@ -247,16 +254,16 @@ class Service:
                 raise _invalid(f"the call this requestState names cannot be resumed: {exc}") from None
             request_ = msgspec.structs.replace(now.pending.request, message=f"{exc} {now.pending.request.message}")
             again = msgspec.structs.replace(now, pending=msgspec.structs.replace(now.pending, request=request_))
-            return self._written(dispatcher, again, asks)
+            return self._written(dispatcher, again, takes)
         except InjectionError as exc:
-            return self._written(dispatcher, _missing_value(ToolCall(now.call_id, name, {}), exc), asks)
+            return self._written(dispatcher, _missing_value(ToolCall(now.call_id, name, {}), exc), takes)
         except Exception:  # an application dispatcher that raised: logged, never sent
             return self.fault(name, now.call_id, "resuming the call")
         finally:
             if notify is not None:
                 self.routes.close(now.call_id)
-        self.asked.forget(handle)  # its call ended, or waits again under a new handle
-        return self._written(dispatcher, check_output(result, self.tools.get(name)), asks)
+        self.handed.forget(handle)  # its call ended, or waits again under a new handle
+        return self._written(dispatcher, check_output(result, self.tools.get(name)), takes)
 
     async def _cancellable(self, slot: Slot, work: Awaitable[dict[str, Any]]) -> dict[str, Any]:
         """``work`` (a call, or a retry's answer), kept where its client's ``notifications/cancelled`` finds it.
@@ -328,14 +335,18 @@ class Service:
             if self.tools.deferred and not self.shared and sessionless:
                 _reveal_for_one_request(session, self.tools.get(params.name))
             raw = context.params if isinstance(context.params, Mapping) else {}
-            asks = sessionless and asks_forms(raw.get("_meta"))
+            takes = abilities(raw.get("_meta")) if sessionless else frozenset()
             held = _session_context(session, context)
             if sessionless and ("requestState" in raw or "inputResponses" in raw):  # a retry answering a question
                 work = self.answer(
-                    session, (params.name, raw.get("requestState"), raw.get("inputResponses")), held, notify, asks=asks
+                    session,
+                    (params.name, raw.get("requestState"), raw.get("inputResponses")),
+                    held,
+                    notify,
+                    takes=takes,
                 )
             else:
-                work = self.call(session, call, held, notify, asks=asks)
+                work = self.call(session, call, held, notify, takes=takes)
             slot = _slot(context)
             # stateless HTTP: the client's cancellation, a request of its own, finds the call by its key
             answer = await (work if slot is None else self._cancellable(slot, work))
@@ -343,6 +354,8 @@ class Service:
                 await _list_changed(context)
             if answer.get("resultType") == "input_required":
                 return types.InputRequiredResult.model_validate(answer)
+            if answer.get("resultType") == "task":
+                return answer  # the extension's shape, which the SDK's models do not know
             return types.CallToolResult.model_validate(answer)
 
         server: Server[Any] = lowlevel.Server(
@@ -352,10 +365,72 @@ class Service:
             on_list_tools=list_tools,
             on_call_tool=call_tool,
         )
+        self._serve_tasks(server)
         if self.tools.deferred:  # a session's list grows as its searches reveal tools: say so at the handshake
             options = partial(server.create_initialization_options, lowlevel.NotificationOptions(tools_changed=True))
             server.create_initialization_options = options  # type: ignore[method-assign]
         return server
+
+    def _serve_tasks(self, server: Server[Any]) -> None:
+        """Answer the tasks extension's ``tasks/get``, ``tasks/cancel`` and ``tasks/update`` (see `_tasks`)."""
+        requests = require("mcp_types", "mcp")
+        pydantic = require("pydantic", "mcp")
+
+        class TaskParams(requests.RequestParams):  # type: ignore[misc,name-defined]
+            model_config = pydantic.ConfigDict(populate_by_name=True)
+            task_id: str = pydantic.Field(alias="taskId")
+            input_responses: dict[str, Any] | None = pydantic.Field(default=None, alias="inputResponses")
+
+        async def get(context: Any, params: Any) -> dict[str, Any]:
+            handle, handed = self._task(context, params.task_id)
+            try:
+                now = await handed.dispatcher.apoll(handle)
+            except PendingError:
+                self.handed.forget(handle)
+                raise _invalid(f"Task {handle} is no longer known to this server") from None
+            now = check_output(now, self.tools.get(handed.tool))
+            written = self._written(handed.dispatcher, now, frozenset()) if now.status != "pending" else {}
+            return task_now(handle, handed, now, written)
+
+        async def cancel(context: Any, params: Any) -> dict[str, Any]:
+            handle, handed = self._task(context, params.task_id)
+            try:
+                await handed.dispatcher.acancel_pending(handle)  # a call that ended stays as it ended
+            except PendingError:
+                self.handed.forget(handle)
+                raise _invalid(f"Task {handle} is no longer known to this server") from None
+            return {"resultType": "complete"}
+
+        async def update(context: Any, params: Any) -> dict[str, Any]:
+            handle, _ = self._task(context, params.task_id)
+            raise _invalid(f"Task {handle} asks for no input: it waits for its call, which polling follows")
+
+        for method, handler in (("tasks/get", get), ("tasks/cancel", cancel), ("tasks/update", update)):
+            server.add_request_handler(method, TaskParams, handler)
+        server.extensions[TASKS] = {}
+
+    def _task(self, context: Any, task_id: str) -> tuple[str, Any]:
+        """The handle and handed call of a ``tasks/*`` request, once its client and headers are checked.
+
+        Raises:
+            MCPError: Not the sessionless protocol (``-32601``), the client did not declare the
+                extension (``-32021``), the ``Mcp-Name`` header names another task (``-32020``),
+                or the task is not one this server handed out (``-32602``).
+        """
+        error = require("mcp.shared.exceptions", "mcp").MCPError
+        if not _sessionless(context):
+            raise error(code=-32601, message="Method not found", data=context.method)
+        raw = context.params if isinstance(context.params, Mapping) else {}
+        if "tasks" not in abilities(raw.get("_meta")):
+            raise error(code=-32021, message=f"This request is the tasks extension's ({TASKS}); declare it to send it")
+        headers = getattr(getattr(context, "request", None), "headers", None)
+        named = headers.get("mcp-name") if headers is not None else None
+        if named is not None and require("mcp.shared.inbound", "mcp").decode_header_value(named) != task_id:
+            raise error(code=-32020, message="The Mcp-Name header does not match the request's taskId")
+        handed = self.handed.get(task_id, "task")
+        if handed is None:
+            raise _invalid(f"Task {task_id[:80]} not found")
+        return task_id, handed
 
 
 class _Session:
