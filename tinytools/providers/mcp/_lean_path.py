@@ -294,7 +294,7 @@ class LeanPath:
             await _respond(send, _refused(request_id))
             return
         try:
-            session = self.service.routes.new_session()
+            session = self.service.routes.new_session(reports=token is not None)
         except Exception:  # the application's dispatcher factory failed
             fault = self.service.fault(name, str(request_id), "opening a session")
             await _respond(send, _result(request_id, fault, stamp))

@@ -454,7 +454,8 @@ class _Session:
         return tuple(getattr(self.dispatcher, "revealed", ()))
 
 
-_Opener = Callable[[Callable[[ToolEvent], Awaitable[None]]], AsyncDispatcher]
+_Opener = Callable[[Callable[[ToolEvent], Awaitable[None]], bool], AsyncDispatcher]
+"""Makes a session's dispatcher, given its progress sink and whether a call of it may report progress."""
 
 
 def _opener(
@@ -464,19 +465,22 @@ def _opener(
     context: RunContext | None,
     stores: Mapping[str, Any] | None,
 ) -> _Opener:
-    """What a new session gets: its dispatcher, given its progress sink."""
+    """What a new session gets: its dispatcher, given its progress sink and whether it may report progress."""
     chosen = (dispatcher is not None) + (factory is not None) + (context is not None or stores is not None)
     if chosen > 1:
         raise ValueError("pass one of dispatcher=, dispatcher_factory= and context=/stores=")
-    if factory is None and dispatcher is None:
+    own = factory is None and dispatcher is None
+    if own:
 
-        def factory(on_event: Callable[[ToolEvent], Awaitable[None]]) -> AsyncDispatcher:
+        def factory(on_event: Callable[[ToolEvent], Awaitable[None]] | None) -> AsyncDispatcher:
             return Dispatcher(tools, context=context, stores=stores, artifacts=MemoryArtifactStore(), on_event=on_event)
 
-    def open_session(sink: Callable[[ToolEvent], Awaitable[None]]) -> AsyncDispatcher:
-        made = dispatcher if factory is None else factory(on_event=sink)
-        assert made is not None  # one of the two, checked above
-        return made
+    def open_session(sink: Callable[[ToolEvent], Awaitable[None]], reports: bool) -> AsyncDispatcher:
+        if factory is None:
+            assert dispatcher is not None  # one of the two, checked above
+            return dispatcher
+        # with no event reaching anyone, the server's own dispatcher has no sink: it takes its express path
+        return factory(on_event=sink if reports or not own else None)
 
     return open_session
 
@@ -529,12 +533,14 @@ class _Routes:
                 exit_stack.push_async_callback(state.values.close)
         return state
 
-    def new_session(self) -> _Session:
+    def new_session(self, reports: bool = True) -> _Session:
         """A session of its own, with a number no other session of this server has.
 
-        Whoever makes one outside `session` closes its values (``session.values.close()``).
+        ``reports=False`` says no call of the session reports progress (a stateless request that
+        asked for none): the server's own dispatcher then sends events nowhere. Whoever makes one
+        outside `session` closes its values (``session.values.close()``).
         """
-        dispatcher = self._opener(self.report)
+        dispatcher = self._opener(self.report, reports)
         values = SessionValues(self._inject)
         return _Session(next(self._count), dispatcher, values)
 
