@@ -2,17 +2,22 @@
 
 Each returns what its scenario checks for: text, an image, a sound, an embedded resource, all
 three at once, an error, progress, and a hand-written JSON Schema 2020-12 input schema with
-``$schema``, ``$defs`` and ``additionalProperties`` kept as written.
+``$schema``, ``$defs`` and ``additionalProperties`` kept as written; for the 2026-07-28
+scenarios, tools that ask (``input_required``), background tools the suite polls as tasks, and
+an argument sent as a header.
 """
 
 from __future__ import annotations
 
 import base64
+import time
 from typing import Any
 
 from tinytools import (
     ArtifactRef,
+    Ask,
     AudioContent,
+    CancellationToken,
     ImageContent,
     Progress,
     ResourceContent,
@@ -104,6 +109,90 @@ json_schema_2020_12_tool = Tool.from_schema(
                 "additionalProperties": False,
             }
         },
+    },
+    _echo,
+)
+
+
+# The 2026-07-28 scenarios: questions asked as input_required, and tasks.
+NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+COLOUR = {"type": "string"}
+CONFIRM = {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}
+
+
+@tool
+def test_input_required_result_elicitation(ask: Ask) -> str:
+    """Ask the user's name, then greet them."""
+    return f"Hello, {ask('What is your name?', NAME)['name']}!"
+
+
+@tool
+def test_input_required_result_request_state(ask: Ask) -> str:
+    """Ask to confirm, then say the state came back."""
+    ask("Please confirm.", {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]})
+    return "state-ok: the request state came back"
+
+
+@tool
+def test_input_required_result_tampered_state(ask: Ask) -> str:
+    """Ask to confirm (a changed request state must be refused)."""
+    ask("Please confirm.", CONFIRM)
+    return "confirmed"
+
+
+@tool
+def test_input_required_result_multi_round(ask: Ask) -> str:
+    """Ask a name, then a colour: two rounds, each with a state of its own."""
+    name = ask("Step 1: what is your name?", NAME)["name"]
+    colour = ask(
+        "Step 2: what is your favourite colour?", {"type": "object", "properties": {"color": {"type": "string"}}}
+    )
+    return f"{name} likes {colour.get('color', 'no colour')}"
+
+
+@tool
+def greet(name: str) -> str:
+    """Greet someone at once (never a task)."""
+    return f"Hello, {name}!"
+
+
+@tool(background=True)
+def slow_compute(token: CancellationToken, seconds: float = 0, label: str = "") -> str:
+    """Work for some seconds in the background, stopping when told."""
+    if token.wait(seconds):
+        return f"{label} stopped"
+    return f"{label} computed"
+
+
+@tool(background=True)
+def failing_job() -> None:
+    """Fail in the background after a moment, as a tool says it failed."""
+    time.sleep(1)
+    raise ToolError("failing_job failed, as it always does")
+
+
+@tool(background=True)
+def protocol_error_job() -> None:
+    """Crash in the background (an internal error, not the tool's answer)."""
+    raise RuntimeError("protocol_error_job crashed")
+
+
+@tool(background=True)
+def confirm_delete(filename: str, ask: Ask) -> str:
+    """Delete a file in the background, once the user confirmed."""
+    if not ask(f"Delete {filename}?", CONFIRM)["confirm"]:
+        return f"{filename} kept"
+    return f"{filename} deleted"
+
+
+test_headers = Tool.from_schema(
+    "test_headers",
+    "Echo a region, which a 2026-07-28 client also sends as the Mcp-Param-Region header.",
+    {
+        "type": "object",
+        "properties": {"region": {"type": "string", "x-mcp-header": "Region"}, "query": {"type": "string"}},
+        "required": ["region"],
+        "additionalProperties": False,
     },
     _echo,
 )

@@ -3,7 +3,8 @@
 Run as ``python mcp_asking_server.py --http PORT [--no-elicit]`` (the stateless
 streamable HTTP app on 127.0.0.1). ``pay`` needs an approval its approver defers; ``book`` asks
 for a seat and then a meal; ``survey`` asks with a schema no form can hold; ``report`` runs in
-the background; ``deploy`` is external; ``acts`` says how often each tool acted.
+the background; ``deploy`` is external; ``archive`` asks from the background; ``crash`` crashes
+there; ``acts`` says how often each tool acted.
 """
 
 from __future__ import annotations
@@ -62,13 +63,29 @@ def deploy(service: str) -> dict[str, str]:
     raise AssertionError("an external tool is never run by the dispatcher")
 
 
+@tool(background=True)
+def archive(name: str, ask: Ask) -> str:
+    """Archive something in the background, once the user confirmed."""
+    schema = {"type": "object", "properties": {"sure": {"type": "boolean"}}, "required": ["sure"]}
+    if not ask(f"Archive {name}?", schema)["sure"]:
+        return f"{name} kept"
+    ACTED["archive"] += 1
+    return f"{name} archived"
+
+
+@tool(background=True)
+def crash() -> None:
+    """Crash in the background."""
+    raise RuntimeError("the secret reason is never sent")
+
+
 @tool
 def acts() -> dict[str, int]:
     """How many times each tool acted."""
     return dict(ACTED)
 
 
-toolbox = Toolbox([pay, book, survey, report, deploy, acts])
+toolbox = Toolbox([pay, book, survey, report, deploy, archive, crash, acts])
 later = PolicyMiddleware([require_approval(lambda request: Approval.defer("Approve this payment?", ttl=600))])
 
 if __name__ == "__main__":

@@ -113,6 +113,60 @@ def test_a_question_goes_to_a_client_that_shows_forms_and_one_no_form_holds_beco
     assert approval["resultType"] == "task"  # a client that shows no forms waits on the server's approver
 
 
+def _until(url: str, task_id: str, status: str, capabilities: Any = None) -> dict[str, Any]:
+    """``tasks/get`` until the task has ``status`` (or a final one)."""
+    ends = time.monotonic() + 20
+    while True:
+        now: dict[str, Any] = _send(url, "tasks/get", {"taskId": task_id}, capabilities)["result"]
+        if now["status"] in (status, "completed", "failed", "cancelled") or time.monotonic() > ends:
+            return now
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("action", ["accept", "decline"])
+def test_a_task_that_asks_is_input_required_and_tasks_update_answers_it(url: str, action: str) -> None:
+    both = {"elicitation": {}, **WITH_TASKS}
+    task_id = _send(url, "tools/call", {"name": "archive", "arguments": {"name": "logs"}}, both)["result"]["taskId"]
+    asking = _until(url, task_id, "input_required", both)
+    assert asking["status"] == "input_required" and "result" not in asking
+    (key,) = asking["inputRequests"]
+    form = asking["inputRequests"][key]["params"]
+    assert (form["message"], form["requestedSchema"]["required"]) == ("Archive logs?", ["sure"])
+    not_an_answer = {key: {"action": "accept", "content": {"sure": "yes"}}}
+    refused = _send(url, "tasks/update", {"taskId": task_id, "inputResponses": not_an_answer}, both)
+    assert refused["error"]["code"] == -32602 and "/sure" in refused["error"]["message"]
+    response = {"action": action, "content": {"sure": True}} if action == "accept" else {"action": action}
+    ack = _send(url, "tasks/update", {"taskId": task_id, "inputResponses": {key: response}}, both)["result"]
+    assert ack["resultType"] == "complete" and "status" not in ack
+    done = _until_done(url, task_id)[-1]
+    if action == "accept":
+        assert (done["status"], done["result"]["content"][0]["text"]) == ("completed", "logs archived")
+    else:
+        assert done["status"] == "cancelled"  # a question declined cancels the call
+
+
+def test_a_task_that_asks_a_client_that_shows_no_forms_stays_working(url: str) -> None:
+    task_id = _send(url, "tools/call", {"name": "archive", "arguments": {"name": "mail"}})["result"]["taskId"]
+    ends = time.monotonic() + 5
+    while time.monotonic() < ends:  # the question is the application's to answer: the task works on
+        now = _send(url, "tasks/get", {"taskId": task_id})["result"]
+        assert now["status"] == "working" and "inputRequests" not in now
+        if now.get("statusMessage") == "Archive mail?":
+            break
+        time.sleep(0.05)
+    assert now["statusMessage"] == "Archive mail?"
+    refused = _send(url, "tasks/update", {"taskId": task_id, "inputResponses": {}})
+    assert refused["result"]["resultType"] == "complete"  # no response to what it asks: it asks on
+    _send(url, "tasks/cancel", {"taskId": task_id})
+
+
+def test_a_task_whose_tool_crashed_failed_and_says_nothing_of_why(url: str) -> None:
+    task_id = _send(url, "tools/call", {"name": "crash", "arguments": {}})["result"]["taskId"]
+    failed = _until_done(url, task_id)[-1]
+    assert failed["status"] == "failed" and "result" not in failed
+    assert failed["error"]["code"] == -32603 and "secret reason" not in json.dumps(failed)
+
+
 def test_the_task_methods_keep_to_the_extensions_rules(url: str) -> None:
     task_id = _send(url, "tools/call", {"name": "deploy", "arguments": {"service": "db"}})["result"]["taskId"]
     undeclared = _send(url, "tasks/get", {"taskId": task_id}, {})

@@ -19,6 +19,7 @@ parameter (code ``missing_injected_value``), never as a protocol error carrying 
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import weakref
@@ -125,7 +126,7 @@ class Service:
     stateless requests with the same object, so both run calls alike.
     """
 
-    __slots__ = ("cancellations", "elicit", "handed", "listed", "needs_values", "routes", "shared", "tools")
+    __slots__ = ("_ending", "cancellations", "elicit", "handed", "listed", "needs_values", "routes", "shared", "tools")
 
     def __init__(
         self,
@@ -149,6 +150,8 @@ class Service:
         """Whether one dispatcher (one run) serves every session."""
         self.elicit = elicit
         """Whether a client that shows forms is asked what a pending call waits for."""
+        self._ending: set[asyncio.Future[Any]] = set()
+        """Tasks being cancelled: a running call ends in its own time, after ``tasks/cancel`` is answered."""
         self.handed = Handed()
         """The handles of pending calls handed to clients, as a question's ``requestState`` or a ``taskId``."""
 
@@ -242,28 +245,63 @@ class Service:
         if notify is not None:
             self.routes.open(now.call_id, notify)
         try:
-            if verdict == "declined" and now.pending.kind == "input":
-                result = await dispatcher.acancel_pending(handle)
-            else:
-                if verdict == "declined":
-                    value = {"approved": False, "reason": "The user declined."}
-                inject = await session.values.get(context) if name in self.needs_values else None
-                result = await dispatcher.aresume(handle, value, inject=inject)
-        except PendingError as exc:  # the answer does not match the form's schema: asked again, saying why
-            if exc.code != "invalid_answer":
-                raise _invalid(f"the call this requestState names cannot be resumed: {exc}") from None
-            request_ = msgspec.structs.replace(now.pending.request, message=f"{exc} {now.pending.request.message}")
-            again = msgspec.structs.replace(now, pending=msgspec.structs.replace(now.pending, request=request_))
-            return self._written(dispatcher, again, takes)
-        except InjectionError as exc:
-            return self._written(dispatcher, _missing_value(ToolCall(now.call_id, name, {}), exc), takes)
-        except Exception:  # an application dispatcher that raised: logged, never sent
-            return self.fault(name, now.call_id, "resuming the call")
+            result = await self._resumed(session, dispatcher, now, (verdict, value), context)
         finally:
             if notify is not None:
                 self.routes.close(now.call_id)
+        if isinstance(result, PendingError):  # the answer does not match the form's schema: asked again, saying why
+            if result.code != "invalid_answer":
+                raise _invalid(f"the call this requestState names cannot be resumed: {result}")
+            request_ = msgspec.structs.replace(now.pending.request, message=f"{result} {now.pending.request.message}")
+            again = msgspec.structs.replace(now, pending=msgspec.structs.replace(now.pending, request=request_))
+            return self._written(dispatcher, again, takes)
+        if isinstance(result, dict):  # the server's own fault, already written
+            return result
         self.handed.forget(handle)  # its call ended, or waits again under a new handle
         return self._written(dispatcher, check_output(result, self.tools.get(name)), takes)
+
+    async def _resumed(
+        self,
+        session: _Session,
+        dispatcher: Any,
+        now: ToolResult,
+        answered: tuple[str, Any],
+        context: SessionContext,
+    ) -> ToolResult | PendingError | dict[str, Any]:
+        """Resume the pending call ``now`` with a client's response (``answered``: see `answer_of`).
+
+        A declined question cancels the call, a declined approval denies it. Returns its result,
+        the `PendingError` of a response that cannot resume it (the call stays as it was), or the
+        written answer of the server's own fault.
+        """
+        assert now.pending is not None
+        verdict, value = answered
+        handle, name = now.pending.handle, now.name
+        try:
+            if verdict == "declined" and now.pending.kind == "input":
+                return await dispatcher.acancel_pending(handle)  # type: ignore[no-any-return]
+            if verdict == "declined":
+                value = {"approved": False, "reason": "The user declined."}
+            inject = await session.values.get(context) if name in self.needs_values else None
+            return await dispatcher.aresume(handle, value, inject=inject)  # type: ignore[no-any-return]
+        except PendingError as exc:
+            return exc
+        except InjectionError as exc:
+            return _missing_value(ToolCall(now.call_id, name, {}), exc)
+        except Exception:  # an application dispatcher that raised: logged, never sent
+            return self.fault(name, now.call_id, "resuming the call")
+
+    async def _polled(self, handle: str, handed: Any) -> ToolResult:
+        """Where the call of a handed handle stands.
+
+        Raises:
+            MCPError: Its dispatcher no longer knows it (``-32602``).
+        """
+        try:
+            return await handed.dispatcher.apoll(handle)  # type: ignore[no-any-return]
+        except PendingError:
+            self.handed.forget(handle)
+            raise _invalid(f"Task {handle} is no longer known to this server") from None
 
     async def _cancellable(self, slot: Slot, work: Awaitable[dict[str, Any]]) -> dict[str, Any]:
         """``work`` (a call, or a retry's answer), kept where its client's ``notifications/cancelled`` finds it.
@@ -337,7 +375,7 @@ class Service:
             raw = context.params if isinstance(context.params, Mapping) else {}
             takes = abilities(raw.get("_meta")) if sessionless else frozenset()
             held = _session_context(session, context)
-            if sessionless and ("requestState" in raw or "inputResponses" in raw):  # a retry answering a question
+            if sessionless and "requestState" in raw:  # a retry answering a question (responses alone answer none)
                 work = self.answer(
                     session,
                     (params.name, raw.get("requestState"), raw.get("inputResponses")),
@@ -382,35 +420,47 @@ class Service:
             input_responses: dict[str, Any] | None = pydantic.Field(default=None, alias="inputResponses")
 
         async def get(context: Any, params: Any) -> dict[str, Any]:
-            handle, handed = self._task(context, params.task_id)
-            try:
-                now = await handed.dispatcher.apoll(handle)
-            except PendingError:
-                self.handed.forget(handle)
-                raise _invalid(f"Task {handle} is no longer known to this server") from None
-            now = check_output(now, self.tools.get(handed.tool))
+            handle, handed, takes = self._task(context, params.task_id)
+            now = check_output(await self._polled(handle, handed), self.tools.get(handed.tool))
             written = self._written(handed.dispatcher, now, frozenset()) if now.status != "pending" else {}
-            return task_now(handle, handed, now, written)
+            asking = input_required(now) if "forms" in takes and self.elicit else None
+            return task_now(handle, handed, now, written, asking)
 
         async def cancel(context: Any, params: Any) -> dict[str, Any]:
-            handle, handed = self._task(context, params.task_id)
-            try:
-                await handed.dispatcher.acancel_pending(handle)  # a call that ended stays as it ended
-            except PendingError:
+            handle, handed, _ = self._task(context, params.task_id)
+            ending = asyncio.ensure_future(handed.dispatcher.acancel_pending(handle))  # a call that ended stays so
+            self._ending.add(ending)
+            ending.add_done_callback(self._ending.discard)
+            await asyncio.wait({ending}, timeout=CANCEL_WAIT)  # a running call is told at once, and ends in its time
+            if ending.done() and isinstance(ending.exception(), PendingError):
                 self.handed.forget(handle)
-                raise _invalid(f"Task {handle} is no longer known to this server") from None
+                raise _invalid(f"Task {handle} is no longer known to this server")
             return {"resultType": "complete"}
 
         async def update(context: Any, params: Any) -> dict[str, Any]:
-            handle, _ = self._task(context, params.task_id)
-            raise _invalid(f"Task {handle} asks for no input: it waits for its call, which polling follows")
+            handle, handed, _ = self._task(context, params.task_id)
+            now = await self._polled(handle, handed)
+            if now.pending is None or not self.elicit or input_required(now) is None:
+                raise _invalid(f"Task {handle} asks for no input now")
+            verdict, value = answer_of(now, params.input_responses)
+            if verdict == "none":
+                return {"resultType": "complete"}  # no response to what it asks: it asks on
+            session = self.routes.new_session(reports=False)  # this request's injected values
+            try:
+                held = _session_context(session, context)
+                result = await self._resumed(session, handed.dispatcher, now, (verdict, value), held)
+            finally:
+                await session.values.close()
+            if isinstance(result, PendingError):
+                raise _invalid(f"Task {handle}: {result}")
+            return {"resultType": "complete"}
 
         for method, handler in (("tasks/get", get), ("tasks/cancel", cancel), ("tasks/update", update)):
             server.add_request_handler(method, TaskParams, handler)
         server.extensions[TASKS] = {}
 
-    def _task(self, context: Any, task_id: str) -> tuple[str, Any]:
-        """The handle and handed call of a ``tasks/*`` request, once its client and headers are checked.
+    def _task(self, context: Any, task_id: str) -> tuple[str, Any, frozenset[str]]:
+        """The handle and handed call of a ``tasks/*`` request, and what its client takes, once checked.
 
         Raises:
             MCPError: Not the sessionless protocol (``-32601``), the client did not declare the
@@ -421,8 +471,10 @@ class Service:
         if not _sessionless(context):
             raise error(code=-32601, message="Method not found", data=context.method)
         raw = context.params if isinstance(context.params, Mapping) else {}
-        if "tasks" not in abilities(raw.get("_meta")):
-            raise error(code=-32021, message=f"This request is the tasks extension's ({TASKS}); declare it to send it")
+        takes = abilities(raw.get("_meta"))
+        if "tasks" not in takes:
+            message = f"This request is the tasks extension's ({TASKS}); declare it to send it"
+            raise error(code=-32021, message=message, data={"requiredCapabilities": {"extensions": {TASKS: {}}}})
         headers = getattr(getattr(context, "request", None), "headers", None)
         named = headers.get("mcp-name") if headers is not None else None
         if named is not None and require("mcp.shared.inbound", "mcp").decode_header_value(named) != task_id:
@@ -430,7 +482,7 @@ class Service:
         handed = self.handed.get(task_id, "task")
         if handed is None:
             raise _invalid(f"Task {task_id[:80]} not found")
-        return task_id, handed
+        return task_id, handed, takes
 
 
 class _Session:
@@ -483,6 +535,10 @@ def _opener(
         return factory(on_event=sink if reports or not own else None)
 
     return open_session
+
+
+CANCEL_WAIT = 1.0
+"""Seconds ``tasks/cancel`` waits for the call to end before answering (a running call ends in its own time)."""
 
 
 def _invalid(message: str) -> Exception:
