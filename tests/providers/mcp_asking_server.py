@@ -1,7 +1,8 @@
 """A tinytools MCP server whose calls wait for a person, for the ``input_required`` tests.
 
 Run as ``python mcp_asking_server.py --http PORT [--no-elicit]`` (the stateless
-streamable HTTP app on 127.0.0.1). ``pay`` needs an approval its approver defers; ``book`` asks
+streamable HTTP app on 127.0.0.1). ``pay`` needs an approval its approver defers (``transfer``
+too, and takes a second once approved); ``book`` asks
 for a seat and then a meal; ``survey`` asks with a schema no form can hold; ``report`` runs in
 the background; ``deploy`` is external; ``archive`` asks from the background; ``crash`` crashes
 there; ``acts`` says how often each tool acted.
@@ -26,6 +27,14 @@ def pay(invoice: str, amount: int) -> str:
     """Pay an invoice."""
     ACTED["pay"] += 1
     return f"paid {invoice}: {amount}"
+
+
+@tool(policy=ToolPolicy.classified().with_side_effects(["payment"]).with_access(approval_required=True))
+def transfer(amount: int) -> str:
+    """Transfer an amount, which takes a moment once approved."""
+    time.sleep(1.0)
+    ACTED["transfer"] += 1
+    return f"transferred {amount}"
 
 
 @tool
@@ -85,7 +94,7 @@ def acts() -> dict[str, int]:
     return dict(ACTED)
 
 
-toolbox = Toolbox([pay, book, survey, report, deploy, archive, crash, acts])
+toolbox = Toolbox([pay, transfer, book, survey, report, deploy, archive, crash, acts])
 later = PolicyMiddleware([require_approval(lambda request: Approval.defer("Approve this payment?", ttl=600))])
 
 if __name__ == "__main__":

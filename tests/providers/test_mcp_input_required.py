@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -32,6 +33,7 @@ from .servers import run_within, serving_http
 
 SERVER = Path(__file__).with_name("mcp_asking_server.py")
 INVALID_PARAMS = -32602
+MODERN = "2026-07-28"
 
 
 @pytest.fixture(scope="module")
@@ -187,6 +189,82 @@ def test_a_retry_resumes_only_the_call_its_state_names_once_and_with_that_calls_
     assert outcomes and all(_text(item) == "paid B-2: 8" for item in outcomes)  # the other read it, or was refused
     assert all(isinstance(item, types.CallToolResult | MCPError) for item in seen["together"])
     assert seen["acted"] == {"pay": 2}
+
+
+async def _retried_twice(url: str) -> dict[str, Any]:
+    """A second retry of a state that arrives while the first one's call runs."""
+    seen: dict[str, Any] = {}
+    async with Client(url, elicitation_callback=_answering()) as client:
+        before = await _acts(client)
+        state = (await _first_round(client, "transfer", {"amount": 5})).request_state
+        results: list[Any] = []
+
+        async def retry(delay: float) -> None:
+            await anyio.sleep(delay)
+            results.append(await _retry(client, "transfer", state, {"approved": True}))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(retry, 0)
+            group.start_soon(retry, 0.3)  # the first one's call is running now
+        seen["results"] = results
+        seen["swapped"] = await _first_round(client, "pay", {"invoice": "S", "amount": 1})
+        seen["acted"] = _since(before, await _acts(client))
+    return seen
+
+
+def test_a_retry_that_arrives_while_the_call_runs_gets_its_outcome(url: str) -> None:
+    seen = run_within(_retried_twice, url)
+    assert [_text(result) for result in seen["results"]] == ["transferred 5", "transferred 5"]
+    assert seen["acted"] == {"transfer": 1}
+
+
+async def _retry_as_a_task_client(url: str) -> tuple[Any, Any, Any]:
+    """A question's state retried with no response by a client that now says it takes tasks only."""
+    async with Client(url, elicitation_callback=_answering()) as client:
+        state = (await _first_round(client, "pay", {"invoice": "T", "amount": 1})).request_state
+    tasks_only = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    again = sessionless(url, "tools/call", {"name": "pay", "arguments": {}, "requestState": state}, tasks_only)
+    as_task = sessionless(url, "tasks/get", {"taskId": state}, tasks_only)
+    answered = sessionless(
+        url,
+        "tools/call",
+        {"name": "pay", "arguments": {}, "requestState": state, "inputResponses": {FORM_KEY: {"action": "decline"}}},
+        tasks_only,
+    )
+    return again, as_task, answered
+
+
+def test_a_questions_state_stays_a_question_whatever_the_retry_says_it_takes(url: str) -> None:
+    again, as_task, answered = run_within(_retry_as_a_task_client, url)
+    assert again["result"]["resultType"] == "input_required"  # asked again, never made a task
+    assert as_task["error"]["code"] == INVALID_PARAMS
+    assert answered["result"]["isError"] and "declined" in answered["result"]["content"][0]["text"]
+
+
+def sessionless(url: str, method: str, params: dict[str, Any], capabilities: Any, **headers: str) -> dict[str, Any]:
+    """One 2026-07-28 request over raw HTTP, as a client with ``capabilities`` sends it; its JSON-RPC answer.
+
+    ``headers`` (``mcp_name="..."``) replace the routing headers it sends; ``None`` leaves one out.
+    """
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    }
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta}}
+    sent: dict[str, Any] = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": MODERN,
+        "mcp-method": method,
+        "mcp-name": params.get("name", params.get("taskId")),
+    }
+    sent.update({key.replace("_", "-"): value for key, value in headers.items()})
+    response = httpx2.post(url, content=json.dumps(body), headers={k: v for k, v in sent.items() if v is not None})
+    text = response.text
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        text = [line[6:] for line in text.splitlines() if line.startswith("data: ")][-1]
+    answer: dict[str, Any] = json.loads(text)
+    return answer
 
 
 async def _not_asked(url: str, mode: str, callback: bool) -> Any:

@@ -15,16 +15,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import pytest
 
 from tinytools import Dispatcher, RunContext, SQLiteJournal, ToolCall
 from tinytools.providers.mcp import connect
 
 from .servers import run_within, serving_http
-from .test_mcp_input_required import SERVER, resume_elsewhere
+from .test_mcp_input_required import SERVER, resume_elsewhere, sessionless
 
-MODERN = "2026-07-28"
 TASKS = "io.modelcontextprotocol/tasks"
 WITH_TASKS = {"extensions": {TASKS: {}}}
 
@@ -35,27 +33,9 @@ def url() -> Iterator[str]:
         yield endpoint
 
 
-def _send(url: str, method: str, params: dict[str, Any], capabilities: Any = None, **headers: str) -> dict[str, Any]:
-    """One sessionless request; its JSON-RPC answer (``result`` or ``error``)."""
-    meta = {"io.modelcontextprotocol/protocolVersion": MODERN}
-    meta["io.modelcontextprotocol/clientCapabilities"] = WITH_TASKS if capabilities is None else capabilities
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta}}
-    sent = {
-        "content-type": "application/json",
-        "accept": "application/json, text/event-stream",
-        "mcp-protocol-version": MODERN,
-        "mcp-method": method,
-    }
-    name = params.get("name", params.get("taskId"))
-    if name is not None:
-        sent["mcp-name"] = name
-    sent.update({key.replace("_", "-"): value for key, value in headers.items()})
-    response = httpx2.post(url, content=json.dumps(body), headers=sent, timeout=30)
-    text = response.text
-    if response.headers.get("content-type", "").startswith("text/event-stream"):
-        text = [line[6:] for line in text.splitlines() if line.startswith("data: ")][-1]
-    answer: dict[str, Any] = json.loads(text)
-    return answer
+def _send(url: str, method: str, params: dict[str, Any], capabilities: Any = None, **headers: Any) -> dict[str, Any]:
+    """One sessionless request from a client that declares the tasks extension (or ``capabilities``)."""
+    return sessionless(url, method, params, WITH_TASKS if capabilities is None else capabilities, **headers)
 
 
 def _until_done(url: str, task_id: str) -> list[dict[str, Any]]:
@@ -173,6 +153,8 @@ def test_the_task_methods_keep_to_the_extensions_rules(url: str) -> None:
     assert undeclared["error"]["code"] == -32021
     mismatched = _send(url, "tasks/get", {"taskId": task_id}, mcp_name="another-task")
     assert mismatched["error"]["code"] == -32020
+    unnamed = _send(url, "tasks/get", {"taskId": task_id}, mcp_name=None)
+    assert unnamed["error"]["code"] == -32020
     assert _send(url, "tasks/update", {"taskId": task_id, "inputResponses": {}})["error"]["code"] == -32602
     assert _send(url, "tasks/get", {"taskId": task_id[:-4] + "AAAA"})["error"]["code"] == -32602
     record = _send(url, "tools/call", {"name": "deploy", "arguments": {"service": "x"}}, {})["result"]

@@ -238,7 +238,7 @@ class _Link:
         """
         self._refuse()
         session = self.session or await self._session()
-        task, get, stop, params = self.task_models
+        _, task, get, stop, params = self.task_models
         request = (stop if cancel else get)(params=params(taskId=task_id))
         return await self._send(session, request, self.types.Result if cancel else task, None)
 
@@ -269,12 +269,21 @@ async def _in_call(context: Any, params: Any) -> Any:
     return require("mcp.types", "mcp").ElicitResult(action="cancel")
 
 
-def _task_models(types: Any) -> tuple[Any, Any, Any, Any]:
-    """The tasks extension's models: a task (as ``tools/call`` and ``tasks/get`` answer), two requests, their params."""
+def _task_models(types: Any) -> tuple[Any, Any, Any, Any, Any]:
+    """The tasks extension's models: a task made, a task now, the two requests, and their params.
+
+    A task made is ``tools/call``'s answer (``resultType: "task"``), a task now ``tasks/get``'s.
+    """
     pydantic = require("pydantic", "mcp")
 
-    class Task(types.Result):  # type: ignore[misc]
-        result_type: Literal["task", "complete"]
+    class TaskMade(types.Result):  # type: ignore[misc]
+        result_type: Literal["task"]
+        task_id: str
+        status: str
+        status_message: str | None = None
+        poll_interval_ms: int | None = None
+
+    class TaskNow(types.Result):  # type: ignore[misc]
         task_id: str
         status: str
         status_message: str | None = None
@@ -296,7 +305,7 @@ def _task_models(types: Any) -> tuple[Any, Any, Any, Any]:
         params: TaskParams
         name_param: ClassVar[str] = "taskId"
 
-    return Task, GetTask, CancelTask, TaskParams
+    return TaskMade, TaskNow, GetTask, CancelTask, TaskParams
 
 
 def _reporter(progress: Progress | None) -> Any:

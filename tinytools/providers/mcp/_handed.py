@@ -5,8 +5,10 @@ A pending call's signed handle goes to a client as an ``input_required`` result'
 ``taskId`` (`tinytools.providers.mcp._tasks`). Only a handle the server handed, in that role, is
 taken back: the ``_meta`` record of a pending result (which any client may read) names a handle
 too, and no client may answer or poll a call through it. The server remembers each handle in
-the process that handed it (`Handed`, at most `MOST_HANDED`, until its call's expiry), with the
-dispatcher that holds the call, so a call parked in a session's memory is found again.
+the process that handed it (`Handed`), with the dispatcher that holds the call, so a call parked
+in a session's memory is found again. What it keeps is bounded, since any client may make
+pending calls: at most `MOST_HANDED` handles and about `MOST_HANDED_BYTES` of their calls, the
+expired forgotten first, then the oldest (whose client's later retry is then refused).
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ import time
 from collections.abc import Mapping
 from typing import Any, Literal
 
-__all__ = ["MOST_HANDED", "TASKS", "Handed", "HandedCall", "abilities"]
+__all__ = ["MOST_HANDED", "MOST_HANDED_BYTES", "TASKS", "Handed", "HandedCall", "abilities"]
 
 MOST_HANDED = 4096
 """Most handles one server remembers having handed to clients."""
+MOST_HANDED_BYTES = 256 * 1024 * 1024
+"""About the most memory the calls of the handed handles may hold (their arguments and dispatchers)."""
 TASKS = "io.modelcontextprotocol/tasks"
 """The identifier of MCP's tasks extension (2026-07-28)."""
 _CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
@@ -50,9 +54,11 @@ class HandedCall:
     A task's ``status`` is the one a client last read, changed at ``updated``.
     """
 
-    __slots__ = ("created", "dispatcher", "expires_at", "role", "status", "tool", "updated")
+    __slots__ = ("created", "dispatcher", "expires_at", "role", "status", "tool", "updated", "weight")
 
-    def __init__(self, dispatcher: Any, tool: str, role: Role, expires_at: float):
+    def __init__(self, dispatcher: Any, tool: str, role: Role, expires_at: float, weight: int):
+        self.weight = weight
+        """About how many bytes the call holds in memory."""
         self.dispatcher = dispatcher
         self.tool = tool
         self.role: Role = role
@@ -65,20 +71,27 @@ class HandedCall:
 class Handed:
     """The handles a server handed to clients (see the module): the expired go first, then the oldest."""
 
-    __slots__ = ("_handed",)
+    __slots__ = ("_handed", "weight")
 
     def __init__(self) -> None:
         self._handed: dict[str, HandedCall] = {}
+        self.weight = 0
+        """About how many bytes the calls of the handed handles hold."""
 
-    def add(self, handle: str, dispatcher: Any, tool: str, role: Role, expires_at: float) -> HandedCall:
+    def add(self, handle: str, dispatcher: Any, tool: str, role: Role, expires_at: float, weight: int) -> HandedCall:
+        """Remember a handle handed in ``role`` (one handed before keeps the role it was handed in)."""
         handed = self._handed
-        if len(handed) >= MOST_HANDED:
+        known = handed.get(handle)
+        if known is not None:
+            return known
+        if len(handed) >= MOST_HANDED or self.weight + weight > MOST_HANDED_BYTES:
             now = time.time()
             for stale in [handle for handle, call in handed.items() if call.expires_at <= now]:
-                del handed[stale]
-            while len(handed) >= MOST_HANDED:
-                del handed[next(iter(handed))]
-        made = handed[handle] = HandedCall(dispatcher, tool, role, expires_at)
+                self.forget(stale)
+            while handed and (len(handed) >= MOST_HANDED or self.weight + weight > MOST_HANDED_BYTES):
+                self.forget(next(iter(handed)))
+        made = handed[handle] = HandedCall(dispatcher, tool, role, expires_at, weight)
+        self.weight += weight
         return made
 
     def get(self, handle: object, role: Role) -> HandedCall | None:
@@ -87,4 +100,6 @@ class Handed:
         return found if found is not None and found.role == role else None
 
     def forget(self, handle: str) -> None:
-        self._handed.pop(handle, None)
+        gone = self._handed.pop(handle, None)
+        if gone is not None:
+            self.weight -= gone.weight

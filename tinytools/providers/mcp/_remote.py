@@ -77,6 +77,8 @@ _DONE = {"type": "object", "properties": {}, "additionalProperties": False}
 """The answer to a question asked as a link to open, or to a call the server runs as a task: ``{}``."""
 _ENDED = ("completed", "failed", "cancelled")
 """A task's statuses that are final."""
+MOST_STATE = 65_536
+"""Longest ``requestState`` a server may ask this client to keep (in the journal), in characters."""
 
 
 def remote_tool(
@@ -294,7 +296,11 @@ def _question(result: Any) -> NeedsInput:
             )
         message = params.message if mode == "form" else f"{params.message} Open {params.url}, then answer {{}}."
         asked.append((key, message, dict(params.requested_schema) if mode == "form" else _DONE))
-    state = json.dumps({"keys": [key for key, _, _ in asked], "state": result.request_state})
+    if result.request_state is not None and len(result.request_state) > MOST_STATE:
+        said = f"The MCP server's request state is over {MOST_STATE} characters; this client does not keep it."
+        raise ToolError(said, code="remote_error")
+    links = [key for key, _, schema in asked if schema is _DONE]  # answered with no content
+    state = json.dumps({"keys": [key for key, _, _ in asked], "links": links, "state": result.request_state})
     if len(asked) == 1:
         return NeedsInput(asked[0][1], asked[0][2], state=state)
     schema = {
@@ -312,17 +318,17 @@ async def _waited(remote: Remote, task_id: str) -> Any:
     A call given up meanwhile (its timeout, the run's cancellation) asks the server to stop the task.
 
     Raises:
-        ToolError: The task failed, was cancelled, or asks for input (which is not answered here).
+        ToolError: The task failed, was cancelled, asks for input (which is not answered here), or has a
+            status the extension does not define.
     """
     try:
         while True:
             now = await remote.task(task_id)
             if now.status in _ENDED:
                 break
-            if now.status == "input_required":
-                raise ToolError(
-                    "The MCP server's task asks for input, which this client does not answer.", code="remote_error"
-                )
+            if now.status != "working":  # input asked through tasks/update, or a status the extension has not
+                said = f"The MCP server's task is {shorten(str(now.status), 40)!r}, which this client does not follow."
+                raise ToolError(said, code="remote_error")
             await asyncio.sleep(min(max((now.poll_interval_ms or 500) / 1000, 0.05), 5.0))
     except asyncio.CancelledError:
         with contextlib.suppress(Exception):
@@ -333,7 +339,12 @@ async def _waited(remote: Remote, task_id: str) -> Any:
     if now.status == "failed" or now.result is None:
         said = (now.error or {}).get("message") or now.status_message or "it said nothing more"
         raise ToolError(f"The MCP server's task failed: {shorten(str(said), 200)}", code="remote_error")
-    return require("mcp.types", "mcp").CallToolResult.model_validate(now.result)
+    try:
+        return require("mcp.types", "mcp").CallToolResult.model_validate(now.result)
+    except require("pydantic", "mcp").ValidationError:
+        raise ToolError(
+            "The MCP server's task ended in a result this client cannot read.", code="remote_error"
+        ) from None
 
 
 def _answered(ask: Ask | None, kept: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
@@ -342,7 +353,8 @@ def _answered(ask: Ask | None, kept: dict[str, Any]) -> tuple[dict[str, Any] | N
         return None, None
     keys, answer = kept["keys"], ask.answers[-1]
     answers = {keys[0]: answer} if len(keys) == 1 else answer
-    responses = {key: {"action": "accept", "content": answers[key] or None} for key in keys}
+    links = kept.get("links", ())
+    responses = {key: {"action": "accept", "content": None if key in links else answers[key]} for key in keys}
     return responses, kept["state"]
 
 

@@ -187,18 +187,23 @@ class Service:
         finally:
             if notify is not None:
                 self.routes.close(call.id)
-        return self._written(session.dispatcher, result, takes)
+        return self._written(session.dispatcher, result, takes, _weight(call.arguments))
 
-    def _written(self, dispatcher: AsyncDispatcher, result: ToolResult, takes: frozenset[str]) -> dict[str, Any]:
-        """A result in MCP's wire shape; a pending one as a question or a task for a client that takes them."""
+    def _written(
+        self, dispatcher: AsyncDispatcher, result: ToolResult, takes: frozenset[str], weight: int = 0
+    ) -> dict[str, Any]:
+        """A result in MCP's wire shape; a pending one as a question or a task for a client that takes them.
+
+        ``weight`` is about how many bytes the dispatcher keeps for the call (see `Handed`).
+        """
         pending = result.pending
-        if pending is not None and takes and hasattr(dispatcher, "aresume"):
+        if pending is not None and takes and _resumes(dispatcher):
             asking = input_required(result) if "forms" in takes and self.elicit else None
             if asking is not None:
-                self.handed.add(pending.handle, dispatcher, result.name, "question", pending.expires_at)
+                self.handed.add(pending.handle, dispatcher, result.name, "question", pending.expires_at, weight)
                 return asking
             if "tasks" in takes:
-                handed = self.handed.add(pending.handle, dispatcher, result.name, "task", pending.expires_at)
+                handed = self.handed.add(pending.handle, dispatcher, result.name, "task", pending.expires_at, weight)
                 return task_created(pending.handle, handed, result)
         written = write_results([result], artifacts=getattr(dispatcher, "artifacts", None))[0]
         if result.pending is not None and lists_output(self.tools.get(result.name)):
@@ -229,19 +234,22 @@ class Service:
         found = self.handed.get(state, "question")
         if found is None or found.tool != name:
             raise _invalid(f"requestState is not a pending call of tool {name!r} that this server asked about")
-        dispatcher = found.dispatcher
+        dispatcher, weight = found.dispatcher, found.weight
         handle = str(state)
+        asks = frozenset({"forms"})  # a retry continues a question: what it asks next is asked as one
         try:
             now = await dispatcher.apoll(handle)
+            if now.pending is not None and now.pending.handle != handle:  # moved on by another retry
+                now = await dispatcher.aresume(handle)  # its outcome: waited for while the call runs
         except PendingError:
             self.handed.forget(handle)
             raise _invalid("the call this requestState names is no longer known to this server") from None
-        if now.pending is None or now.pending.handle != handle:  # ended, or moved on by another retry
+        if now.pending is None or now.pending.handle != handle:  # ended, or asks something new
             self.handed.forget(handle)
-            return self._written(dispatcher, check_output(now, self.tools.get(name)), takes)
+            return self._written(dispatcher, check_output(now, self.tools.get(name)), asks, weight)
         verdict, value = answer_of(now, responses)
         if verdict == "none":
-            return self._written(dispatcher, now, takes)
+            return self._written(dispatcher, now, asks, weight)
         if notify is not None:
             self.routes.open(now.call_id, notify)
         try:
@@ -254,11 +262,11 @@ class Service:
                 raise _invalid(f"the call this requestState names cannot be resumed: {result}")
             request_ = msgspec.structs.replace(now.pending.request, message=f"{result} {now.pending.request.message}")
             again = msgspec.structs.replace(now, pending=msgspec.structs.replace(now.pending, request=request_))
-            return self._written(dispatcher, again, takes)
+            return self._written(dispatcher, again, asks, weight)
         if isinstance(result, dict):  # the server's own fault, already written
             return result
         self.handed.forget(handle)  # its call ended, or waits again under a new handle
-        return self._written(dispatcher, check_output(result, self.tools.get(name)), takes)
+        return self._written(dispatcher, check_output(result, self.tools.get(name)), takes, weight)
 
     async def _resumed(
         self,
@@ -475,10 +483,10 @@ class Service:
         if "tasks" not in takes:
             message = f"This request is the tasks extension's ({TASKS}); declare it to send it"
             raise error(code=-32021, message=message, data={"requiredCapabilities": {"extensions": {TASKS: {}}}})
-        headers = getattr(getattr(context, "request", None), "headers", None)
-        named = headers.get("mcp-name") if headers is not None else None
-        if named is not None and require("mcp.shared.inbound", "mcp").decode_header_value(named) != task_id:
-            raise error(code=-32020, message="The Mcp-Name header does not match the request's taskId")
+        headers = getattr(getattr(context, "request", None), "headers", None)  # over HTTP: the routing header
+        named = headers.get("mcp-name") if headers is not None else task_id
+        if named is None or require("mcp.shared.inbound", "mcp").decode_header_value(named) != task_id:
+            raise error(code=-32020, message="The Mcp-Name header must name the request's taskId")
         handed = self.handed.get(task_id, "task")
         if handed is None:
             raise _invalid(f"Task {task_id[:80]} not found")
@@ -539,6 +547,17 @@ def _opener(
 
 CANCEL_WAIT = 1.0
 """Seconds ``tasks/cancel`` waits for the call to end before answering (a running call ends in its own time)."""
+
+
+def _resumes(dispatcher: object) -> bool:
+    """Whether a dispatcher can resume, poll and cancel its pending calls from async code (a `Dispatcher` can)."""
+    return all(hasattr(dispatcher, name) for name in ("aresume", "apoll", "acancel_pending"))
+
+
+def _weight(arguments: object) -> int:
+    """About how many bytes a dispatcher keeps for a pending call with these arguments (three copies, and itself)."""
+    size = len(arguments) if isinstance(arguments, bytes | str) else len(msgspec.json.encode(arguments))
+    return 3 * size + 65_536
 
 
 def _invalid(message: str) -> Exception:

@@ -82,6 +82,8 @@ def _task(handle: str, handed: HandedCall, result: ToolResult, status: str) -> d
     }
     if status == "working" and result.pending is not None:
         task["statusMessage"] = result.pending.request.message
+    elif status == "cancelled":
+        task["statusMessage"] = result.text()  # a call cancelled while it ran may have acted: it says so
     return task
 
 
