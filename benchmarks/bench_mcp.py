@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import itertools
 import os
 import socket
 import statistics
@@ -141,12 +142,13 @@ def _tinytools_caller(box: Any) -> Callable[[int], Awaitable[Any]]:
     from tinytools import Dispatcher, ToolCall
 
     dispatcher = Dispatcher(box)
+    sent = itertools.count()  # every call an id of its own: a call id sent again is answered from the run
 
     async def call(i: int) -> Any:
         if i % 2:
-            request = ToolCall(str(i), "echo", '{"text": "hello"}')
+            request = ToolCall(f"c{next(sent)}", "echo", '{"text": "hello"}')
         else:
-            request = ToolCall(str(i), "add", f'{{"a": {i}, "b": 1}}')
+            request = ToolCall(f"c{next(sent)}", "add", f'{{"a": {i}, "b": 1}}')
         result = await dispatcher.adispatch(request)
         if result.is_error:
             raise RuntimeError(f"call failed: {result}")
