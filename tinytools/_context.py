@@ -119,12 +119,19 @@ class Ask:
         """The ``state`` the tool kept with the question last answered (None if it kept none)."""
 
     def __call__(
-        self, message: str, schema: dict[str, Any] | None = None, *, ttl: float | None = None, state: str | None = None
+        self,
+        message: str,
+        schema: dict[str, Any] | None = None,
+        *,
+        ttl: float | None = None,
+        state: str | None = None,
+        name: str | None = None,
     ) -> Any:
         """The answer to this question (validated against ``schema``), or `NeedsInput`.
 
         ``state`` is kept with the question, shown to no one, and read back as `Ask.state` by
-        the run the answer resumes.
+        the run the answer resumes; ``name`` is what the question is called
+        (`PendingRequest.name`: an MCP server's key for it).
 
         Raises:
             NeedsInput: The question has no answer yet.
@@ -132,7 +139,7 @@ class Ask:
         index, self.asked = self.asked, self.asked + 1
         if index < len(self.answers):
             return self.answers[index]
-        raise NeedsInput(message, schema, ttl=ttl, state=state)
+        raise NeedsInput(message, schema, ttl=ttl, state=state, name=name)
 
 
 class Discovery:

@@ -386,15 +386,23 @@ class NeedsInput(TinyToolsError):
         ttl: Seconds the question may wait (by default the dispatcher's ``pending_ttl``).
         state: Text the tool keeps with the question, shown to no one: the run of the tool that
             the answer resumes reads it as `Ask.state` (such as a remote server's request state).
+        name: What the tool calls the question (`PendingRequest.name`), such as ``"user_name"``.
     """
 
     def __init__(
-        self, message: str, schema: dict[str, Any] | None = None, *, ttl: float | None = None, state: str | None = None
+        self,
+        message: str,
+        schema: dict[str, Any] | None = None,
+        *,
+        ttl: float | None = None,
+        state: str | None = None,
+        name: str | None = None,
     ):
         self.message = message
         self.schema = schema
         self.ttl = ttl
         self.state = state
+        self.name = name
         super().__init__(message)
 
 

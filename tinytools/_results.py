@@ -168,6 +168,9 @@ class PendingRequest(msgspec.Struct, frozen=True, omit_defaults=True):
     """For the person or program that answers (and for the model, which reads it)."""
     schema: dict[str, Any] | None = None
     """The answer's JSON Schema; None when no answer is taken (a task ends by itself)."""
+    name: str | None = None
+    """What the tool calls its question (``ask(..., name=...)``), for a client that tells questions
+    apart by name: an MCP server sends it as the key of its input request."""
 
 
 class Pending(msgspec.Struct, frozen=True):

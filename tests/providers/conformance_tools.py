@@ -123,7 +123,7 @@ CONFIRM = {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "re
 @tool
 def test_input_required_result_elicitation(ask: Ask) -> str:
     """Ask the user's name, then greet them."""
-    return f"Hello, {ask('What is your name?', NAME)['name']}!"
+    return f"Hello, {ask('What is your name?', NAME, name='user_name')['name']}!"
 
 
 @tool

@@ -66,8 +66,6 @@ CLIENT_SCENARIOS = ["initialize", "tools_call", "sse-retry", "request-metadata",
 NOT_PASSED = {
     # its fixture tool needs sampling, which tinytools does not offer
     "server-stateless": {"sep-2575-server-rejects-undeclared-capability", "sep-2575-missing-capability-http-400"},
-    # the fixture names its input request "user_name"; tinytools names a call's one question "tinytools"
-    "input-required-result-basic-elicitation": {"sep-2322-elicitation-incomplete"},
     # two questions at once: a tinytools call asks one question at a time
     "tasks-mrtr-input": {"tasks-mrtr-partial-fulfillment"},
 }

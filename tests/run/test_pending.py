@@ -91,7 +91,7 @@ def crunch(n: int, key: IdempotencyKey) -> dict[str, Any]:
 @tool
 def relay(question: str, ask: Ask) -> dict[str, Any]:
     """Ask twice, keeping with each question where the exchange stands (as a remote server's state)."""
-    first = ask(question, {"type": "string"}, state=f"round-1 {question}")
+    first = ask(question, {"type": "string"}, state=f"round-1 {question}", name="where")
     second = ask(f"And then, after {ask.state}?", {"type": "string"}, state=f"round-2 {first}")
     return {"answers": [first, second], "state": ask.state}
 
@@ -270,10 +270,13 @@ def test_what_a_tool_keeps_with_its_question_comes_back_on_resume_and_is_shown_t
     dispatcher = make(tmp_path, journal=journal)
     first = dispatcher.dispatch(ToolCall("c9", "relay", {"question": "Where?"}))
     assert first.pending is not None and "round-1" not in msgspec.json.encode(first).decode()
+    assert first.pending.request.name == "where"  # what the tool calls its question
     assert [item.arguments for item in dispatcher.pending()] == [{"question": "Where?"}]
     resumer = make(tmp_path, run="run-2") if journal else dispatcher  # another process, through the journal
     second = resumer.resume(first.pending.handle, "north")
     assert second.pending is not None and "round-2" not in msgspec.json.encode(second).decode()
+    assert second.pending.request.name is None  # the second question has no name
+    assert [item.pending.request.name for item in resumer.pending(all_runs=True)] == [None]
     assert second.pending.request.message == "And then, after round-1 Where??"  # the run the answer resumed read it
     final = resumer.resume(second.pending.handle, "east")
     assert final.output == {"answers": ["north", "east"], "state": "round-2 north"}

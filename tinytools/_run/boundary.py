@@ -196,7 +196,12 @@ def _scrubbed(result: ToolResult, scrub: Callable[[str], str], media: _Media) ->
         content = [_block(block, scrub, media) for block in content]
     pending = result.pending
     if pending is not None:  # what it waits for is read by the model too
-        request = PendingRequest(scrub(pending.request.message), _walk(pending.request.schema, scrub))
+        named = pending.request.name
+        request = PendingRequest(
+            scrub(pending.request.message),
+            _walk(pending.request.schema, scrub),
+            None if named is None else scrub(named),
+        )
         pending = msgspec.structs.replace(pending, request=request)
     sealed = ToolResult(
         call_id=result.call_id,

@@ -40,6 +40,8 @@ class Parked(msgspec.Struct):
     """The W3C ``traceparent`` of the span of the call that parked, which its resumption links to."""
     state: str | None = None
     """What the tool kept with its question (`NeedsInput.state`), given back to it on resume."""
+    name: str | None = None
+    """What the tool calls its question (`PendingRequest.name`)."""
 
 
 _RESULT = msgspec.json.Decoder(ToolResult).decode
@@ -75,7 +77,7 @@ class Entries:
     def pending_result(self, entry: JournalEntry, call_id: str) -> ToolResult:
         """The pending result of a parked entry, with the handle of its current step."""
         parked = self.parked(entry)
-        request = PendingRequest(parked.message, parked.schema)
+        request = PendingRequest(parked.message, parked.schema, parked.name)
         pending = Pending(self.handles.handle(entry.key, entry.step), parked.kind, request, parked.expires_at)
         return ToolResult(call_id=call_id, name=entry.tool, status="pending", pending=pending)
 

@@ -446,7 +446,7 @@ class Execution:
             return self.failure(state, executor_failure(exc, call, plan.tool, start), exc), not last
         if isinstance(exc, NeedsInput):  # the tool waits for the user: the journal stage parks the call
             state.asked_state = exc.state
-            return waiting(call, plan.name, "input", exc.message, exc.schema, exc.ttl), False
+            return waiting(call, plan.name, "input", exc.message, exc.schema, exc.ttl, exc.name), False
         if isinstance(exc, TooLarge):  # a text stream past the budget, with no store to take it
             return self.failure(state, self.boundary.too_large(call, plan.name, exc.size, start), None), False
         if isinstance(exc, WaitsElsewhere):  # the call goes on outside: the application resumes it with the output

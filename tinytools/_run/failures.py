@@ -187,9 +187,18 @@ APPROVAL_SCHEMA: dict[str, Any] = {
 
 
 def waiting(
-    call: ToolCall, name: str, kind: PendingKind, message: str, schema: dict[str, Any] | None, ttl: float | None
+    call: ToolCall,
+    name: str,
+    kind: PendingKind,
+    message: str,
+    schema: dict[str, Any] | None,
+    ttl: float | None,
+    question: str | None = None,
 ) -> ToolResult:
-    """A call that ends its turn unfinished; the journal stage gives it its handle and expiry."""
+    """A call that ends its turn unfinished (``question``: what the tool calls what it asks).
+
+    The journal stage gives it its handle and expiry.
+    """
     expires_at = 0.0 if ttl is None else time.time() + ttl
-    pending = Pending("", kind, PendingRequest(message, schema), expires_at)
+    pending = Pending("", kind, PendingRequest(message, schema, question), expires_at)
     return ToolResult(call_id=call.id, name=name, status="pending", pending=pending)

@@ -260,7 +260,7 @@ class JournalStage:
         shown = self.boundary.shown(now, state.secrets)
         parked = Parked(
             result.pending.kind, request.message, request.schema, expires_at, state.answers or [], now, shown,
-            traceparent_of(state.span), state.asked_state,
+            traceparent_of(state.span), state.asked_state, request.name,
         )  # fmt: skip
         encoded = msgspec.json.encode(parked)
         if state.step is None:  # no journal: parked in memory, under a key of its own

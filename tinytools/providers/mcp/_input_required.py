@@ -31,7 +31,7 @@ from tinytools._results import ToolResult
 __all__ = ["FORM_KEY", "answer_of", "form_of", "input_required"]
 
 FORM_KEY = "tinytools"
-"""The key of the one input request a pending call asks."""
+"""The key of the one input request a pending call asks, unless the tool named its question."""
 _ANSWER = "answer"
 """The one field of a form made for an answer that is a single value."""
 
@@ -126,7 +126,7 @@ def input_required(result: ToolResult) -> dict[str, Any] | None:
     params = {"mode": "form", "message": pending.request.message, "requestedSchema": form}
     return {
         "resultType": "input_required",
-        "inputRequests": {FORM_KEY: {"method": "elicitation/create", "params": params}},
+        "inputRequests": {pending.request.name or FORM_KEY: {"method": "elicitation/create", "params": params}},
         "requestState": pending.handle,
     }
 
@@ -137,12 +137,13 @@ def answer_of(pending: ToolResult, responses: object) -> tuple[str, Any]:
     ``("answer", value)``, ``("declined", None)``, or ``("none", None)``: no response to its
     request, which is then asked again.
     """
-    response = responses.get(FORM_KEY) if isinstance(responses, Mapping) else None
+    assert pending.pending is not None
+    key = pending.pending.request.name or FORM_KEY
+    response = responses.get(key) if isinstance(responses, Mapping) else None
     if not isinstance(response, Mapping) or response.get("action") not in ("accept", "decline", "cancel"):
         return "none", None
     if response["action"] != "accept":
         return "declined", None
-    assert pending.pending is not None
     made = form_of(pending.pending.request.schema)
     content = response.get("content")
     if made is not None and made[1] and isinstance(content, Mapping) and _ANSWER in content:
