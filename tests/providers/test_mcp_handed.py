@@ -15,8 +15,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from mcp import types
+from pydantic import ValidationError
 
-from tinytools import Ask, Dispatcher, NeedsInput, ToolCall, ToolPolicy, tool
+from tinytools import Ask, Dispatcher, NeedsInput, ToolCall, ToolError, ToolPolicy, tool
 from tinytools.policy import Approval, PolicyMiddleware, require_approval
 from tinytools.providers.mcp._client import _task_models
 from tinytools.providers.mcp._handed import MOST_HANDED, MOST_HANDED_BYTES, Handed
@@ -121,7 +122,7 @@ def _asking(state: str | None, **params: Any) -> types.InputRequiredResult:
 
 
 def test_a_request_state_too_long_to_keep_fails_the_call_as_the_servers_doing() -> None:
-    with pytest.raises(Exception, match="request state is over") as raised:
+    with pytest.raises(ToolError, match="request state is over") as raised:
         _run(Scripted(_asking("s" * (MOST_STATE + 1))))
     assert getattr(raised.value, "code", None) == "remote_error"
 
@@ -147,13 +148,13 @@ def test_an_empty_form_answered_empty_is_accepted_with_empty_content_and_a_link_
 def test_a_task_in_a_status_this_client_does_not_follow_fails_the_call(status: str) -> None:
     waiting = json.dumps({"task": "t1"})
     now = TASK_NOW.model_validate({"taskId": "t1", "status": status})
-    with pytest.raises(Exception, match="does not follow") as raised:
+    with pytest.raises(ToolError, match="does not follow") as raised:
         _run(Scripted(now), Ask([{}], waiting))
     assert getattr(raised.value, "code", None) == "remote_error"
 
 
 def test_a_task_made_without_an_id_is_not_read_as_a_task() -> None:
-    with pytest.raises(Exception):  # noqa: B017 - the SDK's validation error, which connect() ends remote_unreadable
+    with pytest.raises(ValidationError, match=r"task_id|taskId"):  # connect() ends such an answer remote_unreadable
         TASK_MADE.model_validate({"resultType": "task", "status": "working"})
-    with pytest.raises(Exception):  # noqa: B017
+    with pytest.raises(ValidationError, match=r"result_type|resultType"):
         TASK_MADE.model_validate({"resultType": "complete", "taskId": "t", "status": "working", "content": []})

@@ -291,12 +291,28 @@ def test_a_client_that_shows_no_forms_gets_the_pending_record_and_cannot_answer_
 
 
 def test_a_server_that_does_not_elicit_keeps_every_approval_its_own(tmp_path: Path) -> None:
+    both = {"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}}
     with serving_http([str(SERVER)], "--no-elicit") as endpoint:
         result, again, acted = run_within(_not_asked, endpoint, "auto", True)
+        task = sessionless(endpoint, "tools/call", {"name": "pay", "arguments": {"invoice": "N", "amount": 1}}, both)
+        task_id = task["result"]["taskId"]  # a client that takes tasks waits on the server's approver
+        now = sessionless(endpoint, "tasks/get", {"taskId": task_id}, both)["result"]
+        approving = {FORM_KEY: {"action": "accept", "content": {"approved": True}}}
+        update = sessionless(endpoint, "tasks/update", {"taskId": task_id, "inputResponses": approving}, both)
+        acted = {**acted, **_acted_at(endpoint)}
+    assert (now["status"], "inputRequests" in now) == ("working", False)  # the form is never shown
+    assert update["error"]["code"] == INVALID_PARAMS  # and no update approves
     assert isinstance(result, types.CallToolResult) and result.meta is not None
     assert result.meta["tinytools/pending"]["kind"] == "approval"
     assert isinstance(again, MCPError) and again.error.code == INVALID_PARAMS
     assert "pay" not in acted
+
+
+def _acted_at(url: str) -> dict[str, int]:
+    """The server's count of the tools that acted, read over raw HTTP."""
+    answer = sessionless(url, "tools/call", {"name": "acts", "arguments": {}}, {})
+    acted: dict[str, int] = answer["result"]["structuredContent"]
+    return acted
 
 
 RESUMER = """

@@ -187,7 +187,8 @@ class Service:
         finally:
             if notify is not None:
                 self.routes.close(call.id)
-        return self._written(session.dispatcher, result, takes, _weight(call.arguments))
+        weight = _weight(call.arguments) if result.pending is not None else 0  # what a handed call holds
+        return self._written(session.dispatcher, result, takes, weight)
 
     def _written(
         self, dispatcher: AsyncDispatcher, result: ToolResult, takes: frozenset[str], weight: int = 0
@@ -237,13 +238,9 @@ class Service:
         dispatcher, weight = found.dispatcher, found.weight
         handle = str(state)
         asks = frozenset({"forms"})  # a retry continues a question: what it asks next is asked as one
-        try:
-            now = await dispatcher.apoll(handle)
-            if now.pending is not None and now.pending.handle != handle:  # moved on by another retry
-                now = await dispatcher.aresume(handle)  # its outcome: waited for while the call runs
-        except PendingError:
-            self.handed.forget(handle)
-            raise _invalid("the call this requestState names is no longer known to this server") from None
+        now = await self._polled(handle, found)
+        if now.pending is not None and now.pending.handle != handle:  # moved on by another retry
+            now = await self._polled(handle, found, wait=True)  # its outcome, waited for while the call runs
         if now.pending is None or now.pending.handle != handle:  # ended, or asks something new
             self.handed.forget(handle)
             return self._written(dispatcher, check_output(now, self.tools.get(name)), asks, weight)
@@ -299,17 +296,19 @@ class Service:
         except Exception:  # an application dispatcher that raised: logged, never sent
             return self.fault(name, now.call_id, "resuming the call")
 
-    async def _polled(self, handle: str, handed: Any) -> ToolResult:
-        """Where the call of a handed handle stands.
+    async def _polled(self, handle: str, handed: Any, *, wait: bool = False) -> ToolResult:
+        """Where the call of a handed handle stands; with ``wait``, its outcome once a running call ends.
 
         Raises:
             MCPError: Its dispatcher no longer knows it (``-32602``).
         """
         try:
+            if wait:
+                return await handed.dispatcher.aresume(handle)  # type: ignore[no-any-return]
             return await handed.dispatcher.apoll(handle)  # type: ignore[no-any-return]
         except PendingError:
             self.handed.forget(handle)
-            raise _invalid(f"Task {handle} is no longer known to this server") from None
+            raise _invalid(f"The call {handle} names is no longer known to this server") from None
 
     async def _cancellable(self, slot: Slot, work: Awaitable[dict[str, Any]]) -> dict[str, Any]:
         """``work`` (a call, or a retry's answer), kept where its client's ``notifications/cancelled`` finds it.
