@@ -16,11 +16,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tinytools import Tool, Toolbox
 from tinytools._errors import ArgumentsError, SchemaError
 from tinytools._schema.anchors import pointed
 from tinytools._schema.input_schema import MAX_SCHEMA_DEPTH, InputSchema, compile_validator
 from tinytools._schema.patterns import translate_pattern
 from tinytools._schema.references import Call, repeated_targets
+from tinytools.providers import anthropic, gemini, openai
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 WEATHER: dict[str, Any] = {
@@ -860,7 +862,7 @@ def test_counts_are_singular_for_one_and_plural_otherwise(schema: Any, data: Any
     assert found is not None and found[3] == reason
 
 
-def test_a_plain_name_anchor_is_written_as_the_pointer_it_stands_for() -> None:
+def test_a_reference_to_a_plain_name_anchor_is_written_as_the_pointer_it_stands_for() -> None:
     node = {
         "$anchor": "node",
         "type": "object",
@@ -871,7 +873,11 @@ def test_a_plain_name_anchor_is_written_as_the_pointer_it_stands_for() -> None:
     given["$defs"] = {"A Node/~": node, "leaf": {"$anchor": "leaf", "type": "integer"}}
     schema = InputSchema.parse(given)
     assert schema.schema["properties"] == {"root": {"$ref": "#/$defs/A%20Node~1~0"}, "leaf": {"$ref": "#/$defs/leaf"}}
-    assert "$anchor" not in json.dumps(schema.schema) and "$anchor" in json.dumps(given)  # the given schema is kept
+    assert schema.schema["$defs"]["leaf"] == {"$anchor": "leaf", "type": "integer"}  # the anchors are kept
+    assert '"#node"' not in json.dumps(schema.schema) and '"#node"' in json.dumps(given)  # the given schema is kept
+    unused = closed({"a": {"$ref": "#/$defs/A"}})
+    unused["$defs"] = {"A": {"$anchor": "named", "type": "integer"}}
+    assert InputSchema.parse(unused).schema == unused  # an anchor nothing refers to: the schema as given
     schema.validate({"root": {"kids": [{"kids": []}]}, "leaf": 3})
     with pytest.raises(ArgumentsError) as deep:
         schema.validate({"root": {"kids": [{"kids": [{"kids": 1}]}]}})
@@ -879,6 +885,20 @@ def test_a_plain_name_anchor_is_written_as_the_pointer_it_stands_for() -> None:
     with pytest.raises(ArgumentsError) as leaf:
         schema.validate({"root": {}, "leaf": "x"})
     assert leaf.value.pointer == "/leaf"
+
+
+def test_an_anchor_is_shown_as_given_and_left_out_only_where_a_provider_takes_a_subset() -> None:
+    node = {"$anchor": "node", "type": "object", "properties": {"label": {"type": "string"}}}
+    node["additionalProperties"], node["required"] = False, ["label"]
+    given = closed({"root": {"$ref": "#node"}}, required=["root"])
+    given["$defs"] = {"Node": node}
+    made = Tool.from_schema("tree", "A tree.", given, lambda root: root)
+    box = Toolbox([made])
+    for shown in (anthropic.export_tools(box), openai.export_tools(box), gemini.export_tools(box)):
+        assert '"$anchor": "node"' in json.dumps(shown) and '"#node"' not in json.dumps(shown)
+    for subset in (openai.export_tools(box, strict=True), gemini.export_tools(box, schema_format="openapi")):
+        assert "$anchor" not in json.dumps(subset)
+    assert made.strict().schema["$defs"]["Node"]["properties"] == {"label": {"type": "string"}}
 
 
 def test_anchors_nested_past_the_depth_limit_are_refused_as_too_deep() -> None:

@@ -3,8 +3,9 @@
 In 2020-12, ``"$anchor": "node"`` names its subschema, and ``{"$ref": "#node"}`` refers to it.
 tinytools refuses ``$id``, so a schema is one resource and every anchor in it names a place a JSON
 pointer names too: `pointed` rewrites each ``#node`` reference as ``#/$defs/Node`` (or wherever the
-anchor stood) and drops the anchors. The meaning is the same; every reader of a schema after this
-(the validator, the messages, the provider exports) follows JSON pointers only.
+anchor stood) and keeps the anchors, as names nothing refers to by then (a 2020-12 client keeps
+them). The meaning is the same; every reader of a schema after this (the validator, the messages,
+the provider exports) follows JSON pointers only.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def _named(node: dict[str, Any]) -> bool:
 
 
 def pointed(schema: Any) -> Any:
-    """``schema`` (not changed) with no ``$anchor``: each reference to one is the pointer it stands for.
+    """``schema`` (not changed) with each reference to an ``$anchor`` written as the pointer it stands for.
 
     Raises:
         SchemaError: An anchor is not a valid name or is given twice, or a reference names no anchor.
@@ -68,8 +69,6 @@ def _rewritten(node: Any, places: dict[str, str], pointer: str) -> Any:
         return node
     out: dict[str, Any] = {}
     for keyword, value in node.items():
-        if keyword == "$anchor":
-            continue
         if (
             keyword == "$ref"
             and isinstance(value, str)

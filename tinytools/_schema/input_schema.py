@@ -11,7 +11,8 @@ original text, which is what providers are shown.
 ``format`` and ``content*`` are annotations in 2020-12 and are not asserted, and so are a
 vendor's own keywords, named with an ``x-`` prefix (``x-unit``, ``x-fastmcp-wrap-result``): they
 stay in the schema providers are shown and are left out of the validator. A plain-name anchor
-(``$anchor``) is written as the JSON pointer it stands for (`tinytools._schema.anchors`). ``$id``,
+(``$anchor``) is kept; a reference to it is written as the JSON pointer it stands for
+(`tinytools._schema.anchors`). ``$id``,
 dynamic anchors, dynamic and remote references, ``min/maxContains`` beyond 0/1 and ``unevaluated*`` next to
 in-place applicators are refused. Patterns follow ECMA-262 with the ``u`` flag (see
 `tinytools._schema.patterns`); constructs whose meaning differs are refused. Code generation lives in
@@ -50,7 +51,7 @@ _KINDS = {
     "count": "maxLength minLength maxItems minItems maxContains minContains maxProperties minProperties",
     "number": "maximum exclusiveMaximum minimum exclusiveMinimum",
     "positive": "multipleOf",
-    "string": "title description $comment format contentMediaType contentEncoding pattern $ref $schema",
+    "string": "title description $comment format contentMediaType contentEncoding pattern $ref $schema $anchor",
     "bool": "uniqueItems deprecated readOnly writeOnly",
     "array": "enum examples",
     "names": "required",
@@ -62,7 +63,7 @@ _KIND = {keyword: kind for kind, keywords in _KINDS.items() for keyword in keywo
 _ANNOTATIONS = {
     "title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly", "format",
     "contentMediaType", "contentEncoding", "contentSchema", "$comment", "$schema", "$defs",
-    "definitions",
+    "definitions", "$anchor",
 }  # fmt: skip
 _IN_PLACE = {"allOf", "anyOf", "oneOf", "if", "then", "else", "dependentSchemas", "$ref"}
 _IN_PLACE_OR_NOT = _IN_PLACE | {"not"}
@@ -182,6 +183,7 @@ class _Translation:
         self.in_place: dict[str, list[str]] = {}  # pointer -> schemas applied to the same value
         self.refs: list[tuple[dict[str, Any], str, str]] = []
         self.definitions: dict[str, Any] = {}
+        self.anchored = False  # whether a subschema has an $anchor, whose name is then checked
 
     def document(self, schema: Any) -> dict[str, Any]:
         root = self.schema(schema, "", 0, 0)
@@ -232,6 +234,8 @@ class _Translation:
     def keywords(self, node: dict[str, Any], pointer: str, depth: int, level: int) -> Any:
         out: dict[str, Any] = {}
         self.in_place[pointer] = []
+        if "$anchor" in node:
+            self.anchored = True
         for keyword, value in node.items():
             kind = _KIND.get(keyword, "")
             if not kind:
@@ -339,15 +343,20 @@ def compile_validator(schema: Mapping[str, Any] | bool) -> Callable[[object], No
 
 
 def _translated(schema: Any) -> tuple[Any, dict[str, Any]]:
-    """``schema`` with its anchors written as pointers (`tinytools._schema.anchors`), and its translation.
+    """``schema`` with references to anchors written as pointers (`tinytools._schema.anchors`), and its translation.
 
-    Anchors are rare: they are looked for only when the translation refuses the schema.
+    Anchors are rare: they are looked for only when the translation refuses the schema or meets one.
     """
+    translation = _Translation()
     try:
-        return schema, _Translation().document(schema)
+        document = translation.document(schema)
     except SchemaError:
         if not anchored(schema):
             raise
+    else:
+        if translation.anchored:
+            pointed(schema)  # every reference is a pointer already: this checks the anchors' names
+        return schema, document
     schema = in_keyword_order(pointed(schema))
     return schema, _Translation().document(schema)
 

@@ -43,7 +43,7 @@ _KEPT = {
 }  # fmt: skip
 _DROPPED = {
     "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly", "contentMediaType",
-    "contentEncoding", "contentSchema", "$schema",
+    "contentEncoding", "contentSchema", "$schema", "$anchor",
 }  # fmt: skip
 _HANDLED = {"properties", "required", "additionalProperties", "items", "anyOf", "$ref", "$defs", "format"}
 _FIXES = {

@@ -67,7 +67,7 @@ _SAME = {
 }  # fmt: skip
 _IGNORED = {
     "$comment", "deprecated", "readOnly", "writeOnly", "contentMediaType", "contentEncoding",
-    "contentSchema", "$schema", "$defs", "required",
+    "contentSchema", "$schema", "$defs", "required", "$anchor",
 }  # fmt: skip
 _STRUCTURE = {
     "type",
