@@ -96,19 +96,29 @@ def _echo(**arguments: Any) -> dict[str, Any]:
 
 json_schema_2020_12_tool = Tool.from_schema(
     "json_schema_2020_12_tool",
-    "Take a name and an address, described with JSON Schema 2020-12 keywords.",
+    "Take a name and a way to be reached, described with JSON Schema 2020-12 keywords.",
     {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": "object",
-        "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
-        "additionalProperties": False,
         "$defs": {
             "address": {
+                "$anchor": "addressDef",
                 "type": "object",
                 "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
-                "additionalProperties": False,
             }
         },
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"},
+        },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
+        "additionalProperties": False,
     },
     _echo,
 )

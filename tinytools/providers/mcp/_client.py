@@ -253,11 +253,27 @@ class _Link:
         except self.lost as exc:
             problem = exc
         except self.unreadable as exc:  # the server answered something the SDK cannot read as a result
+            if answer is self.results and (complete := _untagged(exc)) is not None:
+                with contextlib.suppress(self.unreadable):  # read as complete, every other check kept
+                    return self.results.validate_python(complete, by_name=False)
             reason = f"the MCP server {self.label} answered with a result this client cannot read: {exc!r:.300}"
             raise ExecutorError("remote_unreadable", reason, may_have_acted=True) from None
         if self.session is session:
             self.session = None
         raise ExecutorError("worker_lost", f"the MCP server {self.label} dropped: {problem!r}", may_have_acted=True)
+
+
+def _untagged(refused: Any) -> dict[str, Any] | None:
+    """A call's result the SDK refused only for want of ``resultType``, tagged ``complete``; else None.
+
+    2026-07-28 says a result without ``resultType`` is complete; the SDK requires the field. Every
+    other check of the result still runs, as it is read again.
+    """
+    errors = refused.errors()
+    if not all(error["type"] == "missing" and error["loc"][-1:] == ("resultType",) for error in errors):
+        return None
+    result = errors[0]["input"] if errors else None
+    return {**result, "resultType": "complete"} if isinstance(result, dict) else None
 
 
 async def _in_call(context: Any, params: Any) -> Any:
