@@ -27,9 +27,10 @@ from typing import Any
 
 from tinytools._context import PlanRun
 from tinytools._errors import ArgumentsError, ToolDefinitionError, schema_failure
+from tinytools._schema.fragments import def_name
 from tinytools._schema.input_schema import InputSchema
 from tinytools._schema.signatures import EMPTY, Injection, Slot
-from tinytools._schema.validation_failures import escape, unescape
+from tinytools._schema.validation_failures import escape
 from tinytools._tool import Tool
 from tinytools.policy import ToolPolicy
 
@@ -221,11 +222,14 @@ def _renamed(node: Any, prefix: str) -> Any:
     renamed: dict[str, Any] = {}
     for key, value in node.items():
         if key == "$ref" and isinstance(value, str):
-            if not value.startswith("#/$defs/"):
+            name = def_name(value)
+            if name is None:
                 raise ToolDefinitionError(
                     f"a plan step cannot carry the reference {value!r}: only references into $defs are carried"
                 )
-            renamed[key] = "#/$defs/" + escape(prefix + unescape(value[len("#/$defs/") :]))
+            renamed[key] = "#/$defs/" + escape(prefix + name)
+        elif key == "$anchor":  # references to it are pointers already; two tools may name one anchor alike
+            continue
         elif key in _DATA_KEYWORDS:
             renamed[key] = value
         elif key == "properties" and isinstance(value, dict):

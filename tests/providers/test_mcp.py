@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import subprocess
 import sys
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 
 from tinytools import Dispatcher, Tool, Toolbox, ToolCall, tool
+from tinytools._schema.anchors import pointed
 from tinytools.providers import mcp
 from tinytools.providers._common import require
 from tinytools.providers.mcp._wire import check_output
@@ -133,6 +135,24 @@ def test_an_output_schema_of_shared_definitions_is_read_once_per_definition() ->
         sys.setprofile(None)
     assert listed["outputSchema"]["properties"] == {"result": {"$ref": "#/$defs/L6"}}  # no object: wrapped
     assert calls <= 1 + 7 * 11
+
+
+def test_an_anchored_output_schema_is_listed_with_each_anchor_once_and_never_wrapped_around_a_root_reference() -> None:
+    point = {"$anchor": "point", "type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
+    shared = Tool.from_schema(
+        "point", "", {"type": "object", "additionalProperties": False}, lambda: {"x": 1},
+        output_schema={"$ref": "#/$defs/Point", "$defs": {"Point": point}},
+    )  # fmt: skip
+    listed = _listed(shared)["outputSchema"]
+    assert json.dumps(listed).count('"$anchor"') == 1 and listed["properties"] == point["properties"]
+    pointed(listed)  # a schema a client can read: no anchor given twice
+    nested = {"$anchor": "list", "type": "array", "items": {"anyOf": [{"type": "integer"}, {"$ref": "#"}]}}
+    tree = Tool.from_schema(
+        "tree", "", {"type": "object", "additionalProperties": False}, lambda: [1, [2, [3]]], output_schema=nested
+    )
+    assert "outputSchema" not in _listed(tree)  # wrapped as {"result": ...}, "#" would name the wrapper
+    result = tree.invoke({})
+    assert result.status == "succeeded" and check_output(result, tree).status == "succeeded"
 
 
 def test_a_missing_extra_names_the_install_command() -> None:

@@ -22,7 +22,7 @@ from mcp import Client
 
 from tinytools import ToolCall, adispatch
 from tinytools.providers.mcp import connect
-from tinytools.providers.mcp._cancellations import EARLY, Cancellations
+from tinytools.providers.mcp._cancellations import EARLY, ENDED, Cancellations
 
 from .servers import run_within
 from .test_mcp_http import serving_cli
@@ -201,14 +201,19 @@ async def _delete_and_get(url: str) -> dict[str, Any]:
             group.start_soon(linger)
             await _raw_counts(http, url, key, {"now": 1})
             seen["delete"] = (await http.delete(url, headers={**AFTER_HANDSHAKE, "mcp-session-id": key})).status_code
-        seen["after"] = await _raw_counts(http, url, key, {"now": 0})
+        ended = await http.post(url, headers={**AFTER_HANDSHAKE, "mcp-session-id": key}, json=_call(2, "echo", {}))
+        seen["ended"] = ended.status_code, ended.json()["error"]["message"]
+        seen["delete_again"] = (await http.delete(url, headers={**AFTER_HANDSHAKE, "mcp-session-id": key})).status_code
+        seen["after"] = await _raw_counts(http, url, await _handshake(http, url), {"now": 0})
     return seen
 
 
-def test_a_clients_delete_ends_its_running_calls_and_its_get_finds_no_stream(url: str) -> None:
+def test_a_clients_delete_ends_its_session_and_running_calls_and_its_get_finds_no_stream(url: str) -> None:
     seen = run_within(_delete_and_get, url)
     assert seen["get"] == 405
     assert seen["delete"] == 200
+    assert seen["ended"] == (404, "Session not found: its client ended it")  # the key is refused from now on
+    assert seen["delete_again"] == 404
     assert seen["after"] == {"now": 0, "cancelled": seen["before"]["cancelled"] + 1}
     assert seen["answer"] == {"jsonrpc": "2.0", "id": 1, "error": {"code": -32800, "message": "Request cancelled"}}
 
@@ -232,6 +237,14 @@ def test_a_cancellation_that_overtakes_its_request_keeps_the_request_from_runnin
     assert seen["answer"] == {"jsonrpc": "2.0", "id": 3, "error": {"code": -32800, "message": "Request cancelled"}}
     assert seen["after"] == seen["before"]  # the tool never ran
     assert seen["again"]["result"]["content"][0]["text"] == "next"
+
+
+def test_ended_sessions_are_remembered_up_to_a_bound() -> None:
+    table = Cancellations()
+    keys = [b"tt-%032d" % number for number in range(ENDED + 10)]
+    for key in keys:
+        table.close(key)
+    assert len(table.ended) == ENDED and keys[0] not in table.ended and keys[-1] in table.ended
 
 
 def test_cancellations_kept_for_requests_to_come_stay_few_and_small() -> None:

@@ -36,9 +36,7 @@ from .test_mcp_http import serving_cli
 
 VERSION = "0.2.0-alpha.12"
 SUITE = f"@modelcontextprotocol/conformance@{VERSION}"
-SERVER_SCENARIOS = [
-    "server-initialize",
-    "ping",
+TOOL_SCENARIOS = [
     "tools-list",
     "tools-call-simple-text",
     "tools-call-image",
@@ -47,6 +45,17 @@ SERVER_SCENARIOS = [
     "tools-call-mixed-content",
     "tools-call-error",
     "tools-call-with-progress",
+]
+"""The scenarios of both revisions: each runs at 2025-11-25 and at 2026-07-28."""
+SERVER_SCENARIOS = [
+    "server-initialize",
+    "server-session-lifecycle",
+    "ping",
+    *TOOL_SCENARIOS,
+    *(f"{scenario}@2026-07-28" for scenario in TOOL_SCENARIOS),
+    "server-sse-polling",
+    "server-sse-multiple-streams",
+    "server-sse-multiple-streams@2026-07-28",
     "json-schema-2020-12",
     "json-schema-2020-12@2026-07-28",
     "dns-rebinding-protection",
@@ -73,6 +82,7 @@ SERVER_SCENARIOS = [
 CLIENT_SCENARIOS = [
     "initialize",
     "tools_call",
+    "tools_call@2026-07-28",
     "sse-retry",
     "request-metadata",
     "http-standard-headers",

@@ -31,6 +31,7 @@ from tinytools import (
     Limits,
     RunContext,
     SQLiteJournal,
+    Tool,
     Toolbox,
     ToolCall,
     ToolError,
@@ -296,6 +297,25 @@ def test_the_plan_schema_names_each_tool_and_its_strict_rendering_is_enforced() 
     assert schema["properties"]["steps"]["maxItems"] == 3
     refused = Dispatcher(box, strict=True).dispatch(ToolCall("p1", "run_plan", FLIGHT_PLAN))  # "at" left out
     assert refused.error is not None and refused.error.code == "invalid_arguments"
+
+
+def test_tools_that_name_an_anchor_alike_are_planned_together() -> None:
+    def made(name: str) -> Tool[..., Any]:
+        node = {"$anchor": "node", "type": "object", "properties": {"label": {"type": "string"}}}
+        node |= {"required": ["label"], "additionalProperties": False}
+        schema = {"type": "object", "properties": {"root": {"$ref": "#node"}}, "required": ["root"]}
+        schema |= {"additionalProperties": False, "$defs": {"A Node": node}}  # its pointer is %-encoded
+        return Tool.from_schema(name, "Label a node.", schema, lambda root: root["label"])
+
+    box = Toolbox([made("first"), made("second")])
+    box.plan_tool()
+    steps = [{"id": "a", "tool": "first", "arguments": {"root": {"label": "x"}}}]
+    steps.append({"id": "b", "tool": "second", "arguments": {"root": {"label": 2}}})
+    refused = Dispatcher(box).dispatch(ToolCall("p1", "run_plan", {"steps": steps, "return": ["a"]}))
+    assert refused.error is not None and refused.error.details["pointer"].endswith("/root/label")
+    steps[1]["arguments"] = {"root": {"label": "y"}}
+    ran = Dispatcher(box).dispatch(ToolCall("p2", "run_plan", {"steps": steps, "return": ["a", "b"]}))
+    assert ran.status == "succeeded", ran.text()
 
 
 # --- random plans, and the same plans with one fault -------------------------------------------

@@ -901,6 +901,17 @@ def test_an_anchor_is_shown_as_given_and_left_out_only_where_a_provider_takes_a_
     assert made.strict().schema["$defs"]["Node"]["properties"] == {"label": {"type": "string"}}
 
 
+def test_a_definition_whose_name_a_pointer_must_encode_is_found_by_every_reader() -> None:
+    given = closed({"root": {"$ref": "#node"}}, required=["root"])
+    given["$defs"] = {"A Node/~": {"$anchor": "node", "type": "string"}, "A%20Node~1~0": {"type": "integer"}}
+    made = Tool.from_schema("named", "Named.", given, lambda root: root)
+    assert made.input_schema["properties"]["root"] == {"$ref": "#/$defs/A%20Node~1~0"}  # the one named "A Node/~"
+    assert made.invoke({"root": "x"}).status == "succeeded" and made.invoke({"root": 5}).status == "failed"
+    ((declared,),) = (group["functionDeclarations"] for group in gemini.export_tools([made], schema_format="openapi"))
+    assert declared["parameters"]["properties"]["root"]["type"] == "STRING"
+    assert made.strict().schema["$defs"]["A Node/~"] == {"type": "string"}
+
+
 def test_anchors_nested_past_the_depth_limit_are_refused_as_too_deep() -> None:
     node: dict[str, Any] = {"$anchor": "leaf", "type": "integer"}
     for _ in range(300):

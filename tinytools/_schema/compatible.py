@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tinytools._schema.fragments import json_type, same_json
+from tinytools._schema.fragments import def_name, json_type, same_json
 from tinytools._schema.validation_failures import escape, unescape
 
 __all__ = ["STEPS", "UNKNOWN", "Document", "misfit", "output_at"]
@@ -41,10 +41,10 @@ class Document:
         for _ in range(len(self.definitions) + 1):
             if not isinstance(node, dict) or "$ref" not in node:
                 return node
-            ref = node["$ref"]
-            if not isinstance(ref, str) or not ref.startswith("#/$defs/"):
+            name = def_name(node["$ref"])
+            if name is None:
                 return UNKNOWN
-            node = self.definitions.get(unescape(ref[len("#/$defs/") :]), UNKNOWN)
+            node = self.definitions.get(name, UNKNOWN)
         return UNKNOWN
 
 

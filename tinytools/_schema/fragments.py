@@ -11,6 +11,7 @@ import sys
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import unquote
 
 import msgspec
 
@@ -18,6 +19,7 @@ from tinytools._errors import ToolDefinitionWarning
 from tinytools._schema.converters import JSON_SCALARS
 
 __all__ = [
+    "def_name",
     "enum_schema",
     "exact_types",
     "in_json_order",
@@ -38,6 +40,22 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "array": (list,),
     "object": (dict,),
 }
+
+
+def def_name(ref: Any) -> str | None:
+    """The name of the root ``$defs`` entry a ``$ref`` points at, or None for any other reference.
+
+    The reference is a URI fragment holding a JSON pointer: ``#/$defs/A%20Node~1x`` names ``A Node/x``
+    (percent-decoded, then ``~1`` and ``~0`` read as ``/`` and ``~``).
+    """
+    if ref.__class__ is not str or not ref.startswith("#/$defs/"):
+        return None
+    token = ref[8:]
+    if "%" in token:
+        token = unquote(token)
+    if "/" in token or not token:
+        return None
+    return token.replace("~1", "/").replace("~0", "~") if "~" in token else token
 
 
 def union_schema(schemas: list[dict[str, Any]]) -> dict[str, Any]:
@@ -225,7 +243,7 @@ class _Writer:
     def entries(self, node: dict[str, Any], seen: tuple[str, ...]) -> list[tuple[str, Any, tuple[str, ...]]]:
         """A node's keys and values, a ``$ref`` replaced by its definition's (the keys beside it win)."""
         ref = node.get("$ref")
-        name = ref[8:] if isinstance(ref, str) and ref.startswith("#/$defs/") else None
+        name = def_name(ref)
         target = self.defs.get(name) if name is not None and name not in seen and len(seen) < 3 else None
         if name is None or not isinstance(target, dict):
             return [(key, value, seen) for key, value in node.items()]

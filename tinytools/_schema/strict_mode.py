@@ -30,7 +30,9 @@ from typing import Any
 import msgspec
 
 from tinytools._errors import ArgumentsError, SchemaError
+from tinytools._schema.fragments import def_name
 from tinytools._schema.input_schema import InputSchema, compile_validator
+from tinytools._schema.validation_failures import escape
 
 __all__ = ["StrictSchema", "render_strict"]
 
@@ -227,12 +229,12 @@ class _Renderer:
             out["description"] = _sentence(out.get("description", ""), f"Format: {value}.")
 
     def ref(self, ref: str, pointer: str) -> str:
-        name = ref[len(_DEF_PREFIX) :] if ref.startswith(_DEF_PREFIX) else ""
-        if not name or "/" in name or name not in self.source_defs:
+        name = def_name(ref) or ""
+        if name not in self.source_defs:
             raise self.fail(f"$ref {ref!r} must name an entry of the root $defs", pointer)
         if name not in self.defs:
             self.defs[name] = {}  # placeholder: a recursive reference finds it and stops
-            self.defs[name], self.def_plans[name] = self.node(self.source_defs[name], f"/$defs/{name}")
+            self.defs[name], self.def_plans[name] = self.node(self.source_defs[name], f"/$defs/{escape(name)}")
         return name
 
     def branches(self, schemas: list[Any], pointer: str, plan: _Plan) -> list[dict[str, Any]]:
@@ -289,10 +291,11 @@ class _Renderer:
         if "anyOf" in schema:
             checks.append(any(self.accepts_null(branch) for branch in schema["anyOf"]))
         ref = schema.get("$ref", "")
-        if ref.startswith(_DEF_PREFIX):
+        name = def_name(ref)
+        if name is not None:
             if ref not in self.null_refs:
                 self.null_refs[ref] = True
-                self.null_refs[ref] = self.accepts_null(self.source_defs.get(ref[len(_DEF_PREFIX) :]))
+                self.null_refs[ref] = self.accepts_null(self.source_defs.get(name))
             checks.append(self.null_refs[ref])
         return all(checks)
 

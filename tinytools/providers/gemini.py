@@ -42,6 +42,7 @@ import msgspec
 
 from tinytools._errors import SchemaError
 from tinytools._results import ImageContent, ToolCall, ToolResult
+from tinytools._schema.fragments import def_name
 from tinytools._tool import Tool
 from tinytools.providers._common import arguments, field, media, result_text, sentence, sequence, shown
 
@@ -187,8 +188,8 @@ class _Translator:
     def inline(self, schema: dict[str, Any], pointer: str, seen: tuple[str, ...]) -> dict[str, Any]:
         """The definition a ``$ref`` names, with the keywords beside the ``$ref`` laid over it."""
         ref = schema["$ref"]
-        name = ref[len("#/$defs/") :] if ref.startswith("#/$defs/") else ""
-        if name not in self.defs:
+        name = def_name(ref)
+        if name is None or name not in self.defs:
             raise self.fail(f"$ref {ref!r} must name an entry of the root $defs", f"{pointer}/$ref")
         if ref in seen:
             reason = f"recursive type {name!r} cannot be expressed (Gemini's schema has no references)"

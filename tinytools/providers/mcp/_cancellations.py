@@ -8,11 +8,12 @@ calls by key and request id (`Cancellations`), in the process running them: a ca
 the same key finds its call and cancels it (the tool's token is set), and the call is answered
 ``Request cancelled``, as the SDK answers one. A cancellation that overtakes its request (the two
 travel on two connections) is kept a while, and the request is answered so without running. The
-key is unguessable, so no client can cancel another's call; a client's ``DELETE`` cancels the
-calls it still has running. Behind several processes, a cancellation reaches the call when it
-lands on the process running it (one process, or routing by ``Mcp-Session-Id``). The 2026-07-28
-protocol has no session: it cancels by closing the request's stream, which ends the call on any
-path.
+key is unguessable, so no client can cancel another's call; a client's ``DELETE`` ends its
+session: the calls it still has running are cancelled, and a later request with the key is
+answered 404, as a session that ended is (the process remembers the last `ENDED` keys). Behind
+several processes, a cancellation reaches the call when it lands on the process running it (one
+process, or routing by ``Mcp-Session-Id``). The 2026-07-28 protocol has no session: it cancels by
+closing the request's stream, which ends the call on any path.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ KEY_PREFIX = b"tt-"
 """How the session keys given here begin (then 32 hex digits): another id is the SDK's business."""
 EARLY = 1024
 """Most cancellations kept for requests not (or no longer) running."""
+ENDED = 16384
+"""Most session keys remembered as ended (by ``DELETE``): a request with one is answered 404."""
 LONGEST_ID = 128
 """Longest string request id a cancellation is kept for before its request: the table stays small."""
 
@@ -57,12 +60,14 @@ class Running:
 class Cancellations:
     """The calls of one app now running, by session key and request id, and the cancellations that came first."""
 
-    __slots__ = ("early", "running")
+    __slots__ = ("early", "ended", "running")
 
     def __init__(self) -> None:
         self.running: dict[Slot, Running] = {}
         self.early: dict[Slot, None] = {}
         """Cancellations that found no call running, oldest first (at most `EARLY`)."""
+        self.ended: dict[bytes, None] = {}
+        """Session keys whose client ended its session, oldest first (at most `ENDED`)."""
 
     def came_first(self, slot: Slot) -> bool:
         """Whether the call's cancellation came before it (then it must not run); the cancellation is used up."""
@@ -94,9 +99,12 @@ class Cancellations:
             del self.early[next(iter(self.early))]
 
     def close(self, key: bytes) -> None:
-        """Cancel every call the client of ``key`` still has running (its session ends)."""
+        """End the session of ``key``: every call its client still has running is cancelled, and the key refused."""
         for slot in [slot for slot in self.running if slot[0] == key]:
             self.running[slot].cancel()
+        self.ended[key] = None
+        if len(self.ended) > ENDED:
+            del self.ended[next(iter(self.ended))]
 
 
 def session_key(headers: dict[bytes, bytes]) -> bytes | None:

@@ -266,8 +266,10 @@ class _Link:
 def _untagged(refused: Any) -> dict[str, Any] | None:
     """A call's result the SDK refused only for want of ``resultType``, tagged ``complete``; else None.
 
-    2026-07-28 says a result without ``resultType`` is complete; the SDK requires the field. Every
-    other check of the result still runs, as it is read again.
+    2026-07-28 says a result without ``resultType`` is complete; the SDK requires the field. The
+    result is then read by this client's own models of a call's answer (content, structured
+    content, ``isError``), not by the SDK's check for the revision. A question or a task sent
+    without its tag is read so too: as a complete result, as the protocol says.
     """
     errors = refused.errors()
     if not all(error["type"] == "missing" and error["loc"][-1:] == ("resultType",) for error in errors):

@@ -84,6 +84,10 @@ _DECODE = msgspec.json.Decoder(_Request).decode
 _DECODE_NOTIFICATION = msgspec.json.Decoder(_Notification).decode
 _DECODE_METHOD = msgspec.json.Decoder(_Method).decode
 _ENCODE = msgspec.json.Encoder().encode
+_SESSION_ENDED = (
+    b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Session not found: its client ended it"}}'  # noqa: E501
+)
+"""The answer to a request whose session key its client ended with ``DELETE`` (HTTP 404, as MCP asks)."""
 _JSON_HEADERS = [(b"content-type", b"application/json")]
 _SSE_HEADERS = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache, no-transform")]
 
@@ -147,6 +151,9 @@ class LeanPath:
             return
         headers = dict(reversed(scope["headers"]))  # the first of repeated headers, as the SDK reads
         key = session_key(headers)
+        if key is not None and key in self.cancellations.ended:  # the client ended this session
+            await _respond(send, _SESSION_ENDED, status=404)
+            return
         if scope["method"] != "POST":
             sessionless = headers.get(b"mcp-protocol-version") in self.modern
             if key is None or sessionless or scope["method"] not in ("GET", "DELETE") or not self._trusted(headers):

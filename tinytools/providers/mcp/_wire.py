@@ -21,6 +21,7 @@ import msgspec
 from tinytools._errors import SchemaError
 from tinytools._public import publish
 from tinytools._results import ImageContent, ResourceContent, StructuredError, ToolCall, ToolResult
+from tinytools._schema.fragments import def_name
 from tinytools._schema.input_schema import compile_validator
 from tinytools._schema.strict_json import repeats_a_key
 from tinytools._tool import Tool
@@ -119,17 +120,27 @@ def _output_schema(schema: dict[str, Any] | None) -> dict[str, Any] | None:
         return None
     defs = schema.get("$defs", {})
     body = {k: v for k, v in schema.items() if k != "$defs"}
-    ref = body.get("$ref", "")
-    if set(body) == {"$ref"} and ref.startswith("#/$defs/"):
-        target = defs.get(ref[8:])
+    name = def_name(body.get("$ref"))
+    if set(body) == {"$ref"} and name is not None:
+        target = defs.get(name)
         if isinstance(target, dict) and target.get("type") == "object":
-            body = target
+            body = {key: value for key, value in target.items() if key != "$anchor"}  # the definition keeps it
     if body.get("type") == "object":
         return {**body, "$defs": defs} if defs else body
-    if _is_object(body, defs, {}) is not False:
-        return None  # may or may not be an object: the wrapping would depend on the value
+    if _is_object(body, defs, {}) is not False or _points_past_defs(body):
+        return None  # may or may not be an object, or a reference would point into the wrapper
     wrapped: dict[str, Any] = {"type": "object", "properties": {"result": body}, "required": ["result"]}
     return {**wrapped, "$defs": defs} if defs else wrapped
+
+
+def _points_past_defs(schema: Any) -> bool:
+    """Whether a ``$ref`` in ``schema`` points anywhere but into the root ``$defs`` (``#``, ``#/items``...)."""
+    if isinstance(schema, list):
+        return any(map(_points_past_defs, schema))
+    if not isinstance(schema, dict):
+        return False
+    ref = schema.get("$ref")
+    return (isinstance(ref, str) and def_name(ref) is None) or any(map(_points_past_defs, schema.values()))
 
 
 def _is_object(schema: Any, defs: Mapping[str, Any], known: dict[str, bool | None]) -> bool | None:
@@ -148,10 +159,11 @@ def _is_object(schema: Any, defs: Mapping[str, Any], known: dict[str, bool | Non
         values = schema.get("enum", [schema.get("const")])
         return False if not any(isinstance(value, dict) for value in values) else None
     ref = schema.get("$ref", "")
-    if ref.startswith("#/$defs/"):
+    name = def_name(ref)
+    if name is not None:
         if ref not in known:
             known[ref] = None
-            known[ref] = _is_object(defs.get(ref[8:]), defs, known)
+            known[ref] = _is_object(defs.get(name), defs, known)
         return known[ref]
     if "anyOf" in schema:
         answers = {_is_object(branch, defs, known) for branch in schema["anyOf"]}
