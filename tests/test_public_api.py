@@ -122,6 +122,7 @@ SUBSYSTEMS = (
     "tinytools._run.sqlite_journal", "tinytools._run.journal_stage", "tinytools._run.pending_calls",
     "tinytools._run.handles", "tinytools._search", "tinytools._exports", "tinytools.formats",
     "tinytools.providers", "tinytools.executors._pools", "tinytools.executors._placement",
+    "tinytools._schema.patterns", "tinytools._schema.backtracking", "tinytools._schema.anchors",
 )  # fmt: skip
 """What a plain ``@tool`` + ``dispatch`` program never needs: journals, pending calls, search, exports, formats...
 
@@ -166,8 +167,13 @@ def test_a_plain_program_loads_no_subsystem() -> None:
         ("tools.fingerprint()", {"tinytools._exports", "hashlib"}),
         ("dispatch(ToolCall('c9', 'add', '{\"a\": [1]}'), tools)", {"json"}),
         ("from tinytools.formats import render_tools; render_tools(tools)", {"tinytools.formats"}),
+        (
+            "tinytools.Tool.from_schema('p', 'P.', {'type': 'object', 'properties': "
+            "{'s': {'type': 'string', 'pattern': '^a'}}, 'additionalProperties': False}, lambda s: s)",
+            {"tinytools._schema.patterns", "tinytools._schema.backtracking"},
+        ),
     ],
-    ids=["sqlite", "journal", "inbox", "expiry", "search", "fingerprint", "invalid-call", "formats"],
+    ids=["sqlite", "journal", "inbox", "expiry", "search", "fingerprint", "invalid-call", "formats", "pattern"],
 )
 def test_each_subsystem_loads_on_its_first_use(first_use: str, loads: set[str]) -> None:
     before = _loaded_after(PLAIN_PROGRAM)

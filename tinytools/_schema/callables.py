@@ -199,7 +199,9 @@ def type_hints_of(
         return {}, False  # a builtin has no hints: its parameters take any JSON value
     namespace = type_namespace(localns)
     try:
-        return typing_extensions.get_type_hints(fn, localns=namespace, include_extras=True), False
+        return typing_extensions.get_type_hints(
+            _evaluated(fn, namespace), localns=namespace, include_extras=True
+        ), False
     except NameError as exc:
         problem = exc
     annotations = getattr(fn, "__annotations__", {})
@@ -214,6 +216,46 @@ def type_hints_of(
         f"cannot resolve a type hint ({problem}); define the type at module level or import it",
         tool=tool_name,
     ) from None
+
+
+MOST_COMPILED = 4096
+"""How many annotation strings `_evaluated` keeps compiled (the memo is emptied when full)."""
+_COMPILED: dict[str, types.CodeType] = {}
+
+
+def _evaluated(fn: Any, namespace: dict[str, Any]) -> Any:
+    """``fn``, or a stand-in whose string annotations are evaluated, each string compiled once per process.
+
+    ``get_type_hints`` compiles every string annotation each time it reads one, which is most of
+    reading a tool's hints. This evaluates them as it would (in the function's globals and
+    ``namespace``) with the code kept, and hands it the values; it does the rest as ever (``None``,
+    references nested in a value, a ``None`` default on Python 3.10). A function this cannot read so
+    (a wrapper, a name it cannot resolve, type parameters) is given as it is.
+    """
+    if fn.__class__ is not types.FunctionType or hasattr(fn, "__wrapped__") or getattr(fn, "__type_params__", None):
+        return fn
+    annotations = fn.__annotations__
+    if not any(value.__class__ is str for value in annotations.values()):
+        return fn
+    values = dict(annotations)
+    for name, value in values.items():
+        if value.__class__ is str:
+            code = _COMPILED.get(value)
+            if code is None:
+                if len(_COMPILED) >= MOST_COMPILED:
+                    _COMPILED.clear()
+                try:
+                    code = _COMPILED[value] = compile(value, "<annotation>", "eval")
+                except SyntaxError:
+                    return fn
+            try:
+                values[name] = eval(code, fn.__globals__, namespace)
+            except Exception:  # left to get_type_hints, which says what it cannot resolve
+                return fn
+    stand_in = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    stand_in.__kwdefaults__ = fn.__kwdefaults__
+    stand_in.__annotations__ = values
+    return stand_in
 
 
 def return_hint(fn: Callable[..., Any]) -> Any:

@@ -32,7 +32,6 @@ import msgspec
 
 from tinytools._errors import ArgumentsError
 from tinytools._schema.converters import ConversionError, refused
-from tinytools._schema.patterns import translate_pattern
 from tinytools._schema.strict_json import SHORT_ENOUGH, could_nest_too_deep, refuse_repeated_keys
 
 if TYPE_CHECKING:
@@ -154,6 +153,8 @@ def _branches(name: str, node: dict[str, Any], depth: int) -> list[Any]:
         if pattern is not None:
             if not isinstance(pattern, str):
                 raise _NotPlain
+            from tinytools._schema.patterns import translate_pattern  # patterns load with the first one read
+
             pattern = translate_pattern(pattern)  # what the validator compiles: `$` already reads as \Z
         meta = msgspec.Meta(min_length=_count(node, "minLength"), max_length=_count(node, "maxLength"), pattern=pattern)
         return [Annotated[str, meta]]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import decimal
 import enum
+import math
 import sys
 import types
 import typing
@@ -32,6 +33,7 @@ from tinytools._schema.annotations import constraints, split_annotated
 from tinytools._schema.converters import Converter
 from tinytools._schema.docstrings import described
 from tinytools._schema.fragments import enum_schema, exact_types, union_schema, with_default
+from tinytools._schema.keyword_order import keyword_position
 from tinytools._schema.type_forms import (
     LITERALS,
     MAPPINGS,
@@ -45,9 +47,20 @@ from tinytools._schema.type_forms import (
     unhashable,
 )
 
-__all__ = ["DECIMAL_PATTERN", "SchemaBuilder", "type_namespace"]
+__all__ = ["DECIMAL_PATTERN", "MOST_REMEMBERED", "SchemaBuilder", "type_namespace"]
 
 _NONE_TYPE = type(None)
+MOST_REMEMBERED = 1024
+"""How many parameter types the schemas of are kept for the next tool (the memo is emptied when full)."""
+_REMEMBERED: dict[Any, tuple[bytes, Converter | None]] = {}
+"""A parameter's type without ``Annotated`` metadata at its top -> its schema as JSON and its converter.
+
+Only a type whose schema depends on nothing but itself is kept: no named type (those go to one
+tool's ``$defs``), no ``Self`` and no ``Annotated`` inside it (``Param(ge=1)`` equals
+``Param(ge=1.0)``, and the schema would say ``1`` for both). The schema is kept as JSON so each
+tool gets dicts of its own."""
+_ENCODE = msgspec.json.encode
+_DECODE = msgspec.json.decode
 _BOUNDS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
 DECIMAL_PATTERN = r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]{1,4})?$"
 """What a `Decimal` argument looks like: a JSON number as text, its exponent at most 4 digits.
@@ -89,6 +102,37 @@ class SchemaBuilder:
         self._named: dict[Any, str] = {}
         self._converters: dict[str, Converter | None] = {}
         self._localns = type_namespace(localns)
+        self._contextual = 0
+        """How many parts read so far depend on more than their type (see `parameter`)."""
+        self.enforceable = True
+        """Whether every schema built so far is one the validator enforces as it stands: made here of
+        plain types and numeric bounds, no named type, pattern, examples or other metadata
+        (`tinytools._schema.input_schema.InputSchema.built` then skips its check)."""
+
+    def parameter(
+        self, base: Any, metadata: tuple[Any, ...], parameter: str
+    ) -> tuple[dict[str, Any], Converter | None]:
+        """`build` for a parameter's type (``base`` with ``Annotated`` ``metadata``), remembered across tools.
+
+        The schema of ``base`` is the one an earlier tool had for it, if it depends on nothing else.
+
+        Raises:
+            ToolDefinitionError: The type has no JSON Schema.
+        """
+        if base.__class__ is type:  # a class: built at once, or a named type of this tool's own
+            return self._constrained(*self._build_base(base, parameter), metadata)
+        try:
+            key = (base, _order(base))
+            known = _REMEMBERED.get(key)
+        except TypeError:  # a type that does not hash
+            return self._constrained(*self._build_base(base, parameter), metadata)
+        if known is not None:
+            return self._constrained(_DECODE(known[0]), known[1], metadata)
+        before = self._contextual
+        schema, convert = self._build_base(base, parameter)
+        if self._contextual == before:
+            _remember(key, schema, convert)
+        return self._constrained(schema, convert, metadata)
 
     def build(self, hint: Any, parameter: str | None = None) -> tuple[dict[str, Any], Converter | None]:
         """Return the schema of ``hint`` and its converter (None when none is needed).
@@ -97,10 +141,21 @@ class SchemaBuilder:
             ToolDefinitionError: The type has no JSON Schema.
         """
         base, metadata = split_annotated(hint)
-        schema, convert = self._build_base(base, parameter)
+        if metadata:
+            self._contextual += 1
+        return self._constrained(*self._build_base(base, parameter), metadata)
+
+    def _constrained(
+        self, schema: dict[str, Any], convert: Converter | None, metadata: tuple[Any, ...]
+    ) -> tuple[dict[str, Any], Converter | None]:
+        """A schema and its converter with the constraints of ``Annotated`` metadata added (in keyword order)."""
+        if not metadata:
+            return schema, convert
         extra = constraints(metadata, schema.get("type") == "array")
+        if self.enforceable and not all(map(_plain_keyword, extra.items())):
+            self.enforceable = False
         if extra:
-            schema = {**schema, **extra}
+            schema = dict(sorted({**schema, **extra}.items(), key=_keyword_rank))
             if convert is _convert.to_float and extra.keys() & _BOUNDS:
                 convert = _convert.float_within(schema)  # an integer rounds: check the float it becomes
         return schema, convert
@@ -123,6 +178,7 @@ class SchemaBuilder:
         if hint in SELF_TYPES:
             if self._self_type is None:
                 raise self._unsupported(hint, parameter)
+            self._contextual += 1
             return self.build(self._self_type, parameter)
         if origin in WRAPPERS:
             return self.build(args[0], parameter)
@@ -168,7 +224,7 @@ class SchemaBuilder:
         """
         base = split_annotated(item)[0]
         if base is Any or base is object or base is typing_extensions.Any:
-            return {**schema, "type": ["string", "number", "boolean", "null"]}
+            return dict(sorted({**schema, "type": ["string", "number", "boolean", "null"]}.items(), key=_keyword_rank))
         problem = unhashable(base)
         if problem is not None:
             raise ToolDefinitionError(
@@ -218,7 +274,7 @@ class SchemaBuilder:
         from tinytools._schema.input_schema import compile_validator
 
         check: list[Callable[[Any], Any]] = []
-        defs = self.defs
+        defs = self.defs if b'"$ref"' in _ENCODE(schema) else {}  # a schema of plain types needs no tool's $defs
 
         def accepts(value: Any) -> bool:
             if not check:
@@ -261,6 +317,8 @@ class SchemaBuilder:
         return schema, None if value_convert is None else _convert.mapping_of(value_convert)
 
     def _named_type(self, cls: type, parameter: str | None) -> tuple[dict[str, Any], Converter | None]:
+        self._contextual += 1
+        self.enforceable = False
         if cls in self._named:
             name = self._named[cls]
             return {"$ref": f"#/$defs/{name}"}, self._deferred(name)
@@ -358,6 +416,58 @@ class SchemaBuilder:
             has_default = field.default is not msgspec.NODEFAULT or field.default_factory is not msgspec.NODEFAULT
             rows.append((field.encode_name, field.name, hints[field.name], not has_default, field.default))
         return self._fields(rows, cls)
+
+
+def _keyword_rank(item: tuple[str, Any]) -> tuple[int, str]:
+    return keyword_position(item[0])
+
+
+def _remember(key: Any, schema: dict[str, Any], convert: Converter | None) -> None:
+    """Keep a type's schema for the next tool, if it is plain JSON (``inf`` would come back ``null``)."""
+    try:
+        text = _ENCODE(schema)
+    except (TypeError, ValueError):  # a lone surrogate in a Literal or enum value: built afresh each time
+        return
+    if _DECODE(text) != schema:  # nan, inf: the schema must be refused the long way, every time
+        return
+    if len(_REMEMBERED) >= MOST_REMEMBERED:
+        _REMEMBERED.clear()
+    _REMEMBERED[key] = (text, convert)
+
+
+def _order(hint: Any) -> tuple[Any, ...]:
+    """The arguments of ``hint`` and of each part of it, in order, a Literal's values with their types.
+
+    Unions and Literals compare as sets (``int | str == str | int``, ``Literal[1, True] ==
+    Literal[True, 1]``), and ``1 == True == 1.0``; their schemas list the members in the order given.
+    """
+    arguments = typing_extensions.get_args(hint)
+    if not arguments:
+        return ()
+    if typing_extensions.get_origin(hint) in LITERALS:
+        return tuple((value.__class__, repr(value)) for value in arguments)
+    return (arguments, *map(_order, arguments))
+
+
+_BOUND_KEYWORDS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+_COUNT_KEYWORDS = frozenset({"minLength", "maxLength", "minItems", "maxItems"})
+
+
+def _plain_keyword(item: tuple[str, Any]) -> bool:
+    """Whether a keyword of ``Annotated`` metadata is one the validator takes as it stands.
+
+    A description, a finite bound, a positive ``multipleOf`` or a count; a pattern (ECMA-262 or
+    not), examples and anything else are left to the schema's full check.
+    """
+    keyword, value = item
+    if keyword in ("description", "title"):
+        return value.__class__ is str
+    kind = value.__class__
+    if keyword in _COUNT_KEYWORDS:
+        return kind is int and value >= 0
+    if kind is not int and (kind is not float or not math.isfinite(value)):
+        return False
+    return keyword in _BOUND_KEYWORDS or (keyword == "multipleOf" and value > 0)
 
 
 def _literal(values: tuple[Any, ...]) -> tuple[dict[str, Any], Converter | None]:

@@ -29,10 +29,7 @@ from typing import Any
 
 from tinytools._errors import ArgumentsError, SchemaError, shorten, unless_failed
 from tinytools._public import publish
-from tinytools._schema.anchors import anchored, pointed
-from tinytools._schema.backtracking import backtracks
 from tinytools._schema.keyword_order import in_keyword_order
-from tinytools._schema.patterns import translate_pattern
 from tinytools._schema.validation_failures import echo as _echo
 from tinytools._schema.validation_failures import escape as _escape
 
@@ -160,6 +157,9 @@ _PLAIN_ATOMS = frozenset({str, int, bool, type(None)})
 
 
 def _portable(pattern: str, pointer: str) -> str:
+    from tinytools._schema.backtracking import backtracks  # patterns load with the first one read
+    from tinytools._schema.patterns import translate_pattern
+
     try:
         translated = translate_pattern(pattern)
         re.compile(translated)
@@ -347,6 +347,8 @@ def _translated(schema: Any) -> tuple[Any, dict[str, Any]]:
 
     Anchors are rare: they are looked for only when the translation refuses the schema or meets one.
     """
+    from tinytools._schema.anchors import anchored, pointed  # loaded by the first translation
+
     translation = _Translation()
     try:
         document = translation.document(schema)
@@ -408,6 +410,17 @@ class InputSchema:
         if "patternProperties" in schema:
             raise _fail("arguments must be named in properties", "/patternProperties")
         return cls(_translated(schema)[0])
+
+    @classmethod
+    def built(cls, schema: dict[str, Any]) -> InputSchema:
+        """A schema `@tool` built of parts the validator enforces as they stand, taken without `parse`'s check.
+
+        `tinytools._schema.hints.SchemaBuilder` says which schemas those are (plain types, numeric
+        bounds, descriptions), and builds them with their keywords in order; one that is not plain
+        JSON (a default of ``inf``) is checked by `parse` after all. The validator is compiled, as
+        always, by the first `check`.
+        """
+        return cls(schema) if _plain(schema) else cls.parse(schema, copy=False)
 
     @property
     def properties(self) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["KEYWORD_ORDER", "SCHEMA_LISTS", "SCHEMA_MAPS", "SINGLE_SCHEMAS", "in_keyword_order"]
+__all__ = ["KEYWORD_ORDER", "SCHEMA_LISTS", "SCHEMA_MAPS", "SINGLE_SCHEMAS", "in_keyword_order", "keyword_position"]
 
 KEYWORD_ORDER = (
     "$schema", "$id", "$anchor", "$dynamicAnchor", "$ref", "$dynamicRef",
@@ -56,7 +56,8 @@ def in_keyword_order(schema: Any) -> Any:
         return schema
 
 
-def _position(keyword: str) -> tuple[int, str]:
+def keyword_position(keyword: str) -> tuple[int, str]:
+    """Where ``keyword`` goes among a schema's keywords (unknown ones last, by name)."""
     rank = _RANK.get(keyword)
     return (rank, "") if rank is not None else (len(_RANK), keyword)
 
@@ -65,7 +66,7 @@ def _ordered(schema: Any) -> Any:
     """``schema`` in order: the same object when nothing in it moved, else a new dict."""
     if schema.__class__ is not dict:
         return schema
-    keys = sorted(schema, key=_position)
+    keys = sorted(schema, key=keyword_position)
     moved = keys != list(schema)
     out: dict[str, Any] = {}
     for key in keys:

@@ -221,11 +221,12 @@ def read_signature(
     for parameter in parameters_of(fn, target, name):
         _check_kind(parameter, name)
         hint = hints.get(parameter.name, Any)
-        injection = _injection(parameter, hint)
+        base, metadata = split_annotated(hint)
+        injection = _injection(parameter, base, metadata)
         if injection is not None:
             slots.append(_hidden(parameter, hint, injection))
             continue
-        slot, schema = _visible(parameter, hint, builder, docs.parameters.get(parameter.name))
+        slot, schema = _visible(parameter, base, metadata, builder, docs.parameters.get(parameter.name))
         if slot.name in properties:
             raise ToolDefinitionError(
                 f"two parameters are sent as {slot.name!r}; give one another alias", tool=name, parameter=slot.parameter
@@ -240,7 +241,7 @@ def read_signature(
         returns = yielded(returns)
     return Signature(
         tuple(slots),
-        _parse_generated(root, name),
+        _parse_generated(root, name, enforceable=builder.enforceable),
         output_schema(returns, name, localns, target.self_type) if "return" in hints else None,
         docs.description,
         method=target.drop_first,
@@ -268,7 +269,11 @@ def _hidden(parameter: inspect.Parameter, hint: Any, injection: Injection) -> Sl
 
 
 def _visible(
-    parameter: inspect.Parameter, hint: Any, builder: SchemaBuilder, documented: str | None
+    parameter: inspect.Parameter,
+    base: Any,
+    metadata: tuple[Any, ...],
+    builder: SchemaBuilder,
+    documented: str | None,
 ) -> tuple[Slot, dict[str, Any]]:
     """The slot and the schema of a parameter the model sends, a pydantic ``Field`` honoured.
 
@@ -277,12 +282,12 @@ def _visible(
     pydantic does; a plain Python default keeps Python's meaning.
     """
     default = parameter.default
-    fields = [item for item in split_annotated(hint)[1] if pydantic_field(item)]
+    fields = [item for item in metadata if pydantic_field(item)] if metadata else []
     if pydantic_field(default):
         fields.append(default)
-        hint = typing_extensions.Annotated[hint, default]  # its description and bounds, read like Annotated's
+        metadata = (*metadata, default)  # its description and bounds, read like Annotated's
     field = fields[-1] if fields else None
-    schema, convert = builder.build(hint, parameter.name)
+    schema, convert = builder.parameter(base, metadata, parameter.name)
     if "description" not in schema and documented:
         schema = {**schema, "description": documented}
     factory = None
@@ -354,9 +359,11 @@ def _check_kind(parameter: inspect.Parameter, tool_name: str) -> None:
         )
 
 
-def _injection(parameter: inspect.Parameter, hint: Any) -> Injection | None:
-    """How a parameter is injected, or None when the model sends it."""
-    base, metadata = split_annotated(hint)
+def _injection(parameter: inspect.Parameter, base: Any, metadata: tuple[Any, ...]) -> Injection | None:
+    """How a parameter of type ``base`` (with ``Annotated`` ``metadata``) is injected; None if the model sends it."""
+    if base.__class__ is type and not metadata:  # the common case: a plain class
+        source = INJECTABLE_TYPES.get(base)
+        return None if source is None else Injection(parameter.name, source)
     members = [arg for arg in typing_extensions.get_args(base) if arg is not type(None)]
     if typing_extensions.get_origin(base) in UNIONS and len(members) == 1:
         base = members[0]  # `Invocation | None = None`: still the runtime's value
@@ -370,9 +377,9 @@ def _injection(parameter: inspect.Parameter, hint: Any) -> Injection | None:
     return None
 
 
-def _parse_generated(root: dict[str, Any], tool_name: str) -> InputSchema:
+def _parse_generated(root: dict[str, Any], tool_name: str, *, enforceable: bool) -> InputSchema:
     try:
-        return InputSchema.parse(root, copy=False)
+        return InputSchema.built(root) if enforceable else InputSchema.parse(root, copy=False)
     except ToolDefinitionError as exc:
         exc.tool = tool_name
         raise

@@ -85,7 +85,7 @@ _DECODE_NOTIFICATION = msgspec.json.Decoder(_Notification).decode
 _DECODE_METHOD = msgspec.json.Decoder(_Method).decode
 _ENCODE = msgspec.json.Encoder().encode
 _SESSION_ENDED = (
-    b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Session not found: its client ended it"}}'  # noqa: E501
+    b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Session not found: its client ended it"}}'
 )
 """The answer to a request whose session key its client ended with ``DELETE`` (HTTP 404, as MCP asks)."""
 _JSON_HEADERS = [(b"content-type", b"application/json")]
