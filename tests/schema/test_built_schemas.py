@@ -196,6 +196,9 @@ def test_a_schema_that_is_not_plain_json_is_refused_every_time_and_one_with_odd_
             _define(Literal[math.inf])
     for _ in range(2):
         assert _define(Literal["\ud800", "ok"]).input_schema["properties"]["x"]["enum"] == ["\ud800", "ok"]
+        assert (
+            _define(Literal["\ud800", "ok"] | list[int]).input_schema["properties"]["x"]["anyOf"][1]["type"] == "array"
+        )
 
 
 def test_a_refused_tool_leaves_nothing_a_later_tool_of_the_same_types_depends_on() -> None:

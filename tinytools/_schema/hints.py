@@ -274,7 +274,7 @@ class SchemaBuilder:
         from tinytools._schema.input_schema import compile_validator
 
         check: list[Callable[[Any], Any]] = []
-        defs = self.defs if b'"$ref"' in _ENCODE(schema) else {}  # a schema of plain types needs no tool's $defs
+        defs = self.defs if _refers(schema) else {}  # a schema of plain types needs no tool's $defs
 
         def accepts(value: Any) -> bool:
             if not check:
@@ -416,6 +416,14 @@ class SchemaBuilder:
             has_default = field.default is not msgspec.NODEFAULT or field.default_factory is not msgspec.NODEFAULT
             rows.append((field.encode_name, field.name, hints[field.name], not has_default, field.default))
         return self._fields(rows, cls)
+
+
+def _refers(schema: dict[str, Any]) -> bool:
+    """Whether ``schema`` may hold a ``$ref`` (text that cannot be written as JSON is taken to)."""
+    try:
+        return b'"$ref"' in _ENCODE(schema)
+    except (TypeError, ValueError):
+        return True
 
 
 def _keyword_rank(item: tuple[str, Any]) -> tuple[int, str]:
