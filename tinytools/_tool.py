@@ -141,7 +141,8 @@ class Tool(Generic[P, R]):
         self._strict: StrictSchema | None = None
         self.memo: dict[str, Any] = {}
         """What the layers above keep for this tool, derived from it once (the run layer's typed reader,
-        its one-tool toolbox); a copy of the tool (`renamed`, `bound_to`) starts with none."""
+        its one-tool toolbox, the fixed parts of its invalid-argument messages); a copy of the tool
+        (`renamed`, `bound_to`) starts with none."""
         self.__wrapped__ = fn
         self.__doc__ = fn.__doc__
 

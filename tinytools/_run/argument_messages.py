@@ -4,13 +4,12 @@ One failure reads ``Invalid arguments: tool 'x', argument 'a' at /a/b: <reason>.
 <the argument's schema>``; a failure inside an argument quotes the failing value's own schema;
 several failures are listed one per line, the rest counted. Text that is malformed JSON reads as
 such. The parts that do not change from call to call (the place before the pointer, the quoted
-schema after the reason) are made once per tool and argument and kept here, so a bad call costs
+schema after the reason) are made once per tool and argument and kept in the tool's `memo`, so a bad call costs
 a few string joins; `ArgumentsError` is worded from the same parts (`argument_place`).
 """
 
 from __future__ import annotations
 
-import weakref
 from typing import TYPE_CHECKING, Any
 
 from tinytools._errors import ArgumentsError, argument_place, shorten
@@ -98,9 +97,9 @@ def fragment(tool: Tool[..., Any], parameter: str) -> str | None:
     Each ``$ref`` to ``$defs`` is shown as the definition it names (a recursive one once), so
     the fragment stands on its own.
     """
-    kept = _FRAGMENTS.get(tool)
-    if kept is None:  # (a weak dictionary's setdefault makes a weak reference on every call)
-        kept = _FRAGMENTS[tool] = {}
+    kept: dict[str, str] | None = tool.memo.get("fragments")
+    if kept is None:
+        kept = tool.memo["fragments"] = {}
     cached = kept.get(parameter)
     if cached is None and parameter in tool.schema.properties:
         cached = kept[parameter] = quoted(tool, tool.schema.properties[parameter])
@@ -118,9 +117,9 @@ def framing(tool: Tool[..., Any], parameter: str) -> tuple[str, str]:
     Kept for the tool's own arguments (a key the model made up is worded afresh: their number is
     unbounded).
     """
-    kept = _FRAMINGS.get(tool)
+    kept: dict[str, tuple[str, str]] | None = tool.memo.get("framings")
     if kept is None:
-        kept = _FRAMINGS[tool] = {}
+        kept = tool.memo["framings"] = {}
     cached = kept.get(parameter)
     if cached is not None:
         return cached
@@ -130,9 +129,3 @@ def framing(tool: Tool[..., Any], parameter: str) -> tuple[str, str]:
     if parameter in tool.schema.properties:
         kept[parameter] = made
     return made
-
-
-_FRAGMENTS: weakref.WeakKeyDictionary[Tool[..., Any], dict[str, str]] = weakref.WeakKeyDictionary()
-"""Each tool's quoted argument schemas, by argument: the run layer's, not kept on the tool."""
-_FRAMINGS: weakref.WeakKeyDictionary[Tool[..., Any], dict[str, tuple[str, str]]] = weakref.WeakKeyDictionary()
-"""Each tool's text around its arguments' messages, by argument."""

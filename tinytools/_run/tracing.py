@@ -112,9 +112,13 @@ class CallTracer:
         """
         if self.given:
             return True
-        api = _API or _find_api()
+        api = _API
         if api is None:
-            return False
+            if _TRACE_API not in sys.modules:  # not loaded (yet): the common case, a dict lookup
+                return False
+            api = _find_api()
+            if api is None:
+                return False
         trace, metrics = api
         if trace._TRACER_PROVIDER is not None:
             return True
@@ -323,10 +327,13 @@ _API: tuple[Any, Any] | None = None
 """The API's trace and metrics modules, once loaded (``_TRACER_PROVIDER``, ``_METER_PROVIDER`` read)."""
 
 
+_TRACE_API = "opentelemetry.trace"
+
+
 def _find_api() -> tuple[Any, Any] | None:
     """The API's modules, if the application loaded them; kept once found."""
     global _API
-    trace = sys.modules.get("opentelemetry.trace")
+    trace = sys.modules.get(_TRACE_API)
     if trace is None:
         return None
     metrics = sys.modules.get("opentelemetry.metrics._internal")

@@ -207,13 +207,34 @@ class _Generator(CodeGeneratorDraft07):
             self.l("pass")  # becomes the memo of `_shared` if a $ref target has two callers or more
             self._memo_line = len(self._code) - 1
             with self.l("try:", optimize=False):
+                start = len(self._code)
                 self.generate_func_code_block(definition, "data", "data", clear_variables=True)
                 self.l("pass")
+                self._return_directly(start)
             with self.l("except _Failure as exc:"):
                 self.l("return _error(exc.args, data)")
             with self.l("except RecursionError:"):
                 self.l("return _too_deep()")
         return None
+
+    def _return_directly(self, start: int) -> None:
+        """In the root function, a failure no trial catches returns its error rather than raising it.
+
+        A raise and its catch cost more than the checks before them; a failure inside a trial
+        (``anyOf``, ``not``, ``if`` ...: a ``try`` of its own) must still raise, to be caught there.
+        The lines from ``start`` are the body of the root's own ``try``.
+        """
+        trials: list[int] = []  # the indentation of each enclosing trial's `try:`
+        for number in range(start, len(self._code)):
+            line = self._code[number]
+            text = line.lstrip()
+            indent = len(line) - len(text)
+            while trials and trials[-1] >= indent:
+                trials.pop()
+            if text.startswith("try:"):
+                trials.append(indent)
+            elif not trials and text.startswith("raise _Failure(") and text.endswith(")"):
+                self._code[number] = f"{line[:indent]}return _error(({text[len('raise _Failure(') : -1]},), data)"
 
     def generate_func_code_block(
         self, definition: Any, variable: str, variable_name: str, clear_variables: bool = False

@@ -72,7 +72,7 @@ def decoded_arguments(call: ToolCall) -> Any:
         raise ArgumentsError(str(exc), keyword="json") from None
     except RecursionError:
         raise ArgumentsError(TOO_DEEP, keyword="json") from None
-    if could_nest_too_deep(arguments) and _depth(decoded) > MAX_DEPTH:
+    if len(arguments) > SHORT_ENOUGH and could_nest_too_deep(arguments) and _depth(decoded) > MAX_DEPTH:
         raise ArgumentsError(TOO_DEEP, keyword="json")
     if decoded.__class__ is dict:
         kind = arguments.__class__

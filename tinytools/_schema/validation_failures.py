@@ -423,8 +423,10 @@ class Collector:
         else:
             absent = [name for name in self.required if name not in data]
             invalid = [each for each in self.invalid(data, -1) if index is None or each.parameter != parameter]
-        if not (absent or invalid or unknown or self.holds_more(first, data)):
-            return
+        if not (absent or invalid or unknown):
+            kind = None if parameter is None else data.get(parameter).__class__
+            if (kind is not dict and kind is not list) or not self.holds_more(first, data):
+                return  # the one failure (`holds_more`'s cheapest part first: only a container holds more)
         lead = self.lead(first, absent, unknown)
         listed: list[ArgumentsError] = []
         total = len(absent[MAX_LISTED:]) + len(unknown)  # past the bound only counted
