@@ -8,7 +8,8 @@ of the same tool, so the figures survive a noisy machine. A `Dispatcher` is meas
 with one pass-through middleware and a list's ``append`` as its event sink. Also measured: defining a tool (the
 typed reader is built by the first call and the validator compiled by the first call that
 needs it, so those are shown apart) and importing tinytools in a fresh process against
-importing its four dependencies alone.
+importing its four dependencies alone. The last lines say which of the project's goals this run
+meets (ratios to this run's floors, times for middleware and definition).
 """
 
 from __future__ import annotations
@@ -153,8 +154,42 @@ def bench_import() -> list[tuple[str, float, float]]:
     ]
 
 
+GOALS = (  # (row, what it is, "ratio" or "ns", at most): the project's aims, read from this run's rows
+    ("seven-arg dispatch, valid", "seven-arg dispatch, valid", "ratio", 1.3),
+    ("one-arg dispatch, valid", "one-arg dispatch, valid", "ratio", 2.5),
+    ("seven-arg dispatch, invalid", "seven-arg dispatch, invalid", "ratio", 3.0),
+    ("one-arg   ... one middleware + a sink, valid", "one-arg, one middleware + a sink", "ns", 8_000),
+    ("define seven-arg tool (builds nothing yet)", "define seven-arg tool", "ns", 150_000),
+    ("  ... under future annotations", "define it under future annotations", "ns", 150_000),
+    ("import tinytools (ms)", "import tinytools / its dependencies", "ratio", 1.3),
+)
+
+
+def goals(measured: dict[str, tuple[float, float]]) -> list[str]:
+    """One line per goal: met or missed, and by how much, from the rows of this run."""
+    lines = []
+    for row, what, kind, most in GOALS:
+        value, ratio = measured[row]
+        got = ratio if kind == "ratio" else value
+        if kind == "ratio":
+            shown = f"{got:.2f}x (at most {most}x)"
+        else:
+            shown = f"{got / 1000:,.1f} us (at most {most / 1000:,.0f} us)"
+        lines.append(_verdict(got <= most, what, shown))
+    for label in ("one-arg", "seven-arg"):
+        own = measured[f"{label} Dispatcher.dispatch, valid"][0] / measured[f"{label} dispatch, valid"][0]
+        shown = f"{own:.2f}x (at most 1.05x)"
+        lines.append(_verdict(own <= 1.05, f"{label} Dispatcher.dispatch / module dispatch", shown))
+    return lines
+
+
+def _verdict(met: bool, what: str, shown: str) -> str:
+    return f"{'met   ' if met else 'MISSED'} {what:<48} {shown}"
+
+
 def main() -> None:
     print(f"{'case':<44} {'time':>12} {'ratio':>8}")
+    measured: dict[str, tuple[float, float]] = {}
     for title, rows, unit in (
         ("per call", bench_calls(), "ns"),
         ("definition", bench_definition(), "ns"),
@@ -162,10 +197,13 @@ def main() -> None:
     ):
         print(f"-- {title}")
         for name, value, ratio in rows:
+            measured[name] = (value, ratio)
             shown = f"{value / 1000:,.1f} us" if unit == "ns" and value > 10_000 else f"{value:,.0f} {unit}"
             if unit == "ms":
                 shown = f"{value:,.1f} ms"
             print(f"{name:<44} {shown:>12} {ratio:>7.2f}x")
+    print("-- goals")
+    print("\n".join(goals(measured)))
 
 
 if __name__ == "__main__":

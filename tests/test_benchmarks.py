@@ -70,3 +70,24 @@ def test_targets_are_met_exactly_at_their_thresholds(ours: float, peer: float, w
     verdicts = {target["target"]: target["met"] for target in check_targets(_call_section(ours, peer))}
     assert verdicts["seven-arg valid call within 3x the floor"] is within_3x
     assert verdicts["seven-arg valid: >=10x faster than every peer"] is tenfold
+
+
+def _dispatch_rows(scale: float) -> dict[str, tuple[float, float]]:
+    """``bench_dispatch``'s rows with every goal at ``scale`` times its threshold."""
+    from bench_dispatch import CASES, GOALS
+
+    measured = {row: ((most, 1.0) if kind == "ns" else (1.0, most)) for row, _, kind, most in GOALS}
+    measured = {row: (value * scale, ratio * scale) for row, (value, ratio) in measured.items()}
+    for label in CASES:  # Dispatcher.dispatch against module dispatch, at scale times 1.05
+        measured[f"{label} dispatch, valid"] = (1000.0, measured[f"{label} dispatch, valid"][1])  # a ratio goal too
+        measured[f"{label} Dispatcher.dispatch, valid"] = (1050.0 * scale, 1.0)
+    return measured
+
+
+@pytest.mark.parametrize(("scale", "met"), [(1.0, True), (0.5, True), (1.001, False)])
+def test_bench_dispatch_judges_each_goal_at_its_threshold(scale: float, met: bool) -> None:
+    from bench_dispatch import GOALS, goals
+
+    lines = goals(_dispatch_rows(scale))
+    assert len(lines) == len(GOALS) + 2
+    assert all(line.startswith("met ") is met and line.startswith("MISSED") is not met for line in lines), lines
