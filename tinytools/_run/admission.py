@@ -45,19 +45,16 @@ class Rewrite(msgspec.Struct, frozen=True):
 UnknownToolPolicy = Literal["return_error", "fail"] | Rewrite
 
 
-class Admitted:
-    """A call that may start: its plan, the call as it reaches the tool, and the call as sent."""
+class Admitted(msgspec.Struct):
+    """A call that may start: its plan, the call as it reaches the tool, and the call as sent (a Struct, made in C)."""
 
-    __slots__ = ("call", "plan", "rewritten", "sent")
-
-    def __init__(self, plan: Plan, call: ToolCall, sent: ToolCall, rewritten: bool = False):
-        self.plan = plan
-        self.call = call
-        """The call as the tool receives it (renamed by a `Rewrite` or an alias)."""
-        self.sent = sent
-        """The call as the model sent it."""
-        self.rewritten = rewritten
-        """Whether the unknown-tool policy sent it to its fallback."""
+    plan: Plan
+    call: ToolCall
+    """The call as the tool receives it (renamed by a `Rewrite` or an alias)."""
+    sent: ToolCall
+    """The call as the model sent it."""
+    rewritten: bool = False
+    """Whether the unknown-tool policy sent it to its fallback."""
 
 
 class Revealed:

@@ -323,19 +323,12 @@ class Dispatcher:
         """Cancel the run: calls not yet started get ``cancelled``; running ones are told."""
         self.token.cancel()
 
-    def express(self, paths: Mapping[str, T], name: str) -> T | None:
-        """The express path for a call of ``name`` from ``paths``, unless this call is traced (then: None)."""
-        path = paths.get(name)
-        if path is None or (self.tracer is not None and self.tracer.live()):
-            return None
-        return path
-
     def scope(
         self, driver: Any, inject: Mapping[str, Any] | None, allowed: Iterable[str] | None, step_id: str | None
     ) -> Scope:
         """What one entry point's call or batch brings, as the pipeline reads it; it is the next step."""
         self._steps += 1
-        return Scope(driver, inject, _names(allowed), step_id, self._steps)
+        return Scope(driver, inject, None if allowed is None else _names(allowed), step_id, self._steps)
 
     def dispatch(
         self,
@@ -352,8 +345,8 @@ class Dispatcher:
             ArgumentsError: Only under ``invalid_args="fail"``.
             InjectionError: The application did not supply an injected value.
         """
-        express = self.express(self._express, call.name) if allowed is None else None
-        if express is not None:
+        express = self._express.get(call.name) if allowed is None else None
+        if express is not None and (self.tracer is None or not self.tracer.live()):  # a traced call: the pipeline
             return express(call, inject)
         scope = self.scope(self._sync, inject, allowed, step_id)
         outcome = self.pipeline.run(call, scope)
@@ -368,8 +361,8 @@ class Dispatcher:
         step_id: str | None = None,
     ) -> ToolResult:
         """Run one call from async code; a sync tool runs on a pool thread, never on the loop's."""
-        fast = self.express(self._aexpress, call.name) if allowed is None else None
-        if fast is not None:
+        fast = self._aexpress.get(call.name) if allowed is None else None
+        if fast is not None and (self.tracer is None or not self.tracer.live()):
             return await fast(call, inject)
         scope = self.scope(self._async, inject, allowed, step_id)
         outcome = self.pipeline.run(call, scope)  # an async driver's: always a coroutine

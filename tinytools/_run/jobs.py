@@ -13,6 +13,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 if TYPE_CHECKING:
     from tinytools._context import CancellationToken
     from tinytools._events import ToolEvent
@@ -34,18 +36,15 @@ __all__ = [
 RETURNED, RAISED, TIMEOUT, CANCELLED, REFUSED = "returned", "raised", "timeout", "cancelled", "refused"
 
 
-class Outcome:
+class Outcome(msgspec.Struct):
     """How one piece of job ended.
 
     ``returned`` (a value), ``raised`` (an exception), ``timeout``, ``cancelled`` (the run was)
-    or ``refused`` (no thread could take it).
+    or ``refused`` (no thread could take it). A Struct, made in C: every call makes one.
     """
 
-    __slots__ = ("kind", "value")
-
-    def __init__(self, kind: str, value: Any = None):
-        self.kind = kind
-        self.value = value
+    kind: str
+    value: Any = None
 
 
 class Channel:
@@ -97,36 +96,22 @@ class Channel:
         return events
 
 
-class Job:
-    """One bounded piece of job: a tool's call, or an approver's answer."""
+class Job(msgspec.Struct):
+    """One bounded piece of job: a tool's call, or an approver's answer (a Struct, made in C)."""
 
-    __slots__ = ("args", "channel", "fn", "is_async", "kwargs", "name", "timeout", "token")
-
-    def __init__(
-        self,
-        fn: Callable[..., Any],
-        args: Any,
-        kwargs: dict[str, Any],
-        *,
-        name: str,
-        is_async: bool,
-        timeout: float | None,
-        token: CancellationToken,
-        channel: Channel | None = None,
-    ):
-        self.fn = fn
-        self.args = args
-        self.kwargs = kwargs
-        self.name = name
-        """The tool's name, for logs."""
-        self.is_async = is_async
-        """Whether ``fn`` returns an awaitable."""
-        self.timeout = timeout
-        """Seconds to wait, or None."""
-        self.token = token
-        """The run's token: its cancellation ends the wait."""
-        self.channel = channel
-        """The call's progress events, delivered while the job runs."""
+    fn: Callable[..., Any]
+    args: Any
+    kwargs: dict[str, Any]
+    name: str
+    """The tool's name, for logs."""
+    is_async: bool
+    """Whether ``fn`` returns an awaitable."""
+    timeout: float | None
+    """Seconds to wait, or None."""
+    token: CancellationToken
+    """The run's token: its cancellation ends the wait."""
+    channel: Channel | None = None
+    """The call's progress events, delivered while the job runs."""
 
 
 _here = threading.local()

@@ -407,6 +407,8 @@ class Pipeline:
                 if propagates(exc):
                     raise
                 return hook_failure(state.call, state.plan.name, "middleware", exc, state.start)
+            if outcome is None:  # the common answer: go on
+                continue
             if outcome.__class__ not in _ANSWERS and isawaitable(outcome):
                 return self._before_later(state, read, index, outcome)
             moved = self._before_answer(state, read, outcome)
@@ -588,7 +590,11 @@ class Pipeline:
             events.append(ToolPending(call.id, result.name, perf_counter_ns() - start, result))
         else:
             events.append(ToolCompleted(call.id, result.name, perf_counter_ns() - start, result))
-        pending = [sent for sent in map(scope.driver.emit, events) if sent is not None]
+        emit, pending = scope.driver.emit, []
+        for event in events:  # a loop, not a comprehension: no frame of its own (before Python 3.12)
+            sent = emit(event)
+            if sent is not None:
+                pending.append(sent)
         return _after(pending, result) if pending else result
 
 

@@ -20,6 +20,8 @@ import types
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from tinytools._errors import ArgumentsError, InjectionError, kept
 from tinytools._results import ToolCall, ToolResult
 from tinytools._run.argument_messages import argument_failure
@@ -41,16 +43,16 @@ if TYPE_CHECKING:
 __all__ = ["DefaultFailed", "Plan", "Read", "typed_reader"]
 
 
-class Read:
-    """A call's arguments, decoded and checked against the schema the dispatcher enforces."""
+class Read(msgspec.Struct):
+    """A call's arguments, decoded and checked against the schema the dispatcher enforces.
 
-    __slots__ = ("arguments", "values")
+    A Struct, made in C: every call makes one.
+    """
 
-    def __init__(self, values: list[Any] | tuple[Any, ...] | None, arguments: dict[str, Any] | None):
-        self.values = values
-        """Read the typed way: the function's positional arguments, converted, defaults in place."""
-        self.arguments = arguments
-        """Read the general way: the validated JSON object, not yet converted."""
+    values: list[Any] | tuple[Any, ...] | None
+    """Read the typed way: the function's positional arguments, converted, defaults in place."""
+    arguments: dict[str, Any] | None
+    """Read the general way: the validated JSON object, not yet converted."""
 
 
 class Plan:
