@@ -24,11 +24,11 @@ from tinytools._results import ToolCall, ToolResult
 from tinytools._run.failures import failed, unknown_tool
 from tinytools._run.limits import Limits
 from tinytools._run.near_misses import closest_name
+from tinytools._run.plans import Plan  # at run time: the docs read a Struct's field types
 from tinytools._tool import is_search
 
 if TYPE_CHECKING:
     from tinytools._context import CancellationToken
-    from tinytools._run.plans import Plan
     from tinytools._tool import Tool
     from tinytools._toolbox import Toolbox
 

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from tinytools._context import CancellationToken  # at run time: the docs read a Struct's field types
+
 if TYPE_CHECKING:
-    from tinytools._context import CancellationToken
     from tinytools._events import ToolEvent
 
 __all__ = [
