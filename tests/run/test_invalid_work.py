@@ -9,6 +9,7 @@ outside any trial is returned, not raised; and nothing is compiled again for the
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -16,10 +17,11 @@ from contextlib import contextmanager
 from typing import Annotated, Any, Literal
 
 import msgspec
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tinytools import Param, Toolbox, ToolCall, dispatch, tool
+from tinytools import Dispatcher, Param, Toolbox, ToolCall, ToolResult, dispatch, tool
 
 NAMES = ["query", "language", "mode", "limit", "tags", "page", "region"]
 GOOD: dict[str, Any] = {
@@ -56,23 +58,23 @@ def seven(
 
 
 class Work:
-    """Counts, while watched: frames entered by code name, and exceptions raised in generated checks."""
+    """Counts, while watched: frames entered by code name, and the generated checks' runs and raises."""
 
     def __init__(self) -> None:
         self.entered: Counter[str] = Counter()
+        self.passes = 0
+        """Runs of a compiled check: frames of generated code (`exec`'d, so ``<string>``) named ``validate...``."""
         self.raised = 0
-
-    @property
-    def passes(self) -> int:
-        """Runs of a compiled check (the generated functions are named ``validate...``)."""
-        return sum(count for name, count in self.entered.items() if name.startswith("validate"))
 
     def trace(self, frame: Any, event: str, arg: Any) -> Callable[..., Any] | None:
         if event != "call":
             return None
-        name = frame.f_code.co_name
-        self.entered[name] += 1
-        return self.local if frame.f_code.co_filename == "<string>" and name.startswith("validate") else None
+        code = frame.f_code
+        self.entered[code.co_name] += 1
+        if code.co_filename == "<string>" and code.co_name.startswith("validate"):
+            self.passes += 1
+            return self.local
+        return None
 
     def local(self, frame: Any, event: str, arg: Any) -> Callable[..., Any] | None:
         if event == "exception":
@@ -95,6 +97,26 @@ def _box() -> tuple[Toolbox, str]:
     return Toolbox([made]), made.name
 
 
+class _Pass:
+    def before_tool(self, call: ToolCall, tool: object) -> None:
+        return None
+
+
+ENTRIES: dict[str, Callable[[Toolbox], Callable[[ToolCall], ToolResult]]] = {
+    "dispatch": lambda box: lambda call: dispatch(call, box),
+    "Dispatcher.dispatch": lambda box: Dispatcher(box).dispatch,
+    "middleware + sink": lambda box: Dispatcher(box, middleware=[_Pass()], on_event=[].append).dispatch,
+    "allowlist": lambda box: lambda call: Dispatcher(box).dispatch(call, allowed=[call.name]),
+    "adispatch": lambda box: lambda call: asyncio.run(Dispatcher(box).adispatch(call)),
+    "strict": lambda box: Dispatcher(box, strict=True).dispatch,  # its own schema, compiled the same way
+}
+"""Every way in that reads a call: each runs the compiled check of the schema it enforces."""
+
+
+def msgspec_text(arguments: dict[str, Any]) -> bytes:
+    return msgspec.json.encode(arguments)
+
+
 def test_a_valid_call_never_meets_the_compiled_check() -> None:
     box, name = _box()
     dispatch(ToolCall("c0", name, {**GOOD, "limit": 1000}), box)  # compiled now
@@ -104,19 +126,17 @@ def test_a_valid_call_never_meets_the_compiled_check() -> None:
     assert work.passes == 0
 
 
-def msgspec_text(arguments: dict[str, Any]) -> bytes:
-    return msgspec.json.encode(arguments)
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.sets(st.sampled_from(NAMES), min_size=1))
-def test_an_invalid_call_checks_once_and_once_more_per_failing_argument(bad: set[str]) -> None:
+@pytest.mark.parametrize("entry", ENTRIES)
+@settings(max_examples=25, deadline=None)
+@given(bad=st.sets(st.sampled_from(NAMES), min_size=1))
+def test_an_invalid_call_checks_once_and_once_more_per_failing_argument(entry: str, bad: set[str]) -> None:
     box, name = _box()
+    send = ENTRIES[entry](box)
     arguments = {key: BAD[key] if key in bad else value for key, value in GOOD.items()}
     call = ToolCall("c1", name, msgspec_text(arguments))
-    dispatch(call, box)  # the first bad call compiles what the listing needs
+    send(call)  # the first bad call compiles what the listing needs
     with watched() as work:
-        result = dispatch(call, box)
+        result = send(call)
     assert result.error is not None and result.error.code == "invalid_arguments"
     listed = result.error.details["errors"] if len(bad) > 1 else [result.error.details]
     assert [each["parameter"] for each in listed] == [key for key in NAMES if key in bad]

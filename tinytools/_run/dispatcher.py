@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from time import perf_counter
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal
 
 from tinytools._context import CancellationToken, RunContext, Stores
 from tinytools._encoding import Encoders, OutputEncoder
@@ -50,7 +50,6 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT", "Dispatcher", "InvalidArgsPolicy", "Rewrite", "UnknownToolPolicy"]
 
-T = TypeVar("T")
 
 InvalidArgsPolicy = Literal["return_error", "fail"]
 

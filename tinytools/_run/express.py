@@ -192,16 +192,6 @@ def express(
             if isinstance(exc, _PARKS):
                 return parked(plan, call, inject, exc, start, False)  # type: ignore[no-any-return]
             return tool_failure(call, name, exc, start, exposed)
-        if output.__class__ in plain and unchecked:  # `finished`'s common case, without a call to get there
-            try:
-                encoded = encode(output)
-            except (TypeError, ValueError, OverflowError, RecursionError):
-                pass
-            else:
-                if len(encoded) <= limit and b"null" not in encoded:
-                    return ToolResult(
-                        call_id=call.id, name=name, status="succeeded", output=output, elapsed=now() - start
-                    )
         return finished(call, output, start)
 
     return run, hop

@@ -63,7 +63,7 @@ def dispatch(
     """
     box = toolbox if toolbox.__class__ is Toolbox else solo_toolbox(toolbox) if isinstance(toolbox, Tool) else None
     made: Dispatcher | None = box.memo.get("dispatcher") if box is not None else None
-    if made is not None:  # the default dispatcher's first step (`Dispatcher.express`), without a call to get there
+    if made is not None:  # the default dispatcher's first step (as `Dispatcher.dispatch` takes it), in this frame
         express = made._express.get(call.name)
         if express is not None and (made.tracer is None or not made.tracer.live()):
             return express(call, inject)

@@ -179,6 +179,10 @@ _GUARDS = {
 }
 
 
+_RAISE = "raise _Failure("
+"""How a generated line that fails begins (`_Generator.exc` writes it; the root's returns rewrite it)."""
+
+
 class _Generator(CodeGeneratorDraft07):
     """Draft-07 code generation that raises `Failure` with a site and an exact path."""
 
@@ -233,8 +237,8 @@ class _Generator(CodeGeneratorDraft07):
                 trials.pop()
             if text.startswith("try:"):
                 trials.append(indent)
-            elif not trials and text.startswith("raise _Failure(") and text.endswith(")"):
-                self._code[number] = f"{line[:indent]}return _error(({text[len('raise _Failure(') : -1]},), data)"
+            elif not trials and text.startswith(_RAISE) and text.endswith(")"):
+                self._code[number] = f"{line[:indent]}return _error(({text[len(_RAISE) : -1]},), data)"
 
     def generate_func_code_block(
         self, definition: Any, variable: str, variable_name: str, clear_variables: bool = False
@@ -283,7 +287,7 @@ class _Generator(CodeGeneratorDraft07):
 
     def exc(self, msg: str, *args: Any, append_to_msg: str | None = None, rule: str | None = None) -> None:
         site, dynamic = self._site(rule)
-        self.l(f"raise _Failure({site}, {{variable}}, name_prefix{dynamic})")
+        self.l(f"{_RAISE}{site}, {{variable}}, name_prefix{dynamic})")
 
     def generate_ref(self) -> None:
         with self._resolver.in_scope(cast(dict[str, Any], self._definition)["$ref"]):
@@ -529,7 +533,7 @@ class _Generator(CodeGeneratorDraft07):
                 if len(self._code) == start + 1:
                     self.l("pass")
             body = self._code[start + 1 :]
-            if not any(index.search(line) for line in body if not line.lstrip().startswith("raise _Failure(")):
+            if not any(index.search(line) for line in body if not line.lstrip().startswith(_RAISE)):
                 head = self._code[start]
                 self._code[start] = head[: len(head) - len(head.lstrip())] + f"for {item} in {self._variable}:"
                 late = f"_index({self._variable}, {item})"

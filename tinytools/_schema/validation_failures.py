@@ -423,10 +423,8 @@ class Collector:
         else:
             absent = [name for name in self.required if name not in data]
             invalid = [each for each in self.invalid(data, -1) if index is None or each.parameter != parameter]
-        if not (absent or invalid or unknown):
-            kind = None if parameter is None else data.get(parameter).__class__
-            if (kind is not dict and kind is not list) or not self.holds_more(first, data):
-                return  # the one failure (`holds_more`'s cheapest part first: only a container holds more)
+        if not (absent or invalid or unknown or self.holds_more(first, data)):
+            return
         lead = self.lead(first, absent, unknown)
         listed: list[ArgumentsError] = []
         total = len(absent[MAX_LISTED:]) + len(unknown)  # past the bound only counted
@@ -443,12 +441,14 @@ class Collector:
     def holds_more(self, error: ArgumentsError, data: dict[str, Any]) -> bool:
         """Whether the argument ``error`` is about may hold failures beside it: an object or an array."""
         parameter = error.parameter
+        if self.expand is None or parameter is None:
+            return False
+        kind = data.get(parameter).__class__  # asked first: the cheapest question, and most often no
         return (
-            self.expand is not None
+            (kind is dict or kind is list)
             and parameter in self.place
             and error.pointer != ""  # not a missing argument
             and not (error.keyword == "additionalProperties" and error.pointer == f"/{escape(parameter)}")
-            and data.get(parameter).__class__ in (dict, list)
         )
 
     def inside(self, entry: ArgumentsError, data: dict[str, Any], room: int) -> tuple[list[ArgumentsError], int]:
