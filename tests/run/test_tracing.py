@@ -438,12 +438,17 @@ def test_tracing_false_and_no_provider_record_nothing(traced: Traced) -> None:
     assert Dispatcher([add], tracing=False).tracer is None
 
 
+def test_a_meter_provider_alone_records_every_plain_call(traced: Traced) -> None:
+    # given providers, every call is traced: a plain tool's calls take no express path around it
+    dispatcher = Dispatcher([add], tracing=Tracing(meter_provider=traced.meter_provider))
+    dispatcher.dispatch(ToolCall("c1", "add", {"a": 1, "b": 1}))
+    asyncio.run(dispatcher.adispatch(ToolCall("c2", "add", '{"a": 1, "b": 2}')))
+    assert [count for _, count in traced.durations()] == [2]
+    assert traced.spans() == []
+
+
 GLOBAL = """
 import asyncio, json, sys
-from opentelemetry import trace
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 import tinytools
 from tinytools import ToolCall, tool
 
@@ -451,6 +456,13 @@ from tinytools import ToolCall, tool
 def add(a: int, b: int) -> int:
     '''Add.'''
     return a + b
+
+tinytools.dispatch(ToolCall("unloaded", "add", {"a": 1, "b": 0}), add)  # the API not even loaded yet
+assert "opentelemetry.trace" not in sys.modules
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 before = tinytools.dispatch(ToolCall("before", "add", {"a": 1, "b": 1}), add)  # no provider yet: no span
 exporter = InMemorySpanExporter()

@@ -13,6 +13,7 @@ import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from sys import modules
 from time import perf_counter
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
@@ -36,7 +37,7 @@ from tinytools._run.pipeline import Pipeline
 from tinytools._run.plans import Plan
 from tinytools._run.policy_enforcement import PolicyEnforcement
 from tinytools._run.threads import run_coroutine
-from tinytools._run.tracing import CallTracer, Tracing, available
+from tinytools._run.tracing import TRACE_API, CallTracer, Tracing, available
 from tinytools._tool import Tool
 from tinytools._toolbox import Toolbox, as_toolbox
 
@@ -176,6 +177,8 @@ class Dispatcher:
         self._revealed = Revealed(revealed)
         self._plans: dict[str, Plan] = {}
         self._plain = not middleware and on_event is None and redact is None and journal is None
+        self._traces_all = self.tracer is not None and self.tracer.given
+        """Providers were given: every call is traced, so none takes an express path (see `TRACE_API`)."""
         self._express: dict[str, Express] = {}
         self._aexpress: dict[str, AsyncExpress] = {}
         self._steps = 0
@@ -262,7 +265,7 @@ class Dispatcher:
                 journaled=self._journal_options[0] is not None,
                 watchable=not self.pipeline.execution.around,
             )
-            if plan.plain and not tool.defer:  # a deferred tool's calls meet admission, which checks the reveal
+            if plan.plain and not tool.defer and not self._traces_all:  # a deferred tool's meet admission (the reveal)
                 plan.express, plan.aexpress = express(plan, self.admission, self.token, self._parked)
                 if not self.token.cancelled and self.toolbox.get(tool.name) is tool:
                     if plan.express is not None:
@@ -345,7 +348,7 @@ class Dispatcher:
             InjectionError: The application did not supply an injected value.
         """
         express = self._express.get(call.name) if allowed is None else None
-        if express is not None and (self.tracer is None or not self.tracer.live()):  # a traced call: the pipeline
+        if express is not None and (self.tracer is None or TRACE_API not in modules or not self.tracer.live()):
             return express(call, inject)
         scope = self.scope(self._sync, inject, allowed, step_id)
         outcome = self.pipeline.run(call, scope)
@@ -361,7 +364,7 @@ class Dispatcher:
     ) -> ToolResult:
         """Run one call from async code; a sync tool runs on a pool thread, never on the loop's."""
         fast = self._aexpress.get(call.name) if allowed is None else None
-        if fast is not None and (self.tracer is None or not self.tracer.live()):
+        if fast is not None and (self.tracer is None or TRACE_API not in modules or not self.tracer.live()):
             return await fast(call, inject)
         scope = self.scope(self._async, inject, allowed, step_id)
         outcome = self.pipeline.run(call, scope)  # an async driver's: always a coroutine

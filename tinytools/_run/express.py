@@ -89,8 +89,8 @@ def express(
                 encoded = encode(output)
             except (TypeError, ValueError, OverflowError, RecursionError):
                 pass
-            else:
-                if (len(encoded) <= limit or within(boundary.limit, output, encoded)) and b"null" not in encoded:
+            else:  # `find`, not `in`: bytes' `in` first tries its operand as an integer, at ~3x the cost
+                if (len(encoded) <= limit or within(boundary.limit, output, encoded)) and encoded.find(b"null") < 0:
                     return ToolResult(
                         call_id=call.id, name=name, status="succeeded", output=output, elapsed=now() - start
                     )

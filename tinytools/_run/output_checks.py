@@ -67,7 +67,7 @@ def finish(
                 text = _encode(output)
     except Exception as exc:  # an application's encoder may fail in any way: the output is still unencodable
         return _unencodable(call, tool.name, output, exc, start, encoder)
-    if b"null" in text:  # JSON writes NaN and the infinities as null: only then is the value searched
+    if text.find(b"null") >= 0:  # JSON writes NaN and the infinities as null: only then is the value searched
         refusal = _non_finite(call, tool.name, original, start, encoder)
         if refusal is not None:
             return refusal

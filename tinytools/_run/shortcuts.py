@@ -12,11 +12,13 @@ call does); an iterable of tools makes a new toolbox each time. Importing this m
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from sys import modules
 from typing import Any
 
 from tinytools._public import publish
 from tinytools._results import ToolCall, ToolResult
 from tinytools._run.dispatcher import Dispatcher
+from tinytools._run.tracing import TRACE_API
 from tinytools._tool import Tool, runs_calls
 from tinytools._toolbox import Toolbox, as_toolbox
 
@@ -65,7 +67,7 @@ def dispatch(
     made: Dispatcher | None = box.memo.get("dispatcher") if box is not None else None
     if made is not None:  # the default dispatcher's first step (as `Dispatcher.dispatch` takes it), in this frame
         express = made._express.get(call.name)
-        if express is not None and (made.tracer is None or not made.tracer.live()):
+        if express is not None and (made.tracer is None or TRACE_API not in modules or not made.tracer.live()):
             return express(call, inject)
     return default_dispatcher(box if box is not None else toolbox).dispatch(call, inject=inject)
 

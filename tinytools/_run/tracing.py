@@ -45,10 +45,17 @@ if TYPE_CHECKING:
 # The boundary, a call's state and its secrets are typed Any here: this module sits below the run
 # layer's other modules (the executors' workers import it), so it imports none of them.
 
-__all__ = ["CallTracer", "Tracing", "available", "current_traceparent", "traceparent_of", "within_trace"]
+__all__ = ["TRACE_API", "CallTracer", "Tracing", "available", "current_traceparent", "traceparent_of", "within_trace"]
 
 DURATION_BUCKETS = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92)
 """The conventions' advisory bucket boundaries for ``gen_ai.execute_tool.duration`` (seconds)."""
+
+TRACE_API = "opentelemetry.trace"
+"""The API's module: while it is not in ``sys.modules``, no call is traced but by providers given.
+
+The express paths ask this in their own frame before `CallTracer.live` (a dispatcher given
+providers has no express path: all its calls are traced).
+"""
 
 _AVAILABLE: bool | None = None
 
@@ -114,7 +121,7 @@ class CallTracer:
             return True
         api = _API
         if api is None:
-            if _TRACE_API not in sys.modules:  # not loaded (yet): the common case, a dict lookup
+            if TRACE_API not in sys.modules:  # not loaded (yet): the common case, a dict lookup
                 return False
             api = _find_api()
             if api is None:
@@ -327,13 +334,10 @@ _API: tuple[Any, Any] | None = None
 """The API's trace and metrics modules, once loaded (``_TRACER_PROVIDER``, ``_METER_PROVIDER`` read)."""
 
 
-_TRACE_API = "opentelemetry.trace"
-
-
 def _find_api() -> tuple[Any, Any] | None:
     """The API's modules, if the application loaded them; kept once found."""
     global _API
-    trace = sys.modules.get(_TRACE_API)
+    trace = sys.modules.get(TRACE_API)
     if trace is None:
         return None
     metrics = sys.modules.get("opentelemetry.metrics._internal")

@@ -291,6 +291,8 @@ def _reader(
     astuple = msgspec.structs.astuple
     names = decoder.type.__struct_fields__
     unset = _UNSET
+    optional = bool(decoder.type.__struct_defaults__)
+    """Whether any argument may be left out (only then can a value read be `msgspec.UNSET`)."""
 
     def read(call: ToolCall) -> tuple[Any, ...] | list[Any] | None:
         text = call.arguments
@@ -307,7 +309,7 @@ def _reader(
             values: Any = astuple(decode(text))
         except (ValueError, RecursionError):  # refused, or unsure: the general way decides and explains
             return None
-        missing = values.count(unset)
+        missing = values.count(unset) if optional else 0
         if text.count(colon) != size - missing:  # nested objects, colons in strings, or a repeated key
             refuse_repeated_keys(text, {n: v for n, v in zip(names, values, strict=True) if v is not _UNSET})
         if converters:

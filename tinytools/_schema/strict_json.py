@@ -258,7 +258,7 @@ def _counts_match(text: str | bytes, decoded: Any) -> bool:
         colons, escaped = text.count(":"), "\\u" in text
     else:
         data = bytes(text)
-        colons, escaped = data.count(b":"), b"\\u" in data
+        colons, escaped = data.count(b":"), data.find(b"\\u") >= 0
     return not escaped and colons == _encode(decoded).count(b":")
 
 
