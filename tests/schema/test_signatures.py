@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
+import inspect
 import types
 import warnings
 from typing import Annotated, Any, NamedTuple
@@ -31,6 +32,7 @@ from tinytools import (
     dispatch,
     tool,
 )
+from tinytools._schema import callables
 
 
 @pytest.fixture(params=both("tests.schema.signature_defs"), ids=["as-written", "future-annotations"])
@@ -473,3 +475,56 @@ def test_unions_of_containers_keep_a_value_a_member_takes_as_it_is() -> None:
 
     assert run(shapes, {"a": [1, 2], "b": {"k": 1}, "c": [1.5]}).output == ["int", "int", "float"]
     assert run(shapes, {"a": [1.5], "b": {"k": 1.5}, "c": [1]}).output == ["float", "float", "int"]
+
+
+# -- a plain function's parameters, read from its code object ---------------------------------------
+
+_KINDS = ("positional_only", "positional", "varargs", "keyword_only", "varkw")
+
+
+@st.composite
+def _parameter_lists(draw: st.DrawFn) -> str:
+    """The source of a function with a random mix of parameter kinds and defaults, in a legal order."""
+    counts = {kind: draw(st.integers(0, 1 if kind in ("varargs", "varkw") else 3)) for kind in _KINDS}
+    names = iter(f"p{n}" for n in range(20))
+    parts: list[str] = []
+    defaulted = False  # once a positional parameter has a default, every later positional one needs one
+    for kind in ("positional_only", "positional"):
+        for _ in range(counts[kind]):
+            defaulted = defaulted or draw(st.booleans())
+            parts.append(f"{next(names)}: int" + (f" = {draw(st.integers(-3, 3))}" if defaulted else ""))
+        if kind == "positional_only" and counts[kind]:
+            parts.append("/")
+    if counts["varargs"]:
+        parts.append(f"*{next(names)}: int")
+    elif counts["keyword_only"]:
+        parts.append("*")
+    for _ in range(counts["keyword_only"]):
+        parts.append(f"{next(names)}: str" + (" = 'x'" if draw(st.booleans()) else ""))
+    if counts["varkw"]:
+        parts.append(f"**{next(names)}: int")
+    local = draw(st.booleans())  # a local variable, which the code object lists after the parameters
+    return f"def f({', '.join(parts)}):\n    {'inner = 1' if local else 'pass'}\n"
+
+
+@given(_parameter_lists())
+def test_a_functions_parameters_are_read_as_inspect_reads_them(source: str) -> None:
+    namespace: dict[str, Any] = {}
+    exec(source, namespace)
+    fn = namespace["f"]
+    read = callables._function_parameters(fn)
+    expected = [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
+    assert [tuple(parameter) for parameter in read] == expected
+
+
+def test_a_wrapped_or_re_signed_function_is_read_through_inspect() -> None:
+    def inner(a: int, b: str = "x") -> str:
+        """Join."""
+        return f"{a}{b}"
+
+    @functools.wraps(inner)
+    def outer(*args: Any, **kwargs: Any) -> str:
+        return inner(*args, **kwargs)
+
+    assert tool(outer).input_schema["required"] == ["a"]  # the wrapped function's, not *args/**kwargs
+    assert list(tool(outer).input_schema["properties"]) == ["a", "b"]

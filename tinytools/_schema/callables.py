@@ -14,7 +14,7 @@ import inspect
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import typing_extensions
 
@@ -22,6 +22,7 @@ from tinytools._errors import ToolDefinitionError
 from tinytools._schema.hints import type_namespace
 
 __all__ = [
+    "Parameter",
     "Target",
     "default_name",
     "is_async",
@@ -141,18 +142,61 @@ def _partial_values(fn: functools.partial[Any]) -> dict[str, Any]:
     return values
 
 
-def parameters_of(fn: Callable[..., Any], target: Target, tool_name: str) -> list[inspect.Parameter]:
+class Parameter(NamedTuple):
+    """What a tool reads of a parameter: its name, its kind (an ``inspect.Parameter`` kind) and its default."""
+
+    name: str
+    kind: inspect._ParameterKind
+    default: Any
+    """The function's own default, or ``inspect.Parameter.empty``."""
+
+
+_P = inspect.Parameter
+_VARARGS, _VARKEYWORDS = inspect.CO_VARARGS, inspect.CO_VARKEYWORDS
+
+
+def parameters_of(fn: Callable[..., Any], target: Target, tool_name: str) -> list[Parameter]:
     """The parameters the tool reads: the signature's, less an unbound method's first and a partial's own."""
-    try:
-        parameters = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError) as exc:
-        raise ToolDefinitionError(
-            f"cannot read the signature of {fn!r:.80} ({exc}); wrap it in a function with typed parameters",
-            tool=tool_name,
-        ) from None
+    if fn.__class__ is types.FunctionType and "__wrapped__" not in fn.__dict__ and "__signature__" not in fn.__dict__:
+        parameters = _function_parameters(fn)  # what inspect.signature reads, in a tenth of its time
+    else:
+        try:
+            parameters = [Parameter(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
+        except (TypeError, ValueError) as exc:
+            raise ToolDefinitionError(
+                f"cannot read the signature of {fn!r:.80} ({exc}); wrap it in a function with typed parameters",
+                tool=tool_name,
+            ) from None
     if target.drop_first:
         parameters = parameters[1:]
     return [parameter for parameter in parameters if parameter.name not in target.hidden]
+
+
+def _function_parameters(fn: types.FunctionType) -> list[Parameter]:
+    """A plain function's parameters in signature order, read from its code object and defaults."""
+    code = fn.__code__
+    positional, only = code.co_argcount, code.co_posonlyargcount
+    names, flags = code.co_varnames, code.co_flags
+    defaults = fn.__defaults__ or ()
+    first_default = positional - len(defaults)
+    parameters = [
+        Parameter(
+            names[i],
+            _P.POSITIONAL_ONLY if i < only else _P.POSITIONAL_OR_KEYWORD,
+            defaults[i - first_default] if i >= first_default else _P.empty,
+        )
+        for i in range(positional)
+    ]
+    end = positional + code.co_kwonlyargcount
+    if flags & _VARARGS:
+        parameters.append(Parameter(names[end], _P.VAR_POSITIONAL, _P.empty))
+    keyword_defaults = fn.__kwdefaults__ or {}
+    parameters += [
+        Parameter(name, _P.KEYWORD_ONLY, keyword_defaults.get(name, _P.empty)) for name in names[positional:end]
+    ]
+    if flags & _VARKEYWORDS:
+        parameters.append(Parameter(names[end + (1 if flags & _VARARGS else 0)], _P.VAR_KEYWORD, _P.empty))
+    return parameters
 
 
 def stream_kind(fn: Callable[..., Any]) -> str | None:

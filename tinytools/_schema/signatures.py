@@ -24,6 +24,7 @@ from tinytools._public import publish
 from tinytools._results import ToolCall
 from tinytools._schema.annotations import field_alias, field_default, pydantic_field, split_annotated
 from tinytools._schema.callables import (
+    Parameter,
     default_name,
     parameters_of,
     return_hint,
@@ -259,7 +260,7 @@ def _bound_secrets(bound: Mapping[str, Any], hints: Mapping[str, Any]) -> tuple[
     )
 
 
-def _hidden(parameter: inspect.Parameter, hint: Any, injection: Injection) -> Slot:
+def _hidden(parameter: Parameter, hint: Any, injection: Injection) -> Slot:
     """The slot of an injected parameter; a ``Field`` default is its fallback, as a plain default is."""
     default, factory = parameter.default, None
     field = default if pydantic_field(default) else _annotated_field(hint)
@@ -269,7 +270,7 @@ def _hidden(parameter: inspect.Parameter, hint: Any, injection: Injection) -> Sl
 
 
 def _visible(
-    parameter: inspect.Parameter,
+    parameter: Parameter,
     base: Any,
     metadata: tuple[Any, ...],
     builder: SchemaBuilder,
@@ -344,7 +345,7 @@ def _root(properties: dict[str, Any], required: list[str], defs: dict[str, Any])
     return root
 
 
-def _check_kind(parameter: inspect.Parameter, tool_name: str) -> None:
+def _check_kind(parameter: Parameter, tool_name: str) -> None:
     if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
         raise ToolDefinitionError(
             "*args cannot be expressed as JSON arguments; use a list parameter",
@@ -359,7 +360,7 @@ def _check_kind(parameter: inspect.Parameter, tool_name: str) -> None:
         )
 
 
-def _injection(parameter: inspect.Parameter, base: Any, metadata: tuple[Any, ...]) -> Injection | None:
+def _injection(parameter: Parameter, base: Any, metadata: tuple[Any, ...]) -> Injection | None:
     """How a parameter of type ``base`` (with ``Annotated`` ``metadata``) is injected; None if the model sends it."""
     if base.__class__ is type and not metadata:  # the common case: a plain class
         source = INJECTABLE_TYPES.get(base)
