@@ -11,6 +11,7 @@ data or does not fit the budget) ends in the same stage functions the pipeline u
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from functools import partial
 from time import perf_counter_ns
 from typing import Any
 
@@ -61,9 +62,11 @@ def express(
     general = tool.call or fn
 
     def arguments(call: ToolCall, inject: Mapping[str, Any] | None, start: int) -> Any:
-        """``(function, args, kwargs)`` to await, or the call's result (a refusal, invalid arguments).
+        """What to call: ``fn``'s positional values, a ``partial`` of the tool's callable, or the call's result.
 
-        The sync path (`run`) does the same inline: it is the fastest path there is.
+        The values are a tuple or list (the typed reader's); a call read the general way comes
+        bound in a ``partial``; a refusal or invalid arguments come as the call's result. The sync
+        path (`run`) does the same inline: it is the fastest path there is.
         """
         if admission.checked:  # the run's limits, as any call meets them
             refusal = admission.refusal(call, start)
@@ -77,11 +80,11 @@ def express(
             except ArgumentsError as exc:  # a failed result of a plain plan needs nothing from the boundary
                 return plan.invalid(call, kept(exc), start)
             if values is not None:
-                return fn, values, _NONE
+                return values
         bound = plan.bound(call, inject, start)
         if bound.__class__ is ToolResult:
             return bound
-        return general, bound[0], bound[1]  # type: ignore[index]
+        return partial(general, *bound[0], **bound[1])  # type: ignore[index]
 
     def finished(call: ToolCall, output: Any, start: int) -> ToolResult:
         if output.__class__ in plain and unchecked:
@@ -102,13 +105,13 @@ def express(
         async def arun(call: ToolCall, inject: Mapping[str, Any] | None) -> ToolResult:
             start = now()
             values = arguments(call, inject, start)
-            if values.__class__ is ToolResult:
-                return values
-            function, args, kwargs = values
+            kind = values.__class__
+            if kind is ToolResult:
+                return values  # type: ignore[no-any-return]
             task = current_task()
             running.add(task)
             try:
-                output = await function(*args, **kwargs)
+                output = await (values() if kind is partial else fn(*values))
             except CancelledError:
                 if task not in stopped:
                     raise
@@ -148,10 +151,11 @@ def express(
         """From async code: read here, run on a pool thread (never on the loop), finish here."""
         start = now()
         values = arguments(call, inject, start)
-        if values.__class__ is ToolResult:
-            return values
-        function, args, kwargs = values
-        outcome = await on_a_thread(Job(function, args, kwargs, name=name, is_async=False, timeout=None, token=token))
+        kind = values.__class__
+        if kind is ToolResult:
+            return values  # type: ignore[no-any-return]
+        function, args = (values, ()) if kind is partial else (fn, values)
+        outcome = await on_a_thread(Job(function, args, _NONE, name=name, is_async=False, timeout=None, token=token))
         kind = outcome.kind
         if kind == RETURNED:
             return finished(call, outcome.value, start)

@@ -83,7 +83,11 @@ async def adispatch(
     Raises:
         InjectionError: The application did not supply an injected value.
     """
-    return await default_dispatcher(toolbox).adispatch(call, inject=inject)
+    made = default_dispatcher(toolbox)
+    fast = made._aexpress.get(call.name)  # its first step (as `Dispatcher.adispatch` takes it), in this coroutine
+    if fast is not None and (made.tracer is None or TRACE_API not in modules or not made.tracer.live()):
+        return await fast(call, inject)
+    return await made.adispatch(call, inject=inject)
 
 
 def dispatch_many(
