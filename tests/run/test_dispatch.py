@@ -8,9 +8,11 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 import pytest
+from typing_extensions import TypedDict
 
 import tinytools
-from tinytools import Param, Toolbox, ToolCall, ToolError, ToolResult, adispatch, dispatch, tool
+from tests.run.paths import PATHS, options, run_call
+from tinytools import Dispatcher, Param, Toolbox, ToolCall, ToolError, ToolResult, adispatch, dispatch, tool
 
 
 @tool
@@ -312,3 +314,52 @@ def _of_a_call(item: Any) -> bool:
     if isinstance(item, types.FrameType):  # a server thread's asyncio or uvicorn frames are not a call's
         return item.f_code.co_filename.startswith(_PACKAGE)
     return type(item).__module__.startswith("tinytools")
+
+
+# -- the typed way and the general way, sync and async, on every entry point ---------------------
+
+
+class _Point(TypedDict):
+    x: int
+    y: int
+
+
+def _shapes(prefix: str) -> list[Any]:
+    """Tools of the two ways a call is read: flat arguments (typed) and a nested object with a
+    keyword-only parameter (general, bound by keyword), each written sync and async."""
+
+    def flat(a: int, b: str = "b", /, c: float = 0.5) -> str:
+        return f"{a}|{b}|{c}"
+
+    async def aflat(a: int, b: str = "b", /, c: float = 0.5) -> str:
+        return f"{a}|{b}|{c}"
+
+    def nested(point: _Point, *, scale: int = 1, label: str = "p") -> str:
+        return f"{label}:{point['x'] * scale},{point['y'] * scale}"
+
+    async def anested(point: _Point, *, scale: int = 1, label: str = "p") -> str:
+        return f"{label}:{point['x'] * scale},{point['y'] * scale}"
+
+    return [tool(fn, name=f"{prefix}{fn.__name__}", description="A shape.") for fn in (flat, aflat, nested, anested)]
+
+
+_SHAPE_CALLS = [
+    ("flat", {"a": 1}, "1|b|0.5"),
+    ("flat", {"a": 2, "b": "x", "c": 1.5}, "2|x|1.5"),
+    ("nested", {"point": {"x": 1, "y": 2}}, "p:1,2"),
+    ("nested", {"point": {"x": 1, "y": 2}, "scale": 3, "label": "q"}, "q:3,6"),
+]
+
+
+@pytest.mark.parametrize(("entry", "variant"), PATHS)
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_both_ways_of_reading_reach_the_function_alike(entry: str, variant: str, is_async: bool) -> None:
+    tools = Toolbox(_shapes("t_"))  # kept across calls: a call after the first takes the express path
+    dispatcher = None if entry in ("dispatch", "adispatch") else Dispatcher(tools, **options(variant))
+    for shape, arguments, expected in _SHAPE_CALLS:
+        if variant == "strict" and len(arguments) < 3:
+            continue  # strict mode asks for every argument (tested on its own)
+        name = f"t_{'a' if is_async else ''}{shape}"
+        for form in (arguments, json.dumps(arguments), json.dumps(arguments).encode()):
+            result = run_call(entry, tools, ToolCall("c1", name, form), dispatcher=dispatcher)
+            assert (result.call_id, result.status, result.output) == ("c1", "succeeded", expected), (form, result)
