@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -271,6 +273,41 @@ def test_an_async_tools_call_runs_in_the_callers_task_with_no_task_or_thread_of_
         return results
 
     assert [r.output for r in asyncio.run(main())] == [1, 1]
+
+
+def _thread_wakeups() -> int:
+    """Times this process's threads have blocked and been woken since they started (Linux's count)."""
+    total = 0
+    for status in Path("/proc/self/task").glob("*/status"):
+        with contextlib.suppress(FileNotFoundError):  # a thread that ended meanwhile
+            total += sum(
+                int(line.split()[1]) for line in status.read_text().splitlines() if line.startswith("voluntary")
+            )
+    return total
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts a Linux kernel's context switches")
+def test_a_sync_tool_from_adispatch_wakes_its_thread_and_the_loop_once_each_per_call() -> None:
+    # one wake-up each way: the pool thread's (its inbox) and the loop's (call_soon_threadsafe); a
+    # bare run_in_executor takes two to four here, with its idle threads woken in turn
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    dispatcher = Dispatcher([add])
+    calls = 300
+
+    async def main() -> float:
+        for n in range(20):  # the plan made, a pool thread started
+            await dispatcher.adispatch(ToolCall(f"w{n}", "add", '{"a": 1, "b": 2}'))
+        before = _thread_wakeups()
+        for n in range(calls):
+            result = await dispatcher.adispatch(ToolCall(f"c{n}", "add", '{"a": 1, "b": 2}'))
+            assert result.output == 3
+        return (_thread_wakeups() - before) / calls
+
+    assert asyncio.run(main()) <= 3.0
 
 
 def test_a_caller_cancelling_its_own_task_gets_cancelled_error_from_the_express_path() -> None:
