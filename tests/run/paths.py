@@ -80,6 +80,11 @@ def run_call(
     if entry == "adispatch":
         return asyncio.run(adispatch(call, tools, inject=inject))
     runner = dispatcher if dispatcher is not None else Dispatcher(tools, **dispatcher_options)
+    if dispatcher is None and not dispatcher_options:
+        # planned before the call, as after a first call: a plain tool's call takes the express path
+        # (module entries, with a fresh toolbox per call, keep to the path a first call takes)
+        for each in runner.toolbox:
+            runner.plan(each)
     if entry == "Dispatcher.dispatch":
         return runner.dispatch(call, inject=inject)
     if entry == "Dispatcher.adispatch":

@@ -19,13 +19,14 @@ import msgspec
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from pydantic import SecretStr
+from pydantic import Field, SecretStr
 
 from tinytools import (
     Dispatcher,
     Injected,
     MemoryArtifactStore,
     Progress,
+    Toolbox,
     ToolCall,
     ToolCompleted,
     ToolError,
@@ -499,6 +500,29 @@ def test_failure_and_pending_texts_are_held_to_the_budget(entry: str, name: str)
     assert all(len(text.encode()) <= 100_000 for text in strings_in(written))
     small = run_call(entry, [shouts, asks_at_length], ToolCall("d", name, {"size": 10}))
     assert "budget" not in small.text()
+
+
+def _fails_long() -> str:
+    raise ValueError("z" * 300_000)
+
+
+@tool(expose_errors=[ValueError])
+def defaults_badly(note: Annotated[str, Field(default_factory=_fails_long)]) -> str:
+    """Take a note whose default cannot be made."""
+    return note
+
+
+@pytest.mark.parametrize("entry", ["dispatch", "adispatch", "Dispatcher.dispatch", "Dispatcher.adispatch"])
+def test_a_failure_text_is_held_to_the_budget_on_every_call_not_only_the_first(entry: str) -> None:
+    # the first call of a plain tool plans it; later ones take the express path, which seals its failures too
+    box = Toolbox([shouts, defaults_badly])
+    dispatcher = Dispatcher(box) if entry.startswith("Dispatcher") else None
+    for n in range(3):
+        for call in (ToolCall(f"s{n}", "shouts", {"size": 300_000}), ToolCall(f"d{n}", "defaults_badly", {})):
+            result = run_call(entry, box, call, dispatcher=dispatcher)
+            text = result.text()
+            assert result.status == "failed", (n, call.name, result)
+            assert len(text.encode()) <= 100_000 and text.endswith("over the 100000-byte budget]"), (n, call.name)
 
 
 @tool

@@ -99,6 +99,10 @@ def express(
                     )
         return boundary.seal(finish(call, tool, output, start, boundary.store, encoder), None, start)
 
+    def raised(call: ToolCall, exc: BaseException, start: int) -> ToolResult:
+        """The result of a tool that raised: its message is the tool's own, held to the budget at the boundary."""
+        return boundary.seal(tool_failure(call, name, exc, start, exposed), None, start)
+
     if tool.is_async:
         from asyncio import CancelledError, current_task  # loaded by now: an async tool is awaited on a loop
 
@@ -124,7 +128,7 @@ def express(
                     raise
                 if isinstance(exc, _PARKS):
                     return await parked(plan, call, inject, exc, start, True)  # type: ignore[no-any-return]
-                return tool_failure(call, name, exc, start, exposed)
+                return raised(call, exc, start)
             finally:
                 running.discard(task)
             return finished(call, output, start)
@@ -162,7 +166,7 @@ def express(
         if kind == RAISED:
             if isinstance(outcome.value, _PARKS):
                 return await parked(plan, call, inject, outcome.value, start, True)  # type: ignore[no-any-return]
-            return tool_failure(call, name, outcome.value, start, exposed)
+            return raised(call, outcome.value, start)
         if kind == REFUSED:  # too many stray threads: the call was not made
             error = ExecutorError("executor_unavailable", str(outcome.value), may_have_acted=False)
             return executor_failure(error, call, tool, start)
@@ -195,7 +199,7 @@ def express(
                 raise
             if isinstance(exc, _PARKS):
                 return parked(plan, call, inject, exc, start, False)  # type: ignore[no-any-return]
-            return tool_failure(call, name, exc, start, exposed)
+            return raised(call, exc, start)
         return finished(call, output, start)
 
     return run, hop

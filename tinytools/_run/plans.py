@@ -332,8 +332,8 @@ class Plan:
             args, kwargs, _ = self.bind(read, inject, None)
         except ArgumentsError as exc:
             return self.invalid(call, kept(exc), start)
-        except DefaultFailed as exc:
-            return tool_failure(call, self.name, exc.error, start, self.exposed)
+        except DefaultFailed as exc:  # the application's own failure: its message held to the budget
+            return self.boundary.seal(tool_failure(call, self.name, exc.error, start, self.exposed), None, start)
         return args, kwargs
 
 
