@@ -77,8 +77,8 @@ def express(
         if reader is not None:
             try:
                 values = reader(call)
-            except ArgumentsError as exc:  # a failed result of a plain plan needs nothing from the boundary
-                return plan.invalid(call, kept(exc), start)
+            except ArgumentsError as exc:
+                return plan.sealed_invalid(call, kept(exc), start)
             if values is not None:
                 return values
         bound = plan.bound(call, inject, start)
@@ -184,8 +184,8 @@ def express(
         if reader is not None:
             try:
                 values = reader(call)
-            except ArgumentsError as exc:  # a failed result of a plain plan needs nothing from the boundary
-                return plan.invalid(call, kept(exc), start)
+            except ArgumentsError as exc:
+                return plan.sealed_invalid(call, kept(exc), start)
         try:
             if values is not None:
                 output = fn(*values)

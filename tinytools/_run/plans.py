@@ -323,18 +323,23 @@ class Plan:
     ) -> tuple[list[Any] | tuple[Any, ...], dict[str, Any]] | ToolResult:
         """A call read the general way and bound, or the result of arguments that failed.
 
-        For the express path: a plain plan's failed result needs nothing from the boundary.
+        For the express path: a plain plan's failed result is sealed here (held to the budget;
+        a plain plan has no secrets to scrub).
         """
         read = self.read(call, typed=False)
         if read.__class__ is not Read:
-            return self.invalid(call, read, start)  # type: ignore[arg-type]
+            return self.sealed_invalid(call, read, start)  # type: ignore[arg-type]
         try:
             args, kwargs, _ = self.bind(read, inject, None)
         except ArgumentsError as exc:
-            return self.invalid(call, kept(exc), start)
+            return self.sealed_invalid(call, kept(exc), start)
         except DefaultFailed as exc:  # the application's own failure: its message held to the budget
             return self.boundary.seal(tool_failure(call, self.name, exc.error, start, self.exposed), None, start)
         return args, kwargs
+
+    def sealed_invalid(self, call: ToolCall, error: ArgumentsError, start: int) -> ToolResult:
+        """`invalid`, its result sealed at the boundary: a plain plan's, on the express path."""
+        return self.boundary.seal(self.invalid(call, error, start), None, start)
 
 
 class DefaultFailed(Exception):

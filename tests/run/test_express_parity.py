@@ -1,0 +1,153 @@
+"""The express path and the pipeline answer a plain tool's call alike.
+
+A plain tool's first call on a `Dispatcher` goes through the pipeline (it makes the plan); every
+later call takes the express path, a shortcut written apart. Whatever the tool returns or raises
+and whatever arguments the model sends, the two must give the same result: same status, output,
+content, error and artifacts (the time taken and a logged failure's random error id aside).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import decimal
+import math
+import re
+from typing import Annotated, Any
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from tinytools import Dispatcher, MemoryArtifactStore, Param, RetryableError, ToolCall, ToolError, ToolResult, tool
+
+_ANSWER: list[Any] = [None]
+"""What the tools below return or raise on their next call."""
+
+
+def _answer() -> Any:
+    answer = _ANSWER[0]
+    if isinstance(answer, BaseException):
+        raise answer
+    return answer
+
+
+@tool(description="Answer with what the test set.")
+def answer(key: str, count: int = 1) -> Any:
+    return _answer()
+
+
+@tool(description="Answer with what the test set, as a coroutine.")
+async def aanswer(key: str, count: int = 1) -> Any:
+    return _answer()
+
+
+@tool(description="Answer with what the test set, given bounded arguments.")
+def bounded(n: Annotated[int, Param(ge=1, le=5)] = 2, tags: list[str] | None = None, *, mode: str = "a") -> Any:
+    return _answer()
+
+
+_leaves = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=30)
+    | st.sampled_from([datetime.date(2026, 1, 2), decimal.Decimal("1.5"), b"raw", (1, 2), {3}])
+)
+_outputs = st.recursive(
+    _leaves,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8) | st.integers(0, 9), inner, max_size=4)
+    ),
+    max_leaves=12,
+) | st.text(min_size=150, max_size=400)
+_raised = st.builds(ToolError, st.text(max_size=300)) | st.sampled_from(
+    [ValueError("a plain bug"), RetryableError("try again"), ToolError("x" * 500), KeyError("k")]
+)
+_arguments = st.sampled_from(
+    [
+        '{"key": "k"}',
+        '{"key": "k", "count": 3}',
+        '{"key": 1}',
+        '{"key": "k", "count": 1.5}',
+        '{"key": "k", "key": "j"}',
+        '{"count": 2}',
+        '{"key": "k", "extra": true}',
+        '{"key": "a:b", "count": 2}',
+        "{not json",
+        "[]",
+        '{"key": "\\ud800"}',
+    ]
+)
+_bounded_arguments = st.sampled_from(
+    [
+        "{}",
+        '{"n": 5, "tags": ["a"], "mode": "b"}',
+        '{"n": 9}',
+        '{"n": 0, "tags": [1, "b", 2]}',
+        '{"tags": null}',
+        '{"mode": 3, "n": "2"}',
+        '{"n": 2, "n": 3}',
+    ]
+)
+_budgets = st.sampled_from([None, 64, 300])
+_ERROR_ID = re.compile(r"[0-9a-f]{12}")
+
+
+def _comparable(result: ToolResult) -> ToolResult:
+    """The result without what differs from call to call: the time taken, a logged failure's error id."""
+    result = msgspec.structs.replace(result, elapsed=0)
+    if result.error is not None and (result.error.details or {}).get("error_id"):
+        error = msgspec.structs.replace(
+            result.error, message=_ERROR_ID.sub("<id>", result.error.message), details={"error_id": "<id>"}
+        )
+        result = msgspec.structs.replace(result, error=error)
+    return result
+
+
+def _both(name: str, arguments: str, budget: int | None, is_async: bool) -> tuple[ToolResult, ToolResult]:
+    """The call on a fresh dispatcher (the pipeline, as a first call) and on a warmed one (express)."""
+
+    def made() -> Dispatcher:
+        return Dispatcher([answer, aanswer, bounded], max_inline_output_bytes=budget, artifacts=MemoryArtifactStore())
+
+    warmed = made()
+    for each in warmed.toolbox:
+        warmed.plan(each)
+    assert name in (warmed._aexpress if is_async else warmed._express)  # the shortcut is really taken
+    results = []
+    for dispatcher in (made(), warmed):
+        call = ToolCall("c1", name, arguments)
+        if is_async:
+            results.append(asyncio.run(dispatcher.adispatch(call)))
+        else:
+            results.append(dispatcher.dispatch(call))
+    return results[0], results[1]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.one_of(_outputs, _raised),
+    st.one_of(_arguments.map(lambda text: ("answer", text)), _bounded_arguments.map(lambda text: ("bounded", text))),
+    _budgets,
+    st.sampled_from([("", False), ("", True), ("a", True)]),
+)
+def test_a_later_call_gets_the_result_a_first_call_gets(
+    returned: Any, call: tuple[str, str], budget: int | None, route: tuple[str, bool]
+) -> None:
+    (name, arguments), (prefix, is_async) = call, route
+    if prefix and name != "answer":
+        assume(False)  # only `answer` has a coroutine twin
+    _ANSWER[0] = returned
+    first, later = _both(prefix + name, arguments, budget, is_async)
+    assert _comparable(later) == _comparable(first)
+
+
+@pytest.mark.parametrize("value", [math.nan, [1, math.inf], {"a": None}, None, "x" * 200])
+def test_outputs_the_shortcut_hands_on_are_read_as_the_pipeline_reads_them(value: Any) -> None:
+    _ANSWER[0] = value
+    for name, is_async in (("answer", False), ("aanswer", True)):
+        first, later = _both(name, '{"key": "k"}', 100, is_async)
+        assert _comparable(later) == _comparable(first)
