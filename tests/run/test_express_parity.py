@@ -151,3 +151,58 @@ def test_outputs_the_shortcut_hands_on_are_read_as_the_pipeline_reads_them(value
     for name, is_async in (("answer", False), ("aanswer", True)):
         first, later = _both(name, '{"key": "k"}', 100, is_async)
         assert _comparable(later) == _comparable(first)
+
+
+class _Watching:
+    """A pass-through middleware: the sync entry point then runs the pipeline's stages in one frame."""
+
+    def before_tool(self, call: ToolCall, tool: object) -> None:
+        return None
+
+    def after_tool(self, call: ToolCall, tool: object, result: ToolResult) -> None:
+        return None
+
+
+def _event_facts(events: list[Any]) -> list[tuple[Any, ...]]:
+    """What an event says, less the time taken and a logged failure's error id."""
+    facts = []
+    for event in events:
+        fields = {
+            field: getattr(event, field) for field in event.__struct_fields__ if field not in ("elapsed", "exception")
+        }
+        if "result" in fields:
+            fields["result"] = _comparable(fields["result"])
+        if "error" in fields and fields["error"] is not None:
+            fields["error"] = _ERROR_ID.sub("<id>", repr(fields["error"]))
+        facts.append((type(event).__name__, sorted(fields.items(), key=lambda item: item[0])))
+    return facts
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.one_of(_outputs, _raised),
+    st.one_of(_arguments.map(lambda text: ("answer", text)), _bounded_arguments.map(lambda text: ("bounded", text))),
+    _budgets,
+)
+def test_the_watched_path_answers_and_reports_as_the_pipeline_does(
+    returned: Any, call: tuple[str, str], budget: int | None
+) -> None:
+    # from sync code, middleware and a sink run the stages in one frame; from async code, as coroutines
+    name, arguments = call
+    _ANSWER[0] = returned
+    seen: dict[str, list[Any]] = {"sync": [], "async": []}
+    results = {}
+    for route in seen:
+        dispatcher = Dispatcher(
+            [answer, bounded],
+            middleware=[_Watching()],
+            on_event=seen[route].append,
+            max_inline_output_bytes=budget,
+            artifacts=MemoryArtifactStore(),
+        )
+        for each in dispatcher.toolbox:
+            dispatcher.plan(each)
+        request = ToolCall("c1", name, arguments)
+        results[route] = dispatcher.dispatch(request) if route == "sync" else asyncio.run(dispatcher.adispatch(request))
+    assert _comparable(results["sync"]) == _comparable(results["async"])
+    assert _event_facts(seen["sync"]) == _event_facts(seen["async"])
