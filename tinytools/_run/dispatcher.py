@@ -265,7 +265,8 @@ class Dispatcher:
                 journaled=self._journal_options[0] is not None,
                 watchable=not self.pipeline.execution.around,
             )
-            if plan.plain and not tool.defer and not self._traces_all:  # a deferred tool's meet admission (the reveal)
+            # a deferred tool's calls meet admission, which checks the reveal
+            if plan.plain and not tool.defer and not self._traces_all:
                 plan.express, plan.aexpress = express(plan, self.admission, self.token, self._parked)
                 if not self.token.cancelled and self.toolbox.get(tool.name) is tool:
                     if plan.express is not None:

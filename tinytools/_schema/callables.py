@@ -158,7 +158,7 @@ _VARARGS, _VARKEYWORDS = inspect.CO_VARARGS, inspect.CO_VARKEYWORDS
 def parameters_of(fn: Callable[..., Any], target: Target, tool_name: str) -> list[Parameter]:
     """The parameters the tool reads: the signature's, less an unbound method's first and a partial's own."""
     if fn.__class__ is types.FunctionType and "__wrapped__" not in fn.__dict__ and "__signature__" not in fn.__dict__:
-        parameters = _function_parameters(fn)  # what inspect.signature reads, in a tenth of its time
+        parameters = _function_parameters(fn)  # what inspect.signature reads, in about a third of its time
     else:
         try:
             parameters = [Parameter(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
