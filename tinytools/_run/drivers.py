@@ -330,11 +330,6 @@ async def on_a_thread(job: Job) -> Outcome:
 
     loop = asyncio.get_running_loop()
     waiter = loop.create_future()
-    threads = tool_threads()
-    try:
-        key = threads.submit_to(waiter, call_work, job, name=job.name)
-    except ThreadsExhausted as exc:
-        return Outcome(REFUSED, exc)
 
     def on_cancel() -> None:
         if not inside(job):  # a tool that cancels its own run still finishes its call
@@ -342,6 +337,14 @@ async def on_a_thread(job: Job) -> Outcome:
 
     forget = job.token.on_cancel(on_cancel)
     timer = loop.call_later(job.timeout, _resolve, waiter, TIMEOUT) if job.timeout is not None else None
+    threads = tool_threads()
+    try:  # handed over last: the thread wakes as this task goes back to the loop, not while it runs on
+        key = threads.submit_to(waiter, call_work, job, name=job.name)
+    except ThreadsExhausted as exc:
+        forget()
+        if timer is not None:
+            timer.cancel()
+        return Outcome(REFUSED, exc)
     try:
         got = await waiter
     except BaseException:  # the caller itself was cancelled: the thread runs on, unseen, as a stray

@@ -174,31 +174,33 @@ class ToolThreads:
         )
 
     def _serve(self, inbox: queue.SimpleQueue[_Submitted | None]) -> None:
-        while True:
-            work = self._next(inbox)
-            if work is None:
-                return
-            self._run(work)
-            with self._lock:
-                self._idle.append(inbox)
-
-    def _next(self, inbox: queue.SimpleQueue[_Submitted | None]) -> _Submitted | None:
         import queue  # already loaded: this thread's inbox is one
 
-        try:
-            return inbox.get(timeout=IDLE_SECONDS)
-        except queue.Empty:
-            with self._lock:
-                if inbox in self._idle:  # nobody handed it work meanwhile: end this thread
-                    self._idle.remove(inbox)
-                    return None
-            return inbox.get()  # work is on its way
+        empty = queue.Empty
+        while True:
+            try:
+                work = inbox.get(timeout=IDLE_SECONDS)
+            except empty:
+                with self._lock:
+                    if inbox in self._idle:  # nobody handed it work meanwhile: end this thread
+                        self._idle.remove(inbox)
+                        return
+                work = inbox.get()  # work is on its way
+            if work is None:
+                return
+            self._run(work, inbox)
 
-    def _run(self, work: _Submitted) -> None:
+    def _run(self, work: _Submitted, inbox: queue.SimpleQueue[_Submitted | None]) -> None:
+        """Run one piece of work; this thread is idle again before its answer goes out.
+
+        Idle first: the answer wakes the waiting thread, which then finds this one already on its
+        way back to its inbox rather than holding the interpreter to get there.
+        """
         waiter = work.waiter
         if waiter is None and not work.future.set_running_or_notify_cancel():
             with self._lock:
                 self._running.pop(work.future, None)
+                self._idle.append(inbox)
             return
         thread = threading.current_thread()
         thread.name = f"tinytools:{work.name}"  # a thread dump shows which tool a thread runs
@@ -211,6 +213,7 @@ class ToolThreads:
             del self._running[work.future]
             if work.abandoned:
                 self._strays -= 1
+            self._idle.append(inbox)
         if waiter is None:
             work.future.set_result(outcome)
             return
