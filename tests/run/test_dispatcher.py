@@ -34,6 +34,7 @@ from tinytools import (
     dispatch_many,
     tool,
 )
+from tinytools._run import threads as threads_module
 
 
 @tool
@@ -308,6 +309,35 @@ def test_a_sync_tool_from_adispatch_wakes_its_thread_and_the_loop_once_each_per_
         return (_thread_wakeups() - before) / calls
 
     assert asyncio.run(main()) <= 3.0
+
+
+def test_a_thread_that_cannot_start_refuses_the_call_and_leaves_nothing_behind(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a process at its thread limit: the OS refuses a new thread, as threading reports it
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    monkeypatch.setattr(threads_module, "_THREADS", threads_module.ToolThreads())  # no idle thread to reuse
+    dispatcher = Dispatcher([add])
+    registered = len(dispatcher.token._callbacks)
+
+    def refuse(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    async def main() -> list[ToolResult]:
+        with monkeypatch.context() as patched:
+            patched.setattr(threading.Thread, "start", refuse)
+            return [await dispatcher.adispatch(ToolCall(f"c{n}", "add", '{"a": 1, "b": 2}')) for n in range(3)]
+
+    results = asyncio.run(main())  # the first call plans (the pipeline), the others take the express path
+    assert [(r.call_id, r.status, r.error and r.error.code) for r in results] == [
+        (f"c{n}", "failed", "executor_unavailable") for n in range(3)
+    ]
+    assert threads_module.tool_threads().busy == 0
+    assert len(dispatcher.token._callbacks) == registered  # no waiter's cancellation left on the run
+    dispatcher.cancel()  # nothing left to wake on the closed loop
+    assert asyncio.run(dispatcher.adispatch(ToolCall("d", "add", '{"a": 1, "b": 2}'))).error.code == "cancelled"
 
 
 def test_a_caller_cancelling_its_own_task_gets_cancelled_error_from_the_express_path() -> None:

@@ -20,7 +20,17 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from tinytools import Dispatcher, MemoryArtifactStore, Param, RetryableError, ToolCall, ToolError, ToolResult, tool
+from tinytools import (
+    Dispatcher,
+    Injected,
+    MemoryArtifactStore,
+    Param,
+    RetryableError,
+    ToolCall,
+    ToolError,
+    ToolResult,
+    tool,
+)
 
 _ANSWER: list[Any] = [None]
 """What the tools below return or raise on their next call."""
@@ -48,6 +58,11 @@ def bounded(n: Annotated[int, Param(ge=1, le=5)] = 2, tags: list[str] | None = N
     return _answer()
 
 
+@tool(description="Answer with what the test set, for a user the application names.")
+def injected(key: str, user: Annotated[str, Injected("user")]) -> Any:
+    return _answer()
+
+
 _leaves = (
     st.none()
     | st.booleans()
@@ -64,7 +79,13 @@ _outputs = st.recursive(
     max_leaves=12,
 ) | st.text(min_size=150, max_size=400)
 _raised = st.builds(ToolError, st.text(max_size=300)) | st.sampled_from(
-    [ValueError("a plain bug"), RetryableError("try again"), ToolError("x" * 500), KeyError("k")]
+    [
+        ValueError("a plain bug"),
+        RetryableError("try again"),
+        ToolError("x" * 500),
+        KeyError("k"),
+        asyncio.CancelledError("the tool's own"),
+    ]
 )
 _arguments = st.sampled_from(
     [
@@ -96,8 +117,13 @@ _budgets = st.sampled_from([None, 64, 300])
 _ERROR_ID = re.compile(r"[0-9a-f]{12}")
 
 
-def _comparable(result: ToolResult) -> ToolResult:
-    """The result without what differs from call to call: the time taken, a logged failure's error id."""
+def _comparable(result: Any) -> Any:
+    """The result without what differs from call to call: the time taken, a logged failure's error id.
+
+    An exception that escaped the call compares by its class and text.
+    """
+    if isinstance(result, BaseException):
+        return ("raised", type(result).__name__, str(result))
     result = msgspec.structs.replace(result, elapsed=0)
     if result.error is not None and (result.error.details or {}).get("error_id"):
         error = msgspec.structs.replace(
@@ -107,41 +133,54 @@ def _comparable(result: ToolResult) -> ToolResult:
     return result
 
 
-def _both(name: str, arguments: str, budget: int | None, is_async: bool) -> tuple[ToolResult, ToolResult]:
-    """The call on a fresh dispatcher (the pipeline, as a first call) and on a warmed one (express)."""
+def _both(
+    name: str, arguments: str, budget: int | None, is_async: bool, **options: Any
+) -> tuple[ToolResult | BaseException, ToolResult | BaseException]:
+    """The call on a fresh dispatcher (the pipeline, as a first call) and on a warmed one (express):
+    each one's result, or what it raised."""
 
     def made() -> Dispatcher:
-        return Dispatcher([answer, aanswer, bounded], max_inline_output_bytes=budget, artifacts=MemoryArtifactStore())
+        return Dispatcher(
+            [answer, aanswer, bounded, injected],
+            max_inline_output_bytes=budget,
+            artifacts=MemoryArtifactStore(),
+            **options,
+        )
 
     warmed = made()
     for each in warmed.toolbox:
         warmed.plan(each)
     assert name in (warmed._aexpress if is_async else warmed._express)  # the shortcut is really taken
-    results = []
+    results: list[ToolResult | BaseException] = []
     for dispatcher in (made(), warmed):
         call = ToolCall("c1", name, arguments)
-        if is_async:
-            results.append(asyncio.run(dispatcher.adispatch(call)))
-        else:
-            results.append(dispatcher.dispatch(call))
+        try:
+            results.append(asyncio.run(dispatcher.adispatch(call)) if is_async else dispatcher.dispatch(call))
+        except (Exception, asyncio.CancelledError) as exc:
+            results.append(exc)
     return results[0], results[1]
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.one_of(_outputs, _raised),
-    st.one_of(_arguments.map(lambda text: ("answer", text)), _bounded_arguments.map(lambda text: ("bounded", text))),
+    st.one_of(
+        _arguments.map(lambda text: ("answer", text)),
+        _bounded_arguments.map(lambda text: ("bounded", text)),
+        _arguments.map(lambda text: ("injected", text)),  # no value injected: InjectionError, every call
+    ),
     _budgets,
     st.sampled_from([("", False), ("", True), ("a", True)]),
+    st.sampled_from(["return_error", "fail"]),
 )
 def test_a_later_call_gets_the_result_a_first_call_gets(
-    returned: Any, call: tuple[str, str], budget: int | None, route: tuple[str, bool]
+    returned: Any, call: tuple[str, str], budget: int | None, route: tuple[str, bool], invalid_args: str
 ) -> None:
     (name, arguments), (prefix, is_async) = call, route
     if prefix and name != "answer":
         assume(False)  # only `answer` has a coroutine twin
     _ANSWER[0] = returned
-    first, later = _both(prefix + name, arguments, budget, is_async)
+    first, later = _both(prefix + name, arguments, budget, is_async, invalid_args=invalid_args)
     assert _comparable(later) == _comparable(first)
 
 
@@ -191,7 +230,7 @@ def test_the_watched_path_answers_and_reports_as_the_pipeline_does(
     name, arguments = call
     _ANSWER[0] = returned
     seen: dict[str, list[Any]] = {"sync": [], "async": []}
-    results = {}
+    results: dict[str, ToolResult | BaseException] = {}
     for route in seen:
         dispatcher = Dispatcher(
             [answer, bounded],
@@ -203,6 +242,11 @@ def test_the_watched_path_answers_and_reports_as_the_pipeline_does(
         for each in dispatcher.toolbox:
             dispatcher.plan(each)
         request = ToolCall("c1", name, arguments)
-        results[route] = dispatcher.dispatch(request) if route == "sync" else asyncio.run(dispatcher.adispatch(request))
+        try:
+            results[route] = (
+                dispatcher.dispatch(request) if route == "sync" else asyncio.run(dispatcher.adispatch(request))
+            )
+        except (Exception, asyncio.CancelledError) as exc:
+            results[route] = exc
     assert _comparable(results["sync"]) == _comparable(results["async"])
     assert _event_facts(seen["sync"]) == _event_facts(seen["async"])

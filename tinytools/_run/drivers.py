@@ -340,11 +340,13 @@ async def on_a_thread(job: Job) -> Outcome:
     threads = tool_threads()
     try:  # handed over last: the thread wakes as this task goes back to the loop, not while it runs on
         key = threads.submit_to(waiter, call_work, job, name=job.name)
-    except ThreadsExhausted as exc:
+    except BaseException as exc:
         forget()
         if timer is not None:
             timer.cancel()
-        return Outcome(REFUSED, exc)
+        if isinstance(exc, ThreadsExhausted):
+            return Outcome(REFUSED, exc)
+        raise
     try:
         got = await waiter
     except BaseException:  # the caller itself was cancelled: the thread runs on, unseen, as a stray

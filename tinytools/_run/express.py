@@ -100,7 +100,15 @@ def express(
         return boundary.seal(finish(call, tool, output, start, boundary.store, encoder), None, start)
 
     def raised(call: ToolCall, exc: BaseException, start: int) -> ToolResult:
-        """The result of a tool that raised: its message is the tool's own, held to the budget at the boundary."""
+        """The result of a tool that raised: its message is the tool's own, held to the budget at the boundary.
+
+        An exception that must reach the caller (`propagates`: an interrupt, a ``CancelledError``)
+        is raised again, unless the run was cancelled: then the call ends cancelled, as on the pipeline.
+        """
+        if propagates(exc):
+            if not token.cancelled:
+                raise exc
+            return cancelled(call, tool, start, started=True)
         return boundary.seal(tool_failure(call, name, exc, start, exposed), None, start)
 
     if tool.is_async:
@@ -124,8 +132,6 @@ def express(
                     raise
                 return cancelled(call, tool, start, started=True)  # the run was cancelled while it ran
             except BaseException as exc:
-                if propagates(exc):
-                    raise
                 if isinstance(exc, _PARKS):
                     return await parked(plan, call, inject, exc, start, True)  # type: ignore[no-any-return]
                 return raised(call, exc, start)
@@ -186,17 +192,13 @@ def express(
                 values = reader(call)
             except ArgumentsError as exc:
                 return plan.sealed_invalid(call, kept(exc), start)
+        if values is None:  # the general way; it raises what the application must see (a missing injected value)
+            bound = plan.bound(call, inject, start)
+            if bound.__class__ is ToolResult:
+                return bound
         try:
-            if values is not None:
-                output = fn(*values)
-            else:
-                bound = plan.bound(call, inject, start)
-                if bound.__class__ is ToolResult:
-                    return bound
-                output = general(*bound[0], **bound[1])  # type: ignore[index]
+            output = fn(*values) if values is not None else general(*bound[0], **bound[1])  # type: ignore[index]
         except BaseException as exc:
-            if propagates(exc):
-                raise
             if isinstance(exc, _PARKS):
                 return parked(plan, call, inject, exc, start, False)  # type: ignore[no-any-return]
             return raised(call, exc, start)

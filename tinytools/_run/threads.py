@@ -68,7 +68,10 @@ class Raised:
 
 
 class ThreadsExhausted(Exception):
-    """Too many stray threads are still running; the call was not started."""
+    """No thread can take the call: too many strays still run, or the process may start no more threads.
+
+    The call was not started.
+    """
 
 
 class Done:
@@ -125,7 +128,7 @@ class ToolThreads:
         """Run ``fn(*args)`` on a pool thread; the future's value is the result or a `Raised`.
 
         Raises:
-            ThreadsExhausted: `stray_limit` strays are running.
+            ThreadsExhausted: `stray_limit` strays are running, or no thread could be started.
         """
         return self._hand(_Submitted(fn, args, name))  # type: ignore[no-any-return]
 
@@ -136,7 +139,7 @@ class ToolThreads:
         key to `abandon` the work by.
 
         Raises:
-            ThreadsExhausted: `stray_limit` strays are running.
+            ThreadsExhausted: `stray_limit` strays are running, or no thread could be started.
         """
         return self._hand(_Submitted(fn, args, name, waiter))
 
@@ -153,7 +156,12 @@ class ToolThreads:
             import queue  # loaded with the first thread a tool needs
 
             inbox = queue.SimpleQueue()
-            threading.Thread(target=self._serve, args=(inbox,), name=IDLE_NAME, daemon=True).start()
+            try:
+                threading.Thread(target=self._serve, args=(inbox,), name=IDLE_NAME, daemon=True).start()
+            except RuntimeError as exc:  # the process may start no more threads: the call is not made
+                with self._lock:
+                    del self._running[work.future]
+                raise ThreadsExhausted(f"no thread could be started for the tool ({exc})") from None
         inbox.put(work)
         return work.future
 
