@@ -120,10 +120,11 @@ _ERROR_ID = re.compile(r"[0-9a-f]{12}")
 def _comparable(result: Any) -> Any:
     """The result without what differs from call to call: the time taken, a logged failure's error id.
 
-    An exception that escaped the call compares by its class and text.
+    An exception that escaped the call compares by its class and text (a ``CancelledError`` by
+    its class: asyncio before 3.11 drops its text as it leaves a task).
     """
     if isinstance(result, BaseException):
-        return ("raised", type(result).__name__, str(result))
+        return ("raised", type(result).__name__, "" if isinstance(result, asyncio.CancelledError) else str(result))
     result = msgspec.structs.replace(result, elapsed=0)
     if result.error is not None and (result.error.details or {}).get("error_id"):
         error = msgspec.structs.replace(
