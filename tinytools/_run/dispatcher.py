@@ -177,8 +177,6 @@ class Dispatcher:
         self._revealed = Revealed(revealed)
         self._plans: dict[str, Plan] = {}
         self._plain = not middleware and on_event is None and redact is None and journal is None
-        self._traces_all = self.tracer is not None and self.tracer.given
-        """Providers were given: every call is traced, so none takes an express path (see `TRACE_API`)."""
         self._express: dict[str, Express] = {}
         self._aexpress: dict[str, AsyncExpress] = {}
         self._steps = 0
@@ -265,8 +263,10 @@ class Dispatcher:
                 journaled=self._journal_options[0] is not None,
                 watchable=not self.pipeline.execution.around,
             )
-            # a deferred tool's calls meet admission, which checks the reveal
-            if plan.plain and not tool.defer and not self._traces_all:
+            # a deferred tool's calls meet admission, which checks the reveal; given providers trace
+            # every call, so none takes an express path (see `TRACE_API`)
+            traces_all = self.tracer is not None and self.tracer.given
+            if plan.plain and not tool.defer and not traces_all:
                 plan.express, plan.aexpress = express(plan, self.admission, self.token, self._parked)
                 if not self.token.cancelled and self.toolbox.get(tool.name) is tool:
                     if plan.express is not None:
