@@ -49,8 +49,11 @@ def argument_failure(call: ToolCall, tool: Tool[..., Any], error: ArgumentsError
         # the same text as str(error) and the argument's schema, from parts kept per argument:
         # this is the hot path of a bad call
         head, tail = framing(tool, parameter)
-        message = f"{head}{shorten(error.pointer or '/')}: {error.reason}{_tail(tool, error, tail)}"
-        details = {"pointer": error.pointer, "keyword": error.keyword, "parameter": parameter}
+        pointer, keyword = error.pointer, error.keyword
+        if pointer and (pointer.count("/") != 1 or keyword == "required"):  # inside the argument (see `_tail`)
+            tail = _tail(tool, error, tail)
+        message = f"{head}{shorten(pointer or '/')}: {error.reason}{tail}"
+        details = {"pointer": pointer, "keyword": keyword, "parameter": parameter}
     return failed(call, tool.name, "invalid_arguments", message, start, details)
 
 

@@ -323,7 +323,9 @@ def _message_within(result: ToolResult, limit: int) -> ToolResult:
     A pending call whose requested schema alone is over the budget fails instead: its request
     cannot be shown whole, and a cut schema is no schema.
     """
-    pending = result.pending
+    error, pending = result.error, result.pending
+    if error is not None and (len(error.message) + 7) * 4 <= limit:  # "Error: " and the message: a bound, not the text
+        return result
     if pending is not None and pending.request.schema is not None and len(_encode(pending.request.schema)) > limit:
         message = (
             f"Tool {result.name!r} asked for an answer whose schema is larger than the {limit}-byte budget; "

@@ -60,10 +60,11 @@ def decoded_arguments(call: ToolCall) -> Any:
             key in one object, or nests too deeply.
     """
     arguments = call.arguments
-    if arguments.__class__ is dict:
+    kind = arguments.__class__
+    if kind is dict:
         return detached(arguments)
-    if isinstance(arguments, (bytearray, memoryview)):
-        arguments = bytes(arguments)
+    if kind is not bytes and kind is not str and isinstance(arguments, (bytearray, memoryview)):
+        arguments, kind = bytes(arguments), bytes
     if call.invalid is not None:
         raise ArgumentsError(call.invalid, keyword="json")
     try:
@@ -75,8 +76,7 @@ def decoded_arguments(call: ToolCall) -> Any:
     if len(arguments) > SHORT_ENOUGH and could_nest_too_deep(arguments) and _depth(decoded) > MAX_DEPTH:
         raise ArgumentsError(TOO_DEEP, keyword="json")
     if decoded.__class__ is dict:
-        kind = arguments.__class__
-        colons = arguments.count(":") if kind is str else arguments.count(b":") if kind is bytes else -1
+        colons = arguments.count(b":") if kind is bytes else arguments.count(":") if kind is str else -1
         if colons != len(decoded):
             refuse_repeated_keys(arguments, decoded)
     return decoded
