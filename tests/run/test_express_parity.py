@@ -251,3 +251,58 @@ def test_the_watched_path_answers_and_reports_as_the_pipeline_does(
             results[route] = exc
     assert _comparable(results["sync"]) == _comparable(results["async"])
     assert _event_facts(seen["sync"]) == _event_facts(seen["async"])
+
+
+class _CancelsItsRun:
+    """Raised by a tool as ``_answer``'s value: the tool cancels its own run, then raises ``raised``."""
+
+    def __init__(self, raised: BaseException):
+        self.raised = raised
+
+
+_RUNS: list[Dispatcher] = []
+
+
+@tool(description="Cancel the run this call belongs to, then raise what the test set.")
+def cancels(key: str) -> Any:
+    _RUNS[-1].cancel()
+    raise _ANSWER[0]
+
+
+@tool(description="Cancel the run this call belongs to, then raise what the test set, as a coroutine.")
+async def acancels(key: str) -> Any:
+    _RUNS[-1].cancel()
+    raise _ANSWER[0]
+
+
+@pytest.mark.parametrize("raised", [asyncio.CancelledError("stopped"), SystemExit(3), ValueError("a plain bug")])
+@pytest.mark.parametrize("route", ["sync", "async", "hop"])
+def test_a_call_whose_run_is_cancelled_as_it_raises_ends_alike_on_both_paths(raised: BaseException, route: str) -> None:
+    # what must propagate (CancelledError, SystemExit) ends the call `cancelled` when the run itself
+    # was cancelled while the tool ran; on the express path that is decided by the path's own code
+    name = "acancels" if route == "async" else "cancels"
+    _ANSWER[0] = raised
+    outcomes: list[Any] = []
+    for warm in (False, True):
+        dispatcher = Dispatcher([cancels, acancels])
+        if warm:
+            for each in dispatcher.toolbox:
+                dispatcher.plan(each)
+            assert name in (dispatcher._express if route == "sync" else dispatcher._aexpress)
+        _RUNS.append(dispatcher)
+        call = ToolCall("c1", name, '{"key": "k"}')
+        try:
+            outcomes.append(dispatcher.dispatch(call) if route == "sync" else asyncio.run(dispatcher.adispatch(call)))
+        except (Exception, asyncio.CancelledError, SystemExit) as exc:
+            outcomes.append(exc)
+    first, later = outcomes
+    assert _comparable(later) == _comparable(first)
+    if isinstance(raised, SystemExit):  # an exit reaches the caller, whatever the run's state
+        assert isinstance(later, SystemExit)
+    elif route == "async" and isinstance(raised, asyncio.CancelledError):
+        # awaited in the caller's task, which the run's cancellation did not cancel (the tool
+        # cancelled its own run): the error is the task's own, and goes on up it
+        assert isinstance(later, asyncio.CancelledError)
+    else:  # on a thread, the run was cancelled, so its CancelledError ends the call cancelled
+        code = "tool_error" if isinstance(raised, ValueError) else "cancelled"
+        assert isinstance(later, ToolResult) and later.error is not None and later.error.code == code

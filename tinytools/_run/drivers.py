@@ -22,7 +22,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from tinytools._run.failures import logger, propagates
+from tinytools._run.failures import interrupts, logger, propagates
 from tinytools._run.jobs import (
     CANCELLED,
     RAISED,
@@ -122,9 +122,9 @@ class SyncDriver(Driver):
         try:  # on this very thread: a cancellation here can only be the tool's own
             return Outcome(RETURNED, job.fn(*job.args, **job.kwargs))
         except BaseException as exc:
-            if propagates(exc):
+            if interrupts(exc):
                 raise
-            return Outcome(RAISED, exc)
+            return Outcome(RAISED, exc)  # a CancelledError too: the attempt's end decides, as for a thread's
 
     def _threaded(self, job: Job) -> Outcome:
         wake = threading.Event()
@@ -416,16 +416,10 @@ async def _guarded_call(job: Job) -> Any:
 
 def _outcome_of(value: Any) -> Outcome:
     if value.__class__ is Raised:
-        if propagates(value.exception) and not _cancellation(value.exception):
+        if interrupts(value.exception):
             raise value.exception
         return Outcome(RAISED, value.exception)
     return Outcome(RETURNED, value)
-
-
-def _cancellation(exc: BaseException) -> bool:
-    import asyncio
-
-    return isinstance(exc, asyncio.CancelledError)
 
 
 async def _awaited(value: Awaitable[Any]) -> Any:

@@ -39,6 +39,7 @@ from tinytools._run.failures import (
     hook_failure,
     logger,
     propagates,
+    run_cancellation,
     timed_out,
     tool_failure,
     waiting,
@@ -438,10 +439,10 @@ class Execution:
         plan, call, start = state.plan, state.call, state.start
         if isinstance(exc, TransferError):  # the application's configuration, like a missing injected value
             raise exc
-        if propagates(exc):  # an asyncio CancelledError the tool raised: cancellation of the run, or its caller's
-            if not self.token.cancelled:
-                raise exc
-            return cancelled(call, plan.tool, start, started=True), False
+        if propagates(exc):  # a CancelledError the tool raised: cancellation of the run, or its caller's
+            if run_cancellation(exc, self.token.cancelled):
+                return cancelled(call, plan.tool, start, started=True), False
+            raise exc
         if isinstance(exc, ExecutorError):
             return self.failure(state, executor_failure(exc, call, plan.tool, start), exc), not last
         if isinstance(exc, NeedsInput):  # the tool waits for the user: the journal stage parks the call

@@ -22,7 +22,7 @@ from tinytools._errors import ArgumentsError, NeedsInput, WaitsElsewhere, kept
 from tinytools._results import ToolCall, ToolResult
 from tinytools._run.admission import Admission
 from tinytools._run.drivers import on_a_thread
-from tinytools._run.failures import cancelled, executor_failure, propagates, tool_failure
+from tinytools._run.failures import cancelled, executor_failure, propagates, run_cancellation, tool_failure
 from tinytools._run.jobs import RAISED, REFUSED, RETURNED, Job
 from tinytools._run.output_checks import PLAIN_OUTPUT, finish
 from tinytools._run.plans import Plan
@@ -103,12 +103,13 @@ def express(
         """The result of a tool that raised: its message is the tool's own, held to the budget at the boundary.
 
         An exception that must reach the caller (`propagates`: an interrupt, a ``CancelledError``)
-        is raised again, unless the run was cancelled: then the call ends cancelled, as on the pipeline.
+        is raised again, unless it is a ``CancelledError`` of a cancelled run (`run_cancellation`):
+        then the call ends cancelled, as on the pipeline.
         """
         if propagates(exc):
-            if not token.cancelled:
-                raise exc
-            return cancelled(call, tool, start, started=True)
+            if run_cancellation(exc, token.cancelled):
+                return cancelled(call, tool, start, started=True)
+            raise exc
         return boundary.seal(tool_failure(call, name, exc, start, exposed), None, start)
 
     if tool.is_async:

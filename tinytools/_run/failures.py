@@ -33,9 +33,11 @@ __all__ = [
     "executor_failure",
     "failed",
     "hook_failure",
+    "interrupts",
     "logger",
     "missing_value",
     "propagates",
+    "run_cancellation",
     "timed_out",
     "tool_failure",
     "unknown_tool",
@@ -87,8 +89,24 @@ def propagates(exc: BaseException) -> bool:
     stops the task awaiting the call. Anything else, other `BaseException` subclasses included,
     is a failure of the call it happened in, and ends that call alone.
     """
-    if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-        return True
+    return interrupts(exc) or _cancellation(exc)
+
+
+def interrupts(exc: BaseException) -> bool:
+    """Whether an exception stops the program (`KeyboardInterrupt`, `SystemExit`): it reaches the caller, always."""
+    return isinstance(exc, (KeyboardInterrupt, SystemExit))
+
+
+def run_cancellation(exc: BaseException, run_cancelled: bool) -> bool:
+    """Whether a propagating exception a tool raised ends its call ``cancelled`` instead of reaching the caller.
+
+    Only asyncio's ``CancelledError``, and only when the run itself was cancelled while the tool
+    ran; `KeyboardInterrupt` and `SystemExit` reach the caller whatever the run's state.
+    """
+    return run_cancelled and _cancellation(exc)
+
+
+def _cancellation(exc: BaseException) -> bool:
     asyncio = sys.modules.get("asyncio")  # loaded whenever a CancelledError exists
     return asyncio is not None and isinstance(exc, asyncio.CancelledError)
 
