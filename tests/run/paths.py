@@ -14,7 +14,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from tinytools import Dispatcher, ToolCall, ToolEvent, ToolResult, adispatch, dispatch, tool
+from tinytools import Dispatcher, Toolbox, ToolCall, ToolEvent, ToolResult, adispatch, dispatch, tool
+from tinytools._run.shortcuts import default_dispatcher
 
 GENEROUS = 5.0
 """Seconds to wait for something a working pipeline does at once (a watchdog, not a measure)."""
@@ -32,10 +33,15 @@ ENTRIES = MODULE_ENTRIES + DISPATCHER_ENTRIES
 BATCH_ENTRIES = ["Dispatcher.dispatch_many", "Dispatcher.adispatch_many"]
 VARIANTS = ["plain", "strict", "middleware", "on_event"]
 """Dispatcher options that change the path: none, strict mode, middleware, an event sink."""
-PATHS = [(entry, "plain") for entry in MODULE_ENTRIES] + [
+PATHS = [(entry, variant) for entry in MODULE_ENTRIES for variant in ("plain", "later")] + [
     (entry, variant) for entry in DISPATCHER_ENTRIES for variant in VARIANTS
 ]
-"""Every entry point, and for a `Dispatcher` every option that changes the path."""
+"""Every entry point, and for a `Dispatcher` every option that changes the path.
+
+A module entry's ``plain`` call is a first call (a fresh toolbox: the pipeline), its ``later``
+call one after the first (the toolbox's default dispatcher has planned every tool: a plain
+tool's call takes the express path, in the module function's own frame).
+"""
 
 
 # --- helpers ------------------------------------------------------------------------------
@@ -55,6 +61,8 @@ def options(variant: str) -> dict[str, Any]:
     """The `Dispatcher` keyword arguments of one path variant."""
     if variant == "plain":
         return {}
+    if variant == "later":
+        return {"later": True}
     if variant == "strict":
         return {"strict": True}
     if variant == "middleware":
@@ -72,13 +80,23 @@ def run_call(
     *,
     inject: dict[str, Any] | None = None,
     dispatcher: Dispatcher | None = None,
+    later: bool = False,
     **dispatcher_options: Any,
 ) -> ToolResult:
-    """Run one call through one entry point (a batch entry gets a batch of that one call)."""
-    if entry == "dispatch":
-        return dispatch(call, tools, inject=inject)
-    if entry == "adispatch":
-        return asyncio.run(adispatch(call, tools, inject=inject))
+    """Run one call through one entry point (a batch entry gets a batch of that one call).
+
+    ``later``: a module entry's call as one after the first (see `PATHS`).
+    """
+    if entry in MODULE_ENTRIES:
+        box: Any = tools
+        if later:
+            box = tools if isinstance(tools, Toolbox) else Toolbox(tools)
+            warmed = default_dispatcher(box)
+            for each in box:
+                warmed.plan(each)
+        if entry == "dispatch":
+            return dispatch(call, box, inject=inject)
+        return asyncio.run(adispatch(call, box, inject=inject))
     runner = dispatcher if dispatcher is not None else Dispatcher(tools, **dispatcher_options)
     if dispatcher is None and not dispatcher_options:
         # planned before the call, as after a first call: a plain tool's call takes the express path

@@ -361,5 +361,6 @@ def test_both_ways_of_reading_reach_the_function_alike(entry: str, variant: str,
             continue  # strict mode asks for every argument (tested on its own)
         name = f"t_{'a' if is_async else ''}{shape}"
         for form in (arguments, json.dumps(arguments), json.dumps(arguments).encode()):
-            result = run_call(entry, tools, ToolCall("c1", name, form), dispatcher=dispatcher)
+            later = options(variant) if dispatcher is None else {}  # a module entry's first call, or a later one
+            result = run_call(entry, tools, ToolCall("c1", name, form), dispatcher=dispatcher, **later)
             assert (result.call_id, result.status, result.output) == ("c1", "succeeded", expected), (form, result)
