@@ -13,6 +13,7 @@ import datetime
 import decimal
 import math
 import re
+import threading
 from typing import Annotated, Any
 
 import msgspec
@@ -306,3 +307,104 @@ def test_a_call_whose_run_is_cancelled_as_it_raises_ends_alike_on_both_paths(rai
     else:  # on a thread, the run was cancelled, so its CancelledError ends the call cancelled
         code = "tool_error" if isinstance(raised, ValueError) else "cancelled"
         assert isinstance(later, ToolResult) and later.error is not None and later.error.code == code
+
+
+# --- the run's cancellation reaches an async tool's call, and only it, on both paths ----------
+
+_STEPS: dict[str, Any] = {}
+
+
+@tool(description="Block the loop (no await) while another thread cancels the run, then end as the test set.")
+async def blocks(key: str) -> str:
+    _STEPS["started"].set()
+    _STEPS["cancelled"].wait(5)  # CPU work or a blocking call: the cancellation cannot reach the task here
+    if key == "raise":
+        raise asyncio.CancelledError("the tool's own")
+    return "done"
+
+
+@tool(description="Cancel the run from a thread or a sub-task of this call, then finish.")
+async def cancels_from_inside(key: str) -> str:
+    if key == "thread":
+        await asyncio.to_thread(_RUNS[-1].cancel)
+    else:
+        await asyncio.gather(asyncio.ensure_future(_cancel_soon()))
+    await asyncio.sleep(0.01)
+    return "finished"
+
+
+async def _cancel_soon() -> None:
+    _RUNS[-1].cancel()
+
+
+@tool(description="Wait; when the run is cancelled, say so and return.")
+async def handles_cancellation(key: str) -> str:
+    _STEPS["started"].set()
+    try:
+        await asyncio.sleep(5)
+    except asyncio.CancelledError:
+        return "handled"
+    return "slept"
+
+
+_CANCELLING = [blocks, cancels_from_inside, handles_cancellation]
+
+
+def _first_and_later(name: str, key: str, cancel_from_thread: bool) -> list[tuple[Any, ...]]:
+    """(outcome, whether the caller's next await was cancelled, its task's `cancelling()`) on each path."""
+    seen = []
+    for warm in (False, True):
+        dispatcher = Dispatcher(_CANCELLING)
+        if warm:
+            for each in dispatcher.toolbox:
+                dispatcher.plan(each)
+        _RUNS.append(dispatcher)
+        _STEPS.update(started=threading.Event(), cancelled=threading.Event())
+
+        def cancel(dispatcher: Dispatcher = dispatcher) -> None:
+            if _STEPS["started"].wait(5):
+                dispatcher.cancel()
+            _STEPS["cancelled"].set()
+
+        canceller = threading.Thread(target=cancel)
+        if cancel_from_thread:
+            canceller.start()
+
+        async def caller(dispatcher: Dispatcher = dispatcher) -> tuple[Any, ...]:
+            try:
+                result = await dispatcher.adispatch(ToolCall("c1", name, msgspec.json.encode({"key": key})))
+                outcome: Any = (result.status, result.output, result.error.code if result.error else None)
+            except asyncio.CancelledError:
+                outcome = "raised CancelledError"
+            task = asyncio.current_task()
+            cancelling = task.cancelling() if task is not None and hasattr(task, "cancelling") else 0
+            try:
+                await asyncio.sleep(0.05)  # the caller's own work: nobody cancelled it
+                interrupted = False
+            except asyncio.CancelledError:
+                interrupted = True
+            return outcome, interrupted, cancelling
+
+        seen.append(asyncio.run(caller()))
+        if cancel_from_thread:
+            canceller.join(5)
+    return seen
+
+
+@pytest.mark.parametrize("key", ["return", "raise"])
+def test_a_cancellation_that_finds_the_call_ended_leaves_the_callers_task_alone(key: str) -> None:
+    first, later = _first_and_later("blocks", key, cancel_from_thread=True)
+    assert later == first
+    expected = ("succeeded", "done", None) if key == "return" else "raised CancelledError"
+    assert first == (expected, False, 0)
+
+
+@pytest.mark.parametrize("where", ["thread", "task"])
+def test_a_tool_that_cancels_its_run_from_its_thread_or_sub_task_finishes_its_call(where: str) -> None:
+    first, later = _first_and_later("cancels_from_inside", where, cancel_from_thread=False)
+    assert later == first == (("succeeded", "finished", None), False, 0)
+
+
+def test_a_tool_that_handles_the_runs_cancellation_returns_and_the_task_is_not_left_cancelling() -> None:
+    first, later = _first_and_later("handles_cancellation", "k", cancel_from_thread=True)
+    assert later == first == (("succeeded", "handled", None), False, 0)

@@ -11,6 +11,7 @@ data or does not fit the budget) ends in the same stage functions the pipeline u
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from functools import partial
 from time import perf_counter_ns
 from typing import Any
@@ -123,6 +124,7 @@ def express(
                 return values  # type: ignore[no-any-return]
             task = current_task()
             running.add(task)
+            entered = calling.set(task)
             try:
                 output = await (values() if kind is partial else fn(*values))
             except CancelledError:
@@ -138,21 +140,29 @@ def express(
                 return raised(call, exc, start)
             finally:
                 running.discard(task)
+                calling.reset(entered)
+                if task in stopped:  # the run's cancellation reached the tool, which ended otherwise: taken back
+                    stopped.discard(task)
+                    if task is not None and hasattr(task, "uncancel"):
+                        task.uncancel()
             return finished(call, output, start)
 
         running: set[Any] = set()
         """The tasks awaiting this tool now; the run's cancellation cancels them (`in_place` semantics)."""
         stopped: set[Any] = set()
+        """Of those, the tasks the run's cancellation was delivered to (on their loop, while they awaited)."""
+
+        def stop_here(task: Any) -> None:
+            """On the task's loop: cancel it if it still awaits this tool (its call may have ended since)."""
+            if task in running and task not in stopped and not task.done():
+                stopped.add(task)
+                task.cancel()
 
         def stop_running() -> None:
-            try:
-                here = current_task()
-            except RuntimeError:  # cancelled from a thread with no loop
-                here = None
+            mine = calling.get()  # a tool cancelling its own run (from its task, sub-task or thread) finishes its call
             for task in list(running):
-                if task is not here and not task.done():  # a tool that cancels its own run finishes its call
-                    stopped.add(task)
-                    task.get_loop().call_soon_threadsafe(task.cancel)
+                if task is not mine:
+                    task.get_loop().call_soon_threadsafe(stop_here, task)
 
         token.on_cancel(stop_running)
 
@@ -207,6 +217,9 @@ def express(
 
     return run, hop
 
+
+calling: ContextVar[Any] = ContextVar("tinytools_express_call", default=None)
+"""The task whose call of an async tool this code runs in (inherited by its sub-tasks and threads)."""
 
 _NONE: dict[str, Any] = {}
 """No keyword arguments (the typed reader's values are all positional); never changed."""
