@@ -646,6 +646,40 @@ def test_asyncio_cancellation_of_a_batch_propagates_and_leaves_no_task() -> None
     assert asyncio.run(main()) == set()
 
 
+@pytest.mark.parametrize("after", [False, True], ids=["first_call", "later_call"])
+def test_a_call_that_raises_out_of_a_batch_leaves_no_call_of_it_running(after: bool) -> None:
+    # a tool's own CancelledError (the run was not cancelled) goes up the caller's task; the calls
+    # beside it in the batch are cancelled and waited for, not left to act after the batch ended
+    acted: list[int] = []
+
+    @tool
+    async def sleepy(n: int) -> int:
+        await asyncio.sleep(0.3)
+        acted.append(n)
+        return n
+
+    @tool
+    async def gives_up(n: int) -> int:
+        await asyncio.sleep(0.01)
+        raise asyncio.CancelledError("the tool's own")
+
+    async def main() -> set[asyncio.Task[Any]]:
+        dispatcher = Dispatcher([sleepy, gives_up], max_concurrency=4)
+        if after:
+            for each in dispatcher.toolbox:
+                dispatcher.plan(each)
+        names = ["sleepy", "gives_up", "sleepy"]
+        calls = [ToolCall(f"c{n}", name, {"n": n}) for n, name in enumerate(names)]
+        with pytest.raises(asyncio.CancelledError):
+            await dispatcher.adispatch_many(calls)
+        left = {t for t in asyncio.all_tasks() if t is not asyncio.current_task()}
+        await asyncio.sleep(0.4)
+        return left
+
+    assert asyncio.run(main()) == set()
+    assert acted == []
+
+
 def test_tools_added_after_the_dispatcher_was_built_keep_their_settings() -> None:
     """The dispatcher's shortcut covers the tools it was built with; later ones go the long way, settings intact."""
     release = threading.Event()

@@ -18,6 +18,7 @@ from tinytools._run.admission import Admitted
 from tinytools._run.call_state import Scope
 from tinytools._run.failures import failed
 from tinytools._run.pipeline import Pipeline
+from tinytools._run.threads import LEFTOVER_GRACE, abandon_task
 
 __all__ = ["run_batch"]
 
@@ -42,7 +43,16 @@ async def run_batch(pipeline: Pipeline, calls: list[ToolCall], scope: Scope, max
         for index in group:  # admitted in call order, when the group's turn comes
             start = perf_counter_ns()
             admitted.append((index, pipeline.admission.admit(calls[index], scope.allowed, start), start))
-        await asyncio.gather(*(one(*item) for item in admitted))
+        tasks = [asyncio.ensure_future(one(*item)) for item in admitted]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:  # a call raised (or the caller was cancelled): no call of the batch runs on
+            for task in tasks:
+                task.cancel()
+            _, ignored = await asyncio.wait(tasks, timeout=LEFTOVER_GRACE)
+            for task in ignored:  # a tool that ignored its cancellation: logged as a stray, not waited for
+                abandon_task(task, calls[admitted[tasks.index(task)][0]].name)
+            raise
 
     for group in _groups(pipeline, calls, results):
         await run(group)
