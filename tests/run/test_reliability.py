@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Any
 
 import msgspec
@@ -523,6 +524,72 @@ def test_keyboard_interrupt_and_system_exit_propagate(exc_type: type[BaseExcepti
         with pytest.raises(exc_type):
             run()
     wait_for_threads()
+
+
+@pytest.mark.parametrize(
+    "exc", [SystemExit(3), KeyboardInterrupt(), GeneratorExit(INTERNAL), Custom(INTERNAL), ValueError(INTERNAL)]
+)
+def test_a_tool_on_a_thread_pool_executor_raises_as_one_run_inline(exc: BaseException) -> None:
+    # what the pool's thread raised is the tool's own, not the executor's failure: an exit
+    # propagates, anything else is the call's tool_error (first call and later ones alike)
+    broken = raising(exc)
+    with ThreadPoolExecutor(1) as pool:
+        dispatcher = Dispatcher([add, broken], executor=pool)
+        for call_id in ("first", "later"):
+            call = ToolCall(call_id, broken.name)
+            if isinstance(exc, (SystemExit, KeyboardInterrupt)):
+                with pytest.raises(type(exc)):
+                    dispatcher.dispatch(call)
+                with pytest.raises(type(exc)):
+                    asyncio.run(dispatcher.adispatch(call))
+            else:
+                for result in (dispatcher.dispatch(call), asyncio.run(dispatcher.adispatch(call))):
+                    assert (result.call_id, result.status, result.error and result.error.code) == (
+                        call_id,
+                        "failed",
+                        "tool_error",
+                    )
+
+
+@pytest.mark.parametrize("options", [{"timeout": 30.0}, {}])
+def test_an_exit_raised_as_the_runs_cancellation_reaches_the_tool_propagates(options: dict[str, Any]) -> None:
+    # the tool handles the run's cancellation by exiting: the exit reaches the caller, whatever the run's state
+    started = threading.Event()
+
+    @tool(**options)
+    async def exits_when_cancelled() -> None:
+        """Wait; exit when the run is cancelled."""
+        started.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            raise SystemExit("cleanup decided to exit") from None
+
+    for entry in ("dispatch", "adispatch"):
+        started.clear()
+        dispatcher = Dispatcher([exits_when_cancelled])
+        canceller = threading.Thread(target=lambda d=dispatcher: started.wait(5) and d.cancel())
+        canceller.start()
+        call = ToolCall(entry, "exits_when_cancelled")
+        with pytest.raises(SystemExit):
+            dispatcher.dispatch(call) if entry == "dispatch" else asyncio.run(dispatcher.adispatch(call))
+        canceller.join(5)
+
+
+def test_an_exit_a_stray_thread_raises_after_its_call_ended_is_logged(caplog: pytest.LogCaptureFixture) -> None:
+    release = threading.Event()
+
+    @tool(timeout=0.05)
+    def overstays() -> None:
+        """Outlive the call's timeout, then exit."""
+        release.wait(5)
+        raise SystemExit(4)
+
+    result = Dispatcher([overstays]).dispatch(ToolCall("c", "overstays"))
+    assert result.error is not None and result.error.code == "timeout"
+    release.set()
+    wait_for_threads()
+    assert "tool 'overstays' raised SystemExit after its call ended" in caplog.text
 
 
 def test_a_cancelled_error_raised_by_a_tool_is_cancellation() -> None:

@@ -306,6 +306,7 @@ async def in_place(job: Job) -> Outcome:
     except asyncio.CancelledError:
         if not state["cancelled"]:
             raise
+        state["cancelled"] = False  # taken back here
         if task is not None and hasattr(task, "uncancel") and task.uncancel() > 0:
             raise  # cancelled from outside as well: that cancellation goes on
         return Outcome(CANCELLED)
@@ -317,6 +318,8 @@ async def in_place(job: Job) -> Outcome:
         state["ended"] = True
         forget()
         in_task.reset(entered)
+        if state["cancelled"] and task is not None and hasattr(task, "uncancel"):
+            task.uncancel()  # the run's cancellation reached the tool, which ended otherwise: taken back
     return Outcome(RETURNED, value)
 
 
@@ -394,6 +397,10 @@ async def _stop(task: asyncio.Future[Any], job: Job, future: Any, *, wait: bool 
         done, _ = await asyncio.wait({task}, timeout=GRACE_SECONDS)
         if not done:
             abandon_task(task, job.name)
+        elif not task.cancelled() and task.exception() is None:  # it ended otherwise than cancelled
+            ended = task.result()
+            if ended.__class__ is Raised and interrupts(ended.exception):
+                raise ended.exception  # an exit reaches the caller whatever the run's state
 
 
 def _resolve(waiter: Any, value: Any) -> None:

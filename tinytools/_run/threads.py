@@ -219,9 +219,14 @@ class ToolThreads:
         thread.name = IDLE_NAME
         with self._lock:
             del self._running[work.future]
-            if work.abandoned:
+            abandoned = work.abandoned
+            if abandoned:
                 self._strays -= 1
             self._idle.append(inbox)
+        if abandoned and outcome.__class__ is Raised and isinstance(outcome.exception, (KeyboardInterrupt, SystemExit)):
+            _logger().warning(  # its call ended without it: nobody is left to raise it to
+                "tool %r raised %s after its call ended", work.name, type(outcome.exception).__name__
+            )
         if waiter is None:
             work.future.set_result(outcome)
             return

@@ -21,6 +21,7 @@ from tinytools._encoding import Unencodable
 from tinytools._errors import RetryableError, ToolError, TransferError
 from tinytools._public import publish
 from tinytools._results import ToolCall
+from tinytools._run.threads import Raised
 from tinytools._run.tracing import current_traceparent
 from tinytools._tool import Tool
 from tinytools.executors._failures import ExecutorError, RemoteToolError
@@ -163,7 +164,8 @@ async def _bridge(future: concurrent.futures.Future[Any], *, remote: bool, on_br
 
     From a remote executor every exception is the executor's (the worker function never
     raises): a dead worker, a lost scheduler, a future the executor cancelled. They become
-    `ExecutorError`. From a thread pool an `Exception` is the tool's own.
+    `ExecutorError`. From a thread pool what the future raised is the tool's own, whatever its
+    class (an exit propagates, as from a tool run inline), unless it says the pool is broken.
     """
     import asyncio  # imported on first use: it alone costs more than importing tinytools
 
@@ -180,8 +182,10 @@ async def _bridge(future: concurrent.futures.Future[Any], *, remote: bool, on_br
         exc = done.exception()
         if exc is None:
             waiter.set_result(done.result())
-        elif not remote and isinstance(exc, Exception):
+        elif not remote and isinstance(exc, Exception) and not isinstance(exc, concurrent.futures.BrokenExecutor):
             waiter.set_exception(exc)
+        elif not remote and not isinstance(exc, Exception):  # raised below, not thrown into the task (see there)
+            waiter.set_result(Raised(exc))
         else:
             if isinstance(exc, concurrent.futures.BrokenExecutor):
                 on_broken()
@@ -194,10 +198,13 @@ async def _bridge(future: concurrent.futures.Future[Any], *, remote: bool, on_br
 
     future.add_done_callback(done)
     try:
-        return await waiter
+        value = await waiter
     except asyncio.CancelledError:
         future.cancel()
         raise
+    if value.__class__ is Raised:  # an exit, a CancelledError, a GeneratorExit: raised here, as by a tool run inline
+        raise value.exception  # (thrown into the task instead, a GeneratorExit would close the frames awaiting it)
+    return value
 
 
 def _is_lost(exc: BaseException) -> bool:
