@@ -680,6 +680,41 @@ def test_a_call_that_raises_out_of_a_batch_leaves_no_call_of_it_running(after: b
     assert acted == []
 
 
+def test_a_batch_call_that_ignores_its_cancellation_is_logged_even_when_the_caller_stops_waiting(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # one call raises out of the batch, the caller is cancelled while the batch waits for the others:
+    # the call that ignores its cancellation is not waited for, and is logged as a stray
+    release = asyncio.Event()
+
+    @tool
+    async def stubborn(n: int) -> int:
+        while not release.is_set():
+            with contextlib.suppress(asyncio.CancelledError):  # ignores it
+                await asyncio.sleep(0.05)
+        return n
+
+    @tool
+    async def gives_up(n: int) -> int:
+        await asyncio.sleep(0.01)
+        raise asyncio.CancelledError("the tool's own")
+
+    async def main() -> None:
+        dispatcher = Dispatcher([stubborn, gives_up])
+        calls = [ToolCall("c0", "stubborn", {"n": 0}), ToolCall("c1", "gives_up", {"n": 1})]
+        batch = asyncio.ensure_future(dispatcher.adispatch_many(calls))
+        await asyncio.sleep(0.2)  # the batch waits for `stubborn` now
+        batch.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await batch
+        await asyncio.sleep(threads_module.LEFTOVER_GRACE + 0.3)
+        release.set()
+        await asyncio.sleep(0.1)
+
+    asyncio.run(main())
+    assert "tool 'stubborn' is still running in a task after its call ended" in caplog.text
+
+
 def test_tools_added_after_the_dispatcher_was_built_keep_their_settings() -> None:
     """The dispatcher's shortcut covers the tools it was built with; later ones go the long way, settings intact."""
     release = threading.Event()

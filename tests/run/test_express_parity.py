@@ -9,11 +9,13 @@ content, error and artifacts (the time taken and a logged failure's random error
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime
 import decimal
 import math
 import re
 import threading
+from collections.abc import Iterator
 from typing import Annotated, Any
 
 import msgspec
@@ -264,6 +266,18 @@ class _CancelsItsRun:
 _RUNS: list[Dispatcher] = []
 
 
+def _first_then_later(tools: list[Any]) -> Iterator[Dispatcher]:
+    """A dispatcher whose call is a first call (the pipeline), then one with its tools planned (the
+    express path); each is the run `_RUNS` names while its call is made."""
+    for warm in (False, True):
+        dispatcher = Dispatcher(tools)
+        if warm:
+            for each in dispatcher.toolbox:
+                dispatcher.plan(each)
+        _RUNS.append(dispatcher)
+        yield dispatcher
+
+
 @tool(description="Cancel the run this call belongs to, then raise what the test set.")
 def cancels(key: str) -> Any:
     _RUNS[-1].cancel()
@@ -353,12 +367,7 @@ _CANCELLING = [blocks, cancels_from_inside, handles_cancellation]
 def _first_and_later(name: str, key: str, cancel_from_thread: bool) -> list[tuple[Any, ...]]:
     """(outcome, whether the caller's next await was cancelled, its task's `cancelling()`) on each path."""
     seen = []
-    for warm in (False, True):
-        dispatcher = Dispatcher(_CANCELLING)
-        if warm:
-            for each in dispatcher.toolbox:
-                dispatcher.plan(each)
-        _RUNS.append(dispatcher)
+    for dispatcher in _first_then_later(_CANCELLING):
         _STEPS.update(started=threading.Event(), cancelled=threading.Event())
 
         def cancel(dispatcher: Dispatcher = dispatcher) -> None:
@@ -408,3 +417,78 @@ def test_a_tool_that_cancels_its_run_from_its_thread_or_sub_task_finishes_its_ca
 def test_a_tool_that_handles_the_runs_cancellation_returns_and_the_task_is_not_left_cancelling() -> None:
     first, later = _first_and_later("handles_cancellation", "k", cancel_from_thread=True)
     assert later == first == (("succeeded", "handled", None), False, 0)
+
+
+_LATER: dict[str, Any] = {}
+
+
+async def _cancel_when_told() -> None:
+    await _LATER["go"].wait()
+    _RUNS[-1].cancel()  # from a task an earlier call started, which outlived that call
+
+
+@tool(description="Start a background task that cancels the run when told.")
+async def spawns(key: str) -> str:
+    _LATER["helper"] = asyncio.ensure_future(_cancel_when_told())
+    return "spawned"
+
+
+@tool(description="Tell the background task to cancel the run, then sleep.")
+async def sleeps_on(key: str) -> str:
+    _LATER["go"].set()
+    await asyncio.sleep(5)
+    return "slept to the end"
+
+
+def test_a_task_an_earlier_call_started_is_not_part_of_a_later_call() -> None:
+    # the cancellation comes from code the first call left behind: the second call is not its
+    # canceller, so it ends cancelled, on the pipeline and on the express path alike
+    ended = []
+    for dispatcher in _first_then_later([spawns, sleeps_on]):
+
+        async def caller(dispatcher: Dispatcher = dispatcher) -> tuple[Any, ...]:
+            _LATER["go"] = asyncio.Event()
+            first = await dispatcher.adispatch(ToolCall("c1", "spawns", '{"key": "k"}'))
+            second = await dispatcher.adispatch(ToolCall("c2", "sleeps_on", '{"key": "k"}'))
+            await _LATER["helper"]
+            return first.status, second.status, second.error.code if second.error else second.output
+
+        ended.append(asyncio.run(caller()))
+    assert ended[0] == ended[1] == ("succeeded", "outcome_unknown", "cancelled")
+
+
+@dataclasses.dataclass
+class _Cancelling:
+    """An argument whose making cancels the run (the application's code runs as the call is read)."""
+
+    n: int
+
+    def __post_init__(self) -> None:
+        _RUNS[-1].cancel()
+
+
+_MADE: list[str] = []
+
+
+@tool(description="Note that it ran.")
+def takes_cancelling(value: _Cancelling) -> str:
+    _MADE.append("sync")
+    return "ran"
+
+
+@tool(description="Note that it ran, as a coroutine.")
+async def atakes_cancelling(value: _Cancelling) -> str:
+    _MADE.append("async")
+    return "ran"
+
+
+@pytest.mark.parametrize("route", ["sync", "async", "hop"])
+def test_a_run_cancelled_as_its_call_is_read_does_not_make_the_call(route: str) -> None:
+    name = "atakes_cancelling" if route == "async" else "takes_cancelling"
+    ended = []
+    for dispatcher in _first_then_later([takes_cancelling, atakes_cancelling]):
+        call = ToolCall("c1", name, '{"value": {"n": 1}}')
+        result = dispatcher.dispatch(call) if route == "sync" else asyncio.run(dispatcher.adispatch(call))
+        ended.append((result.status, result.error.code if result.error else None))
+    assert ended == [("failed", "cancelled")] * 2
+    assert _MADE == []

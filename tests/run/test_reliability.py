@@ -527,7 +527,15 @@ def test_keyboard_interrupt_and_system_exit_propagate(exc_type: type[BaseExcepti
 
 
 @pytest.mark.parametrize(
-    "exc", [SystemExit(3), KeyboardInterrupt(), GeneratorExit(INTERNAL), Custom(INTERNAL), ValueError(INTERNAL)]
+    "exc",
+    [
+        SystemExit(3),
+        KeyboardInterrupt(),
+        GeneratorExit(INTERNAL),
+        Custom(INTERNAL),
+        ValueError(INTERNAL),
+        StopIteration(INTERNAL),  # an asyncio future refuses to hold it: the call waited forever
+    ],
 )
 def test_a_tool_on_a_thread_pool_executor_raises_as_one_run_inline(exc: BaseException) -> None:
     # what the pool's thread raised is the tool's own, not the executor's failure: an exit

@@ -12,6 +12,7 @@ alone for a call a middleware moved to one, too. A call id seen earlier in the b
 from __future__ import annotations
 
 from time import perf_counter_ns
+from typing import Any
 
 from tinytools._results import ToolCall, ToolResult
 from tinytools._run.admission import Admitted
@@ -49,14 +50,31 @@ async def run_batch(pipeline: Pipeline, calls: list[ToolCall], scope: Scope, max
         except BaseException:  # a call raised (or the caller was cancelled): no call of the batch runs on
             for task in tasks:
                 task.cancel()
-            _, ignored = await asyncio.wait(tasks, timeout=LEFTOVER_GRACE)
-            for task in ignored:  # a tool that ignored its cancellation: logged as a stray, not waited for
-                abandon_task(task, calls[admitted[tasks.index(task)][0]].name)
+            names = [calls[index].name for index, _, _ in admitted]
+            try:
+                await asyncio.wait(tasks, timeout=LEFTOVER_GRACE)
+            except BaseException:  # the caller was cancelled meanwhile: it waits no longer, the check happens later
+                asyncio.get_running_loop().call_later(LEFTOVER_GRACE, _strays, tasks, names)
+                raise
+            _strays(tasks, names)
             raise
 
     for group in _groups(pipeline, calls, results):
         await run(group)
     return [result for result in results if result is not None]
+
+
+def _strays(tasks: list[Any], names: list[str]) -> None:
+    """Log each call of a batch still running after its cancellation (its tool ignored it) as a stray.
+
+    What an ended call raised is the batch's first exception or a sibling's, not news: it is read
+    here, so asyncio does not log it as never retrieved.
+    """
+    for task, name in zip(tasks, names, strict=True):
+        if not task.done():
+            abandon_task(task, name)
+        elif not task.cancelled():
+            task.exception()
 
 
 def _groups(pipeline: Pipeline, calls: list[ToolCall], results: list[ToolResult | None]) -> list[list[int]]:

@@ -155,6 +155,10 @@ class Execution:
             job = self.job(state, read, attempt)
             if job.__class__ is not Job:
                 return job  # type: ignore[return-value]
+            if admission.checked:  # the job's making (a converter, a factory) may have cancelled the run
+                stopped = admission.stopped(call, plan.name, state.start, retry=attempt > 1)
+                if stopped is not None:
+                    return stopped
             if self.sink is not None:
                 pending = driver.emit(self.started(state, read, attempt))
                 if pending is not None:
@@ -198,6 +202,10 @@ class Execution:
         job = self.job(state, read, 1)
         if job.__class__ is not Job:
             return job  # type: ignore[return-value]
+        if self.admission.checked:  # the job's making (a converter, a factory) may have cancelled the run
+            stopped = self.admission.stopped(call, plan.name, state.start, retry=False)
+            if stopped is not None:
+                return stopped
         if self.sink is not None:  # a sync driver delivers it now, an async sink on this thread's loop
             driver.emit(self.started(state, read, 1))
         state.acted = True

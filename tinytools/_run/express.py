@@ -85,6 +85,8 @@ def express(
         bound = plan.bound(call, inject, start)
         if bound.__class__ is ToolResult:
             return bound
+        if token.cancelled:  # binding ran the application's code (a converter, a factory), which cancelled the run
+            return cancelled(call, tool, start, started=False)
         return partial(general, *bound[0], **bound[1])  # type: ignore[index]
 
     def finished(call: ToolCall, output: Any, start: int) -> ToolResult:
@@ -123,14 +125,17 @@ def express(
             if kind is ToolResult:
                 return values  # type: ignore[no-any-return]
             task = current_task()
-            running.add(task)
-            entered = calling.set(task)
+            mark = object()  # this call's: the run's cancellation finds it in `running`, its own code in `calling`
+            running[mark] = task
+            entered = calling.set(mark)
             try:
+                if token.cancelled:  # cancelled as it began: `stop_running` may have looked before it was listed
+                    return cancelled(call, tool, start, started=False)
                 output = await (values() if kind is partial else fn(*values))
             except CancelledError:
-                if task not in stopped:
+                if mark not in stopped:
                     raise
-                stopped.discard(task)
+                stopped.discard(mark)
                 if task is not None and hasattr(task, "uncancel") and task.uncancel() > 0:  # cancelled from outside too
                     raise
                 return cancelled(call, tool, start, started=True)  # the run was cancelled while it ran
@@ -139,30 +144,30 @@ def express(
                     return await parked(plan, call, inject, exc, start, True)  # type: ignore[no-any-return]
                 return raised(call, exc, start)
             finally:
-                running.discard(task)
+                del running[mark]
                 calling.reset(entered)
-                if task in stopped:  # the run's cancellation reached the tool, which ended otherwise: taken back
-                    stopped.discard(task)
+                if mark in stopped:  # the run's cancellation reached the tool, which ended otherwise: taken back
+                    stopped.discard(mark)
                     if task is not None and hasattr(task, "uncancel"):
                         task.uncancel()
             return finished(call, output, start)
 
-        running: set[Any] = set()
-        """The tasks awaiting this tool now; the run's cancellation cancels them (`in_place` semantics)."""
-        stopped: set[Any] = set()
-        """Of those, the tasks the run's cancellation was delivered to (on their loop, while they awaited)."""
+        running: dict[object, Any] = {}
+        """The calls awaiting this tool now, each its task; the run's cancellation cancels them (as `in_place`)."""
+        stopped: set[object] = set()
+        """Of those, the calls the run's cancellation was delivered to (on their loop, while they awaited)."""
 
-        def stop_here(task: Any) -> None:
-            """On the task's loop: cancel it if it still awaits this tool (its call may have ended since)."""
-            if task in running and task not in stopped and not task.done():
-                stopped.add(task)
+        def stop_here(mark: object, task: Any) -> None:
+            """On the task's loop: cancel it if that call still awaits this tool (it may have ended since)."""
+            if mark in running and mark not in stopped and not task.done():
+                stopped.add(mark)
                 task.cancel()
 
         def stop_running() -> None:
             mine = calling.get()  # a tool cancelling its own run (from its task, sub-task or thread) finishes its call
-            for task in list(running):
-                if task is not mine:
-                    task.get_loop().call_soon_threadsafe(stop_here, task)
+            for mark, task in list(running.items()):
+                if mark is not mine:
+                    task.get_loop().call_soon_threadsafe(stop_here, mark, task)
 
         token.on_cancel(stop_running)
 
@@ -207,6 +212,8 @@ def express(
             bound = plan.bound(call, inject, start)
             if bound.__class__ is ToolResult:
                 return bound
+            if token.cancelled:  # binding ran the application's code, which cancelled the run
+                return cancelled(call, tool, start, started=False)
         try:
             output = fn(*values) if values is not None else general(*bound[0], **bound[1])  # type: ignore[index]
         except BaseException as exc:
@@ -218,8 +225,8 @@ def express(
     return run, hop
 
 
-calling: ContextVar[Any] = ContextVar("tinytools_express_call", default=None)
-"""The task whose call of an async tool this code runs in (inherited by its sub-tasks and threads)."""
+calling: ContextVar[object] = ContextVar("tinytools_express_call", default=None)
+"""The mark of the async tool's call this code runs in (inherited by the call's sub-tasks and threads)."""
 
 _NONE: dict[str, Any] = {}
 """No keyword arguments (the typed reader's values are all positional); never changed."""

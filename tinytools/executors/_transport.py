@@ -182,10 +182,8 @@ async def _bridge(future: concurrent.futures.Future[Any], *, remote: bool, on_br
         exc = done.exception()
         if exc is None:
             waiter.set_result(done.result())
-        elif not remote and isinstance(exc, Exception) and not isinstance(exc, concurrent.futures.BrokenExecutor):
-            waiter.set_exception(exc)
-        elif not remote and not isinstance(exc, Exception):  # raised below, not thrown into the task (see there)
-            waiter.set_result(Raised(exc))
+        elif not remote and not isinstance(exc, concurrent.futures.BrokenExecutor):
+            waiter.set_result(Raised(exc))  # the tool's own, raised below (a future refuses some, see there)
         else:
             if isinstance(exc, concurrent.futures.BrokenExecutor):
                 on_broken()
@@ -202,8 +200,8 @@ async def _bridge(future: concurrent.futures.Future[Any], *, remote: bool, on_br
     except asyncio.CancelledError:
         future.cancel()
         raise
-    if value.__class__ is Raised:  # an exit, a CancelledError, a GeneratorExit: raised here, as by a tool run inline
-        raise value.exception  # (thrown into the task instead, a GeneratorExit would close the frames awaiting it)
+    if value.__class__ is Raised:  # raised here, as by a tool run inline: a future refuses a StopIteration,
+        raise value.exception  # and a GeneratorExit thrown into the task would close the frames awaiting it
     return value
 
 
