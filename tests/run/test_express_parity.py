@@ -14,7 +14,9 @@ import datetime
 import decimal
 import math
 import re
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from typing import Annotated, Any
 
@@ -26,6 +28,7 @@ from hypothesis import strategies as st
 from tinytools import (
     Dispatcher,
     Injected,
+    Limits,
     MemoryArtifactStore,
     Param,
     RetryableError,
@@ -266,11 +269,11 @@ class _CancelsItsRun:
 _RUNS: list[Dispatcher] = []
 
 
-def _first_then_later(tools: list[Any]) -> Iterator[Dispatcher]:
+def _first_then_later(tools: list[Any], **options: Any) -> Iterator[Dispatcher]:
     """A dispatcher whose call is a first call (the pipeline), then one with its tools planned (the
     express path); each is the run `_RUNS` names while its call is made."""
     for warm in (False, True):
-        dispatcher = Dispatcher(tools)
+        dispatcher = Dispatcher(tools, **options)
         if warm:
             for each in dispatcher.toolbox:
                 dispatcher.plan(each)
@@ -457,38 +460,85 @@ def test_a_task_an_earlier_call_started_is_not_part_of_a_later_call() -> None:
     assert ended[0] == ended[1] == ("succeeded", "outcome_unknown", "cancelled")
 
 
+_STOPS: list[str] = ["cancel"]
+"""How reading the next call's argument stops its run: ``cancel`` it, or outlast its ``deadline``."""
+
+
 @dataclasses.dataclass
-class _Cancelling:
-    """An argument whose making cancels the run (the application's code runs as the call is read)."""
+class _Stops:
+    """An argument whose making stops the run (the application's code runs as the call is read)."""
 
     n: int
 
     def __post_init__(self) -> None:
-        _RUNS[-1].cancel()
+        if _STOPS[0] == "cancel":
+            _RUNS[-1].cancel()
+        else:
+            time.sleep(0.3)
 
 
 _MADE: list[str] = []
 
 
 @tool(description="Note that it ran.")
-def takes_cancelling(value: _Cancelling) -> str:
+def takes_stops(value: _Stops) -> str:
     _MADE.append("sync")
     return "ran"
 
 
 @tool(description="Note that it ran, as a coroutine.")
-async def atakes_cancelling(value: _Cancelling) -> str:
+async def atakes_stops(value: _Stops) -> str:
     _MADE.append("async")
     return "ran"
 
 
+@pytest.mark.parametrize(("how", "code"), [("cancel", "cancelled"), ("deadline", "deadline_exceeded")])
 @pytest.mark.parametrize("route", ["sync", "async", "hop"])
-def test_a_run_cancelled_as_its_call_is_read_does_not_make_the_call(route: str) -> None:
-    name = "atakes_cancelling" if route == "async" else "takes_cancelling"
+def test_a_call_whose_run_stops_as_its_arguments_are_read_is_not_made(how: str, code: str, route: str) -> None:
+    _STOPS[0] = how
+    _MADE.clear()
+    name = "atakes_stops" if route == "async" else "takes_stops"
     ended = []
-    for dispatcher in _first_then_later([takes_cancelling, atakes_cancelling]):
+    limits = Limits(deadline=0.15) if how == "deadline" else None  # else no check is pending until the cancel
+    for dispatcher in _first_then_later([takes_stops, atakes_stops], limits=limits):
         call = ToolCall("c1", name, '{"value": {"n": 1}}')
         result = dispatcher.dispatch(call) if route == "sync" else asyncio.run(dispatcher.adispatch(call))
         ended.append((result.status, result.error.code if result.error else None))
-    assert ended == [("failed", "cancelled")] * 2
+    assert ended == [("failed", code)] * 2
     assert _MADE == []
+
+
+@tool(description="Await the inner tool through the same dispatcher.")
+async def outer(key: str) -> str:
+    await _RUNS[-1].adispatch(ToolCall("inner-call", "inner", '{"key": "k"}'))
+    await asyncio.sleep(5)
+    return "outer finished"
+
+
+@tool(description="Cancel the run, then wait.")
+async def inner(key: str) -> str:
+    _RUNS[-1].cancel()
+    await asyncio.sleep(5)
+    return "inner finished"
+
+
+@pytest.mark.parametrize("planned", [(), ("outer",), ("inner",), ("outer", "inner")])
+def test_a_nested_call_that_cancels_the_run_ends_the_call_around_it_whichever_path_each_takes(
+    planned: tuple[str, ...],
+) -> None:
+    # the inner call is the canceller's own; the outer one is not, and ends cancelled (its task's
+    # cancellation reaches the inner call too, which never finishes): one answer for every mix of
+    # first calls (the pipeline) and later ones (the express path)
+    dispatcher = Dispatcher([outer, inner])
+    for name in planned:
+        dispatcher.plan(dispatcher.toolbox[name])
+    _RUNS.append(dispatcher)
+
+    async def caller() -> tuple[Any, ...]:
+        result = await dispatcher.adispatch(ToolCall("c1", "outer", '{"key": "k"}'))
+        task = asyncio.current_task()
+        return result.status, result.error.code if result.error else None, task.cancelling() if task else 0
+
+    status, code, cancelling = asyncio.run(caller())
+    assert (status, code) == ("outcome_unknown", "cancelled")
+    assert cancelling == 0 or sys.version_info < (3, 11)

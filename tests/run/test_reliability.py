@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import BrokenExecutor, ThreadPoolExecutor
 from typing import Annotated, Any
 
 import msgspec
@@ -42,6 +42,8 @@ from tinytools import (
     tool,
 )
 from tinytools._schema.strict_json import MAX_DEPTH
+
+from .paths import run_in_thread
 
 INTERNAL = "internal-detail-7f3a"
 """Text only exceptions carry: it must never reach a result."""
@@ -598,6 +600,59 @@ def test_an_exit_a_stray_thread_raises_after_its_call_ended_is_logged(caplog: py
     release.set()
     wait_for_threads()
     assert "tool 'overstays' raised SystemExit after its call ended" in caplog.text
+
+
+@pytest.mark.parametrize("executor", ["inline", "thread_pool"])
+def test_an_exit_raised_after_the_run_cancelled_the_call_is_logged(
+    executor: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # the call ends cancelled at once; the tool's thread exits a moment later, with nobody to hear it
+    steps = {"started": threading.Event(), "cancelled": threading.Event()}
+
+    @tool
+    def exits_late() -> None:
+        """Exit a moment after the run is cancelled."""
+        steps["started"].set()
+        steps["cancelled"].wait(5)
+        time.sleep(0.1)
+        raise SystemExit(5)
+
+    with ThreadPoolExecutor(1) as pool:
+        dispatcher = Dispatcher([exits_late], executor=pool if executor == "thread_pool" else None)
+
+        def cancel() -> None:
+            steps["started"].wait(5)
+            dispatcher.cancel()
+            steps["cancelled"].set()
+
+        canceller = threading.Thread(target=cancel)
+        canceller.start()
+        result = asyncio.run(dispatcher.adispatch(ToolCall("c", "exits_late")))
+        canceller.join(5)
+    wait_for_threads()
+    assert result.error is not None and result.error.code == "cancelled"
+    assert "tool 'exits_late' raised SystemExit after its call ended" in caplog.text
+
+
+class _BrokenPool(BrokenExecutor):
+    """What a tool's own inner pool may raise; its text cannot be shown."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("no text")
+
+
+def test_a_thread_pool_tool_raising_an_exception_without_text_gets_its_result() -> None:
+    @tool
+    def inner_pool_broke() -> None:
+        """Fail as a broken pool does."""
+        raise _BrokenPool()
+
+    with ThreadPoolExecutor(1) as pool:
+        dispatcher = Dispatcher([inner_pool_broke], executor=pool)
+        watched = run_in_thread(lambda: dispatcher.dispatch(ToolCall("c", "inner_pool_broke")))
+        assert watched.finished  # the call waited forever
+        result = watched.value()
+    assert result.call_id == "c" and result.error is not None
 
 
 def test_a_cancelled_error_raised_by_a_tool_is_cancellation() -> None:

@@ -151,12 +151,12 @@ class SyncDriver(Driver):
                 if job.channel is not None:
                     self._flush(job.channel)
                 if cancelled:  # the run was cancelled while the tool ran: whatever it did is unknown
-                    tool_threads().abandon(future)
+                    _abandon(future)
                     return Outcome(CANCELLED)
                 if future.done():
                     return _outcome_of(future.result())
                 if _now() >= deadline:
-                    tool_threads().abandon(future)
+                    _abandon(future)
                     return Outcome(TIMEOUT)
         finally:
             forget()
@@ -390,7 +390,7 @@ async def _stop(task: asyncio.Future[Any], job: Job, future: Any, *, wait: bool 
 
     if future is not None:  # a thread cannot be stopped; its token (if any) was told
         task.cancel()
-        tool_threads().abandon(future)
+        _abandon(future)
         return
     task.cancel()
     if wait:
@@ -419,6 +419,15 @@ async def _guarded_call(job: Job) -> Any:
         raise
     except BaseException as exc:  # GeneratorExit included: thrown up the task it would close the caller
         return Raised(exc)
+
+
+def _abandon(future: Any) -> None:
+    """Stop waiting for a pool thread's work; an exit it raised as the call ended still reaches the caller.
+
+    (Work still running is a stray, and an exit it raises later is logged: `tinytools._run.threads.unheard`.)
+    """
+    if not tool_threads().abandon(future) and future.done():
+        _outcome_of(future.result())  # raises an exit; the call's end stands for anything else
 
 
 def _outcome_of(value: Any) -> Outcome:

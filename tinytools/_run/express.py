@@ -11,7 +11,6 @@ data or does not fit the budget) ends in the same stage functions the pipeline u
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from contextvars import ContextVar
 from functools import partial
 from time import perf_counter_ns
 from typing import Any
@@ -24,7 +23,7 @@ from tinytools._results import ToolCall, ToolResult
 from tinytools._run.admission import Admission
 from tinytools._run.drivers import on_a_thread
 from tinytools._run.failures import cancelled, executor_failure, propagates, run_cancellation, tool_failure
-from tinytools._run.jobs import RAISED, REFUSED, RETURNED, Job
+from tinytools._run.jobs import RAISED, REFUSED, RETURNED, Job, in_task
 from tinytools._run.output_checks import PLAIN_OUTPUT, finish
 from tinytools._run.plans import Plan
 from tinytools.executors._failures import ExecutorError
@@ -85,8 +84,10 @@ def express(
         bound = plan.bound(call, inject, start)
         if bound.__class__ is ToolResult:
             return bound
-        if token.cancelled:  # binding ran the application's code (a converter, a factory), which cancelled the run
-            return cancelled(call, tool, start, started=False)
+        if admission.checked:  # binding ran the application's code (a converter, a factory): none starts now
+            stopped = admission.stopped(call, name, start)  # if the run was cancelled or its deadline passed
+            if stopped is not None:
+                return stopped
         return partial(general, *bound[0], **bound[1])  # type: ignore[index]
 
     def finished(call: ToolCall, output: Any, start: int) -> ToolResult:
@@ -125,9 +126,9 @@ def express(
             if kind is ToolResult:
                 return values  # type: ignore[no-any-return]
             task = current_task()
-            mark = object()  # this call's: the run's cancellation finds it in `running`, its own code in `calling`
+            mark = object()  # this call's: the run's cancellation finds it in `running`, its own code in `in_task`
             running[mark] = task
-            entered = calling.set(mark)
+            entered = in_task.set(mark)
             try:
                 if token.cancelled:  # cancelled as it began: `stop_running` may have looked before it was listed
                     return cancelled(call, tool, start, started=False)
@@ -145,7 +146,7 @@ def express(
                 return raised(call, exc, start)
             finally:
                 del running[mark]
-                calling.reset(entered)
+                in_task.reset(entered)
                 if mark in stopped:  # the run's cancellation reached the tool, which ended otherwise: taken back
                     stopped.discard(mark)
                     if task is not None and hasattr(task, "uncancel"):
@@ -164,7 +165,7 @@ def express(
                 task.cancel()
 
         def stop_running() -> None:
-            mine = calling.get()  # a tool cancelling its own run (from its task, sub-task or thread) finishes its call
+            mine = in_task.get()  # a tool cancelling its own run (from its task, sub-task or thread) finishes its call
             for mark, task in list(running.items()):
                 if mark is not mine:
                     task.get_loop().call_soon_threadsafe(stop_here, mark, task)
@@ -212,8 +213,10 @@ def express(
             bound = plan.bound(call, inject, start)
             if bound.__class__ is ToolResult:
                 return bound
-            if token.cancelled:  # binding ran the application's code, which cancelled the run
-                return cancelled(call, tool, start, started=False)
+            if admission.checked:  # binding ran the application's code: as `arguments` asks
+                stopped = admission.stopped(call, name, start)
+                if stopped is not None:
+                    return stopped
         try:
             output = fn(*values) if values is not None else general(*bound[0], **bound[1])  # type: ignore[index]
         except BaseException as exc:
@@ -224,9 +227,6 @@ def express(
 
     return run, hop
 
-
-calling: ContextVar[object] = ContextVar("tinytools_express_call", default=None)
-"""The mark of the async tool's call this code runs in (inherited by the call's sub-tasks and threads)."""
 
 _NONE: dict[str, Any] = {}
 """No keyword arguments (the typed reader's values are all positional); never changed."""

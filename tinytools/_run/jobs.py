@@ -116,8 +116,10 @@ class Job(msgspec.Struct):
 
 
 _here = threading.local()
-in_task: contextvars.ContextVar[Job | None] = contextvars.ContextVar("tinytools_work", default=None)
-"""The job whose task this is (set by the task that runs async job)."""
+in_task: contextvars.ContextVar[object] = contextvars.ContextVar("tinytools_work", default=None)
+"""The call whose code this is: the job an async tool's task runs, or the express path's mark of
+its call (inherited by the call's sub-tasks and threads). A run's cancellation skips the call
+that cancelled it, whichever path each call took."""
 
 
 def inside(job: Job) -> bool:

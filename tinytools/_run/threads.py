@@ -42,6 +42,7 @@ __all__ = [
     "stray_tasks",
     "strays",
     "tool_threads",
+    "unheard",
 ]
 
 MAX_STRAY_THREADS = 64
@@ -165,12 +166,15 @@ class ToolThreads:
         inbox.put(work)
         return work.future
 
-    def abandon(self, future: concurrent.futures.Future[Any]) -> None:
-        """The caller stops waiting for ``future``; a thread still running it becomes a stray."""
+    def abandon(self, future: concurrent.futures.Future[Any]) -> bool:
+        """The caller stops waiting for ``future``; a thread still running it becomes a stray (True).
+
+        False when its work had ended already: what it ended with is the caller's to read.
+        """
         with self._lock:
             work = self._running.get(future)
             if work is None or work.abandoned:
-                return
+                return False
             work.abandoned = True
             self._strays += 1
             strays = self._strays
@@ -180,6 +184,7 @@ class ToolThreads:
             strays,
             self.stray_limit,
         )
+        return True
 
     def _serve(self, inbox: queue.SimpleQueue[_Submitted | None]) -> None:
         import queue  # already loaded: this thread's inbox is one
@@ -223,20 +228,29 @@ class ToolThreads:
             if abandoned:
                 self._strays -= 1
             self._idle.append(inbox)
-        if abandoned and outcome.__class__ is Raised and isinstance(outcome.exception, (KeyboardInterrupt, SystemExit)):
-            _logger().warning(  # its call ended without it: nobody is left to raise it to
-                "tool %r raised %s after its call ended", work.name, type(outcome.exception).__name__
-            )
+        if abandoned:
+            unheard(work.name, outcome)
         if waiter is None:
             work.future.set_result(outcome)
             return
         with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits any more
-            waiter.get_loop().call_soon_threadsafe(_settle, waiter, Done(outcome))
+            waiter.get_loop().call_soon_threadsafe(_settle, waiter, Done(outcome), work.name)
 
 
-def _settle(waiter: Any, done: Done) -> None:
+def _settle(waiter: Any, done: Done, name: str) -> None:
     if not waiter.done():
         waiter.set_result(done)
+    else:  # the call ended first (a timeout, the run's cancellation) as the work ended
+        unheard(name, done.value)
+
+
+def unheard(name: str, outcome: Any) -> None:
+    """Log an exit (`KeyboardInterrupt`, `SystemExit`) a tool raised after its call ended: nobody hears it.
+
+    ``outcome`` is what the tool's work ended with: a `Raised`, or the value it returned.
+    """
+    if outcome.__class__ is Raised and isinstance(outcome.exception, (KeyboardInterrupt, SystemExit)):
+        _logger().warning("tool %r raised %s after its call ended", name, type(outcome.exception).__name__)
 
 
 _THREADS = ToolThreads()

@@ -21,7 +21,7 @@ from tinytools._encoding import Unencodable
 from tinytools._errors import RetryableError, ToolError, TransferError
 from tinytools._public import publish
 from tinytools._results import ToolCall
-from tinytools._run.threads import Raised
+from tinytools._run.threads import Raised, unheard
 from tinytools._run.tracing import current_traceparent
 from tinytools._tool import Tool
 from tinytools.executors._failures import ExecutorError, RemoteToolError
@@ -75,9 +75,10 @@ class Route:
         if self.ref is None:  # a thread of this process: the caller's contextvars go with the call
             work = self.tool.fn if fn is None else fn
             submitted = self._submit(contextvars.copy_context().run, work, *args, **kwargs)
-            return await _bridge(submitted, remote=False, on_broken=self.reap)
+            return await _bridge(submitted, remote=False, on_broken=self.reap, name=self.tool.name)
         job = self.pack(call, args, kwargs)
-        return self.unpack(call, await _bridge(self._submit(call_tool, job), remote=True, on_broken=self.reap))
+        answer = await _bridge(self._submit(call_tool, job), remote=True, on_broken=self.reap, name=self.tool.name)
+        return self.unpack(call, answer)
 
     def _submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
         try:
@@ -159,7 +160,9 @@ def _pickle_problem(value: Any) -> Exception | None:
     return None
 
 
-async def _bridge(future: concurrent.futures.Future[Any], *, remote: bool, on_broken: Callable[[], None]) -> Any:
+async def _bridge(
+    future: concurrent.futures.Future[Any], *, remote: bool, on_broken: Callable[[], None], name: str
+) -> Any:
     """Await an executor's future; cancelling the wait cancels the future.
 
     From a remote executor every exception is the executor's (the worker function never
@@ -188,7 +191,7 @@ async def _bridge(future: concurrent.futures.Future[Any], *, remote: bool, on_br
             if isinstance(exc, concurrent.futures.BrokenExecutor):
                 on_broken()
             code = "worker_lost" if _is_lost(exc) else "executor_error"
-            waiter.set_exception(ExecutorError(code, f"{type(exc).__name__}: {exc}", may_have_acted=True))
+            waiter.set_exception(ExecutorError(code, _described(exc), may_have_acted=True))
 
     def done(finished: concurrent.futures.Future[Any]) -> None:
         with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits for this call any more
@@ -198,11 +201,26 @@ async def _bridge(future: concurrent.futures.Future[Any], *, remote: bool, on_br
     try:
         value = await waiter
     except asyncio.CancelledError:
-        future.cancel()
+        if not future.cancel() and not remote:  # running on its thread: an exit it raises is nobody's to hear
+
+            def ended(done: concurrent.futures.Future[Any]) -> None:
+                exc = None if done.cancelled() else done.exception()
+                if exc is not None:
+                    unheard(name, Raised(exc))
+
+            future.add_done_callback(ended)
         raise
     if value.__class__ is Raised:  # raised here, as by a tool run inline: a future refuses a StopIteration,
         raise value.exception  # and a GeneratorExit thrown into the task would close the frames awaiting it
     return value
+
+
+def _described(exc: BaseException) -> str:
+    """``Type: text`` of an exception for the log, whatever its ``__str__`` does."""
+    try:
+        return f"{type(exc).__name__}: {exc}"
+    except Exception:
+        return type(exc).__name__
 
 
 def _is_lost(exc: BaseException) -> bool:
