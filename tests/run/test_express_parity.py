@@ -14,7 +14,6 @@ import datetime
 import decimal
 import math
 import re
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -537,8 +536,7 @@ def test_a_nested_call_that_cancels_the_run_ends_the_call_around_it_whichever_pa
     async def caller() -> tuple[Any, ...]:
         result = await dispatcher.adispatch(ToolCall("c1", "outer", '{"key": "k"}'))
         task = asyncio.current_task()
-        return result.status, result.error.code if result.error else None, task.cancelling() if task else 0
+        cancelling = task.cancelling() if task is not None and hasattr(task, "cancelling") else 0  # 3.11 and later
+        return result.status, result.error.code if result.error else None, cancelling
 
-    status, code, cancelling = asyncio.run(caller())
-    assert (status, code) == ("outcome_unknown", "cancelled")
-    assert cancelling == 0 or sys.version_info < (3, 11)
+    assert asyncio.run(caller()) == ("outcome_unknown", "cancelled", 0)
