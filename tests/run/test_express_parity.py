@@ -507,9 +507,9 @@ def test_a_call_whose_run_stops_as_its_arguments_are_read_is_not_made(how: str, 
     assert _MADE == []
 
 
-@tool(description="Await the inner tool through the same dispatcher.")
+@tool(description="Await the inner tool (the key names it) through the same dispatcher.")
 async def outer(key: str) -> str:
-    await _RUNS[-1].adispatch(ToolCall("inner-call", "inner", '{"key": "k"}'))
+    await _RUNS[-1].adispatch(ToolCall("inner-call", key, '{"key": "k"}'))
     await asyncio.sleep(5)
     return "outer finished"
 
@@ -521,20 +521,27 @@ async def inner(key: str) -> str:
     return "inner finished"
 
 
+@tool(description="Cancel the run, then finish (on a pool thread).")
+def sync_inner(key: str) -> str:
+    _RUNS[-1].cancel()
+    return "inner finished"
+
+
+@pytest.mark.parametrize("inner_name", ["inner", "sync_inner"])
 @pytest.mark.parametrize("planned", [(), ("outer",), ("inner",), ("outer", "inner")])
 def test_a_nested_call_that_cancels_the_run_ends_the_call_around_it_whichever_path_each_takes(
-    planned: tuple[str, ...],
+    planned: tuple[str, ...], inner_name: str
 ) -> None:
     # the inner call is the canceller's own; the outer one is not, and ends cancelled (its task's
     # cancellation reaches the inner call too, which never finishes): one answer for every mix of
     # first calls (the pipeline) and later ones (the express path)
-    dispatcher = Dispatcher([outer, inner])
+    dispatcher = Dispatcher([outer, inner, sync_inner])
     for name in planned:
-        dispatcher.plan(dispatcher.toolbox[name])
+        dispatcher.plan(dispatcher.toolbox[inner_name if name == "inner" else name])
     _RUNS.append(dispatcher)
 
     async def caller() -> tuple[Any, ...]:
-        result = await dispatcher.adispatch(ToolCall("c1", "outer", '{"key": "k"}'))
+        result = await dispatcher.adispatch(ToolCall("c1", "outer", msgspec.json.encode({"key": inner_name})))
         task = asyncio.current_task()
         cancelling = task.cancelling() if task is not None and hasattr(task, "cancelling") else 0  # 3.11 and later
         return result.status, result.error.code if result.error else None, cancelling

@@ -586,7 +586,10 @@ def test_an_exit_raised_as_the_runs_cancellation_reaches_the_tool_propagates(opt
         canceller.join(5)
 
 
-def test_an_exit_a_stray_thread_raises_after_its_call_ended_is_logged(caplog: pytest.LogCaptureFixture) -> None:
+@pytest.mark.parametrize("entry", ["dispatch", "adispatch"])
+def test_an_exit_a_stray_thread_raises_after_its_call_ended_is_logged(
+    entry: str, caplog: pytest.LogCaptureFixture
+) -> None:
     release = threading.Event()
 
     @tool(timeout=0.05)
@@ -595,11 +598,20 @@ def test_an_exit_a_stray_thread_raises_after_its_call_ended_is_logged(caplog: py
         release.wait(5)
         raise SystemExit(4)
 
-    result = Dispatcher([overstays]).dispatch(ToolCall("c", "overstays"))
+    dispatcher, call = Dispatcher([overstays]), ToolCall("c", "overstays")
+
+    async def in_a_loop_that_stays_open() -> ToolResult:
+        result = await dispatcher.adispatch(call)
+        release.set()
+        await asyncio.sleep(0.3)  # the thread's answer reaches this loop
+        return result
+
+    result = dispatcher.dispatch(call) if entry == "dispatch" else asyncio.run(in_a_loop_that_stays_open())
     assert result.error is not None and result.error.code == "timeout"
     release.set()
     wait_for_threads()
-    assert "tool 'overstays' raised SystemExit after its call ended" in caplog.text
+    logged = [r for r in caplog.records if "tool 'overstays' raised SystemExit after its call ended" in r.getMessage()]
+    assert len(logged) == 1
 
 
 @pytest.mark.parametrize("executor", ["inline", "thread_pool"])
@@ -637,15 +649,20 @@ def test_an_exit_raised_after_the_run_cancelled_the_call_is_logged(
 class _BrokenPool(BrokenExecutor):
     """What a tool's own inner pool may raise; its text cannot be shown."""
 
+    def __init__(self, raised: BaseException):
+        super().__init__()
+        self.raised = raised
+
     def __str__(self) -> str:
-        raise RuntimeError("no text")
+        raise self.raised
 
 
-def test_a_thread_pool_tool_raising_an_exception_without_text_gets_its_result() -> None:
+@pytest.mark.parametrize("raised", [RuntimeError("no text"), GeneratorExit()])
+def test_a_thread_pool_tool_raising_an_exception_without_text_gets_its_result(raised: BaseException) -> None:
     @tool
     def inner_pool_broke() -> None:
         """Fail as a broken pool does."""
-        raise _BrokenPool()
+        raise _BrokenPool(raised)
 
     with ThreadPoolExecutor(1) as pool:
         dispatcher = Dispatcher([inner_pool_broke], executor=pool)

@@ -426,8 +426,9 @@ def _abandon(future: Any) -> None:
 
     (Work still running is a stray, and an exit it raises later is logged: `tinytools._run.threads.unheard`.)
     """
-    if not tool_threads().abandon(future) and future.done():
-        _outcome_of(future.result())  # raises an exit; the call's end stands for anything else
+    if tool_threads().abandon(future) or future.cancelled():  # a stray now, or it never ran
+        return
+    _outcome_of(future.result())  # set by now, or as soon as its thread lets go of the pool: raises an exit
 
 
 def _outcome_of(value: Any) -> Outcome:

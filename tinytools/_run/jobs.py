@@ -128,8 +128,9 @@ def inside(job: Job) -> bool:
 
 
 def call_work(job: Job) -> Any:
-    """Run sync job on this thread."""
+    """Run sync job on this thread, in the context copied for it: this job's code, not its caller's (`in_task`)."""
     _here.job = job
+    in_task.set(job)  # a call its tool makes (a nested `dispatch`) and cancels the run with is not its caller's own
     try:
         return job.fn(*job.args, **job.kwargs)
     finally:

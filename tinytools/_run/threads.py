@@ -169,12 +169,15 @@ class ToolThreads:
     def abandon(self, future: concurrent.futures.Future[Any]) -> bool:
         """The caller stops waiting for ``future``; a thread still running it becomes a stray (True).
 
-        False when its work had ended already: what it ended with is the caller's to read.
+        False when its work had ended already: what it ended with is, or is about to be, the
+        future's result, the caller's to read.
         """
         with self._lock:
             work = self._running.get(future)
-            if work is None or work.abandoned:
+            if work is None:
                 return False
+            if work.abandoned:
+                return True
             work.abandoned = True
             self._strays += 1
             strays = self._strays
@@ -234,13 +237,14 @@ class ToolThreads:
             work.future.set_result(outcome)
             return
         with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits any more
-            waiter.get_loop().call_soon_threadsafe(_settle, waiter, Done(outcome), work.name)
+            waiter.get_loop().call_soon_threadsafe(_settle, waiter, Done(outcome), None if abandoned else work.name)
 
 
-def _settle(waiter: Any, done: Done, name: str) -> None:
+def _settle(waiter: Any, done: Done, name: str | None) -> None:
+    """Hand the work's end to its waiter; ``name`` unless the work was abandoned (and so logged already)."""
     if not waiter.done():
         waiter.set_result(done)
-    else:  # the call ended first (a timeout, the run's cancellation) as the work ended
+    elif name is not None:  # the call ended first (a timeout, the run's cancellation) as the work ended
         unheard(name, done.value)
 
 

@@ -219,7 +219,7 @@ def _described(exc: BaseException) -> str:
     """``Type: text`` of an exception for the log, whatever its ``__str__`` does."""
     try:
         return f"{type(exc).__name__}: {exc}"
-    except Exception:
+    except BaseException:  # a __str__ may raise anything, even a GeneratorExit
         return type(exc).__name__
 
 
