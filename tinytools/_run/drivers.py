@@ -398,9 +398,7 @@ async def _stop(task: asyncio.Future[Any], job: Job, future: Any, *, wait: bool 
         if not done:
             abandon_task(task, job.name)
         elif not task.cancelled() and task.exception() is None:  # it ended otherwise than cancelled
-            ended = task.result()
-            if ended.__class__ is Raised and interrupts(ended.exception):
-                raise ended.exception  # an exit reaches the caller whatever the run's state
+            _outcome_of(task.result())  # raises an exit: it reaches the caller whatever the run's state
 
 
 def _resolve(waiter: Any, value: Any) -> None:

@@ -155,10 +155,6 @@ class Execution:
             job = self.job(state, read, attempt)
             if job.__class__ is not Job:
                 return job  # type: ignore[return-value]
-            if admission.checked:  # the job's making (a converter, a factory) may have cancelled the run
-                stopped = admission.stopped(call, plan.name, state.start, retry=attempt > 1)
-                if stopped is not None:
-                    return stopped
             if self.sink is not None:
                 pending = driver.emit(self.started(state, read, attempt))
                 if pending is not None:
@@ -202,10 +198,6 @@ class Execution:
         job = self.job(state, read, 1)
         if job.__class__ is not Job:
             return job  # type: ignore[return-value]
-        if self.admission.checked:  # the job's making (a converter, a factory) may have cancelled the run
-            stopped = self.admission.stopped(call, plan.name, state.start, retry=False)
-            if stopped is not None:
-                return stopped
         if self.sink is not None:  # a sync driver delivers it now, an async sink on this thread's loop
             driver.emit(self.started(state, read, 1))
         state.acted = True
@@ -286,7 +278,11 @@ class Execution:
             tracer.event(state.span, "tinytools.retry", next_try, state.secrets)
 
     def job(self, state: CallState, read: Read, attempt: int) -> Job | ToolResult:
-        """The tool's call for one attempt: its arguments bound by slot, with runtime values."""
+        """The tool's call for one attempt: its arguments bound by slot, with runtime values.
+
+        Binding runs the application's code (converters, default factories): a run it cancelled,
+        or whose deadline passed meanwhile, starts no tool (admission is asked again).
+        """
         plan = state.plan
         runtime = self.runtime(state, attempt) if plan.runtime else None
         try:
@@ -295,6 +291,10 @@ class Execution:
             return invalid(state, kept(exc), events=self.sink is not None)
         except DefaultFailed as exc:
             return tool_failure(state.call, plan.name, exc.error, state.start, plan.exposed)
+        if self.admission.checked:
+            refusal = self.admission.stopped(state.call, plan.name, state.start, retry=attempt > 1)
+            if refusal is not None:
+                return refusal
         if secrets and state.secrets is None:
             state.secrets = Secrets.of(secrets)
         tool = plan.tool

@@ -81,13 +81,22 @@ def express(
                 return plan.sealed_invalid(call, kept(exc), start)
             if values is not None:
                 return values
+        return general_way(call, inject, start)
+
+    def general_way(call: ToolCall, inject: Mapping[str, Any] | None, start: int) -> partial[Any] | ToolResult:
+        """The call read the general way, bound in a ``partial`` of the tool's callable; or its result.
+
+        Binding runs the application's code (converters, default factories): a run it cancelled,
+        or whose deadline passed meanwhile, starts no tool (admission is asked again, as the
+        pipeline asks it once the job is made).
+        """
         bound = plan.bound(call, inject, start)
         if bound.__class__ is ToolResult:
             return bound
-        if admission.checked:  # binding ran the application's code (a converter, a factory): none starts now
-            stopped = admission.stopped(call, name, start)  # if the run was cancelled or its deadline passed
-            if stopped is not None:
-                return stopped
+        if admission.checked:
+            refusal = admission.stopped(call, name, start)
+            if refusal is not None:
+                return refusal
         return partial(general, *bound[0], **bound[1])  # type: ignore[index]
 
     def finished(call: ToolCall, output: Any, start: int) -> ToolResult:
@@ -210,15 +219,11 @@ def express(
             except ArgumentsError as exc:
                 return plan.sealed_invalid(call, kept(exc), start)
         if values is None:  # the general way; it raises what the application must see (a missing injected value)
-            bound = plan.bound(call, inject, start)
+            bound = general_way(call, inject, start)
             if bound.__class__ is ToolResult:
                 return bound
-            if admission.checked:  # binding ran the application's code: as `arguments` asks
-                stopped = admission.stopped(call, name, start)
-                if stopped is not None:
-                    return stopped
         try:
-            output = fn(*values) if values is not None else general(*bound[0], **bound[1])  # type: ignore[index]
+            output = fn(*values) if values is not None else bound()  # type: ignore[operator]
         except BaseException as exc:
             if isinstance(exc, _PARKS):
                 return parked(plan, call, inject, exc, start, False)  # type: ignore[no-any-return]

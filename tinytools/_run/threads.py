@@ -24,6 +24,7 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from tinytools._public import publish
+from tinytools._run.failures import interrupts
 
 if TYPE_CHECKING:
     import concurrent.futures
@@ -253,7 +254,7 @@ def unheard(name: str, outcome: Any) -> None:
 
     ``outcome`` is what the tool's work ended with: a `Raised`, or the value it returned.
     """
-    if outcome.__class__ is Raised and isinstance(outcome.exception, (KeyboardInterrupt, SystemExit)):
+    if outcome.__class__ is Raised and interrupts(outcome.exception):
         _logger().warning("tool %r raised %s after its call ended", name, type(outcome.exception).__name__)
 
 
