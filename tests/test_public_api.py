@@ -123,8 +123,11 @@ SUBSYSTEMS = (
     "tinytools._run.handles", "tinytools._search", "tinytools._exports", "tinytools.formats",
     "tinytools.providers", "tinytools.executors._pools", "tinytools.executors._placement",
     "tinytools._schema.patterns", "tinytools._schema.backtracking", "tinytools._schema.anchors",
+    "copy", "dataclasses", "ipaddress", "urllib.parse",
 )  # fmt: skip
 """What a plain ``@tool`` + ``dispatch`` program never needs: journals, pending calls, search, exports, formats...
+
+and the standard modules only some tools' types need (dataclasses, addresses, a mutable default's copies).
 
 (A batch needs asyncio, which brings ``socket`` and ``logging`` with it.)"""
 

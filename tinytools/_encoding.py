@@ -15,7 +15,6 @@ the innermost value that failed and its JSON pointer (`Unencodable`).
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import decimal
 import enum
@@ -29,7 +28,7 @@ import msgspec
 
 from tinytools._errors import ToolDefinitionError, shorten
 from tinytools._schema.converters import JSON_SCALARS
-from tinytools._schema.type_forms import STRING_TYPES
+from tinytools._schema.type_forms import is_dataclass, string_form
 
 __all__ = ["Encoders", "OutputEncoder", "Unencodable", "check_encoders"]
 
@@ -57,9 +56,8 @@ _BASES: dict[type, Callable[[Any], Any]] = {
     str: str,
     int: int,
     float: float,
-    **{cls: form.write for cls, form in STRING_TYPES.items() if form.write is not None},
 }
-"""Built-in encoders: subclasses of the JSON scalars, and the string-written classes msgspec does not write."""
+"""Built-in encoders of subclasses of the JSON scalars (a class written as a string has its `string_form`)."""
 _KEYS = frozenset({str, int, float})
 _SEQUENCES = (list, tuple, set, frozenset)
 _CONTAINERS = (dict, *_SEQUENCES)
@@ -158,6 +156,9 @@ class OutputEncoder:
             found = _BASES.get(klass)
             if found is not None:
                 return found
+            form = string_form(klass)
+            if form is not None and form.write is not None:  # one msgspec does not write itself
+                return form.write
         return None
 
     def _dump_model(self, value: Any) -> Any:
@@ -224,7 +225,9 @@ class OutputEncoder:
             return enumerate(value)
         if isinstance(value, msgspec.Struct):
             return ((field.encode_name, getattr(value, field.name)) for field in msgspec.structs.fields(value))
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        if is_dataclass(value.__class__):
+            import dataclasses  # loaded already: it made the value's class
+
             return ((field.name, getattr(value, field.name, None)) for field in dataclasses.fields(value))
         if self._resolve(value.__class__) == self._dump_model:
             fields = type(value).model_fields
@@ -261,12 +264,7 @@ def _escape(token: str) -> str:
 
 def _native(cls: type) -> bool:
     """Whether msgspec encodes instances of ``cls`` without asking the hook."""
-    return (
-        cls in JSON_SCALARS
-        or issubclass(cls, _NATIVE)
-        or dataclasses.is_dataclass(cls)
-        or hasattr(cls, "__attrs_attrs__")
-    )
+    return cls in JSON_SCALARS or issubclass(cls, _NATIVE) or is_dataclass(cls) or hasattr(cls, "__attrs_attrs__")
 
 
 _FALLBACK: list[bool] = []

@@ -8,7 +8,6 @@ nothing here is computed per call.
 
 from __future__ import annotations
 
-import copy
 import itertools
 import sys
 import types
@@ -215,7 +214,7 @@ class Tool(Generic[P, R]):
         """This method's tool with ``self`` (or ``cls``) set to ``instance``: a tool a toolbox can hold."""
         if self.binds is None:
             raise ToolDefinitionError("only a method's tool can be bound to an instance", tool=self.name)
-        bound = copy.copy(self)
+        bound = self.__copy__()
         bound.fn = bound.__wrapped__ = types.MethodType(self.fn, instance)
         bound.binds = None
         if self._late_return:
@@ -273,7 +272,7 @@ class Tool(Generic[P, R]):
         """
         if not self.parallel_safe and exclusive is None:
             return self
-        copied = copy.copy(self)
+        copied = self.__copy__()
         copied.parallel_safe = False
         copied.exclusive = exclusive
         return copied
@@ -282,7 +281,7 @@ class Tool(Generic[P, R]):
         """This tool, deferred: left out of exports until a search reveals it (itself if it is)."""
         if self.defer:
             return self
-        copied = copy.copy(self)
+        copied = self.__copy__()
         copied.defer = True
         return copied
 
@@ -293,7 +292,7 @@ class Tool(Generic[P, R]):
             ToolDefinitionError: ``name`` is not a valid tool name.
         """
         check_name(name)
-        copied = copy.copy(self)
+        copied = self.__copy__()
         copied.name = name
         copied._strict = None  # its rendering names the tool
         return copied

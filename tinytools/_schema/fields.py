@@ -12,28 +12,31 @@ them would vanish from the schema.
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 from collections.abc import Callable, Iterable
 from typing import Annotated, Any
+
+import msgspec
 
 from tinytools._errors import ToolDefinitionError
 from tinytools._schema.annotations import field_alias, field_default, pydantic_field, split_annotated
 from tinytools._schema.type_forms import required_keys
 
-__all__ = ["Row", "dataclass_rows", "filled", "refuse_shared_keys", "typeddict_rows"]
+__all__ = ["NO_DEFAULT", "Row", "dataclass_rows", "filled", "refuse_shared_keys", "typeddict_rows"]
 
 Row = tuple[str, str, Any, bool, Any]
 """One field: its JSON key, its Python name, its hint, whether it is required, its default."""
 Fills = dict[str, tuple[Any, Callable[[], Any] | None]]
 """Python name -> (default, factory) of each field whose default a ``Field(...)`` holds."""
+NO_DEFAULT = msgspec.NODEFAULT
+"""A row's default when its field has none (the marker a Struct's fields use too)."""
 
 
 def typeddict_rows(cls: type, hints: dict[str, Any], tool: str, *, aliases: bool) -> list[Row]:
     """The rows of a TypedDict (with ``aliases``, a key's ``Field`` alias is its JSON key)."""
     required = required_keys(cls, hints)
     rows = [
-        (_key(key, hint, tool) if aliases else key, key, hint, key in required, dataclasses.MISSING)
+        (_key(key, hint, tool) if aliases else key, key, hint, key in required, NO_DEFAULT)
         for key, hint in hints.items()
     ]
     refuse_shared_keys(cls, [(row[0], row[1]) for row in rows], tool)
@@ -46,6 +49,8 @@ def dataclass_rows(cls: Any, hints: dict[str, Any], tool: str, *, aliases: bool)
     With ``aliases`` (an argument, not a result, which is encoded by field name) a field's
     ``Field`` alias is its JSON key.
     """
+    import dataclasses  # loaded already: it made ``cls``
+
     rows: list[Row] = []
     fills: Fills = {}
     for field in dataclasses.fields(cls):
@@ -58,9 +63,11 @@ def dataclass_rows(cls: Any, hints: dict[str, Any], tool: str, *, aliases: bool)
             hint = Annotated[hint, declared]
             value, factory = field_default(declared)
             required = value is inspect.Parameter.empty and factory is None
-            default = dataclasses.MISSING if value is inspect.Parameter.empty else value
+            default = NO_DEFAULT if value is inspect.Parameter.empty else value
             if not required:
                 fills[field.name] = (value, factory)
+        elif default is dataclasses.MISSING:
+            default = NO_DEFAULT
         key = _key(field.name, hint, tool) if aliases else field.name
         rows.append((key, field.name, hint, required, default))
     refuse_shared_keys(cls, [(row[0], row[1]) for row in rows], tool)

@@ -11,7 +11,6 @@ import sys
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
-from urllib.parse import unquote
 
 import msgspec
 
@@ -52,6 +51,8 @@ def def_name(ref: Any) -> str | None:
         return None
     token = ref[8:]
     if "%" in token:
+        from urllib.parse import unquote  # a reference written by hand, percent-encoded
+
         token = unquote(token)
     if "/" in token or not token:
         return None

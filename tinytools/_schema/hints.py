@@ -12,7 +12,6 @@ constraints (`tinytools._schema.annotations`); pydantic types bring their own sc
 
 from __future__ import annotations
 
-import dataclasses
 import decimal
 import enum
 import math
@@ -40,10 +39,11 @@ from tinytools._schema.type_forms import (
     SCALAR_VALUES,
     SELF_TYPES,
     SEQUENCES,
-    STRING_TYPES,
     UNIONS,
     WRAPPERS,
     exact_values,
+    is_dataclass,
+    string_form,
     unhashable,
 )
 
@@ -190,8 +190,8 @@ class SchemaBuilder:
             return self.build(hint.__supertype__, parameter)
         if isinstance(hint, type) and issubclass(hint, enum.Enum):
             return self._choices(_enum(hint), hint, parameter)
-        if hint in STRING_TYPES:
-            form = STRING_TYPES[hint]
+        form = string_form(hint)
+        if form is not None:
             text: dict[str, Any] = {"type": "string", "format": form.format}
             if hint is decimal.Decimal:  # a number written out, and nothing else decimal.Decimal reads
                 text["pattern"] = DECIMAL_PATTERN
@@ -354,7 +354,7 @@ class SchemaBuilder:
         aliases = self._mode == "validation"  # a result is encoded by field name
         if typing_extensions.is_typeddict(cls):
             return self._fields(records.typeddict_rows(cls, self._hints(cls), self.tool, aliases=aliases), dict)
-        if dataclasses.is_dataclass(cls):
+        if is_dataclass(cls):
             rows, fills = records.dataclass_rows(cls, self._hints(cls), self.tool, aliases=aliases)
             return self._fields(rows, records.filled(cls, fills))
         if issubclass(cls, msgspec.Struct):
@@ -393,7 +393,7 @@ class SchemaBuilder:
         converters: dict[str, tuple[str, Converter | None]] = {}
         for key, name, hint, is_required, default in fields:
             schema, convert = self.build(hint, key)
-            if not is_required and default is not dataclasses.MISSING and default is not msgspec.NODEFAULT:
+            if not is_required and default is not records.NO_DEFAULT:
                 schema = with_default(schema, default, self.tool, key)
             properties[key] = schema
             converters[key] = (name, convert)

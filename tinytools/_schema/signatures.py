@@ -9,7 +9,6 @@ of a call's values all read, so none of them inspects the function again.
 
 from __future__ import annotations
 
-import copy
 import enum
 import functools
 import inspect
@@ -295,6 +294,8 @@ def _visible(
     if field is not None and (default is field or default is EMPTY):
         default, factory = field_default(field)
         if factory is None and default is not EMPTY and not _immutable(default):
+            import copy  # loaded with the first mutable default that needs copies
+
             factory = functools.partial(copy.deepcopy, default)
     if default is not EMPTY:
         schema = with_default(schema, default, builder.tool, parameter.name)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import collections.abc as cabc
 import datetime
 import decimal
-import ipaddress
 import types
 import typing
 import uuid
@@ -27,6 +26,7 @@ from tinytools._schema.annotations import split_annotated
 from tinytools._schema.converters import Converter
 
 __all__ = [
+    "LATER_STRING_TYPES",
     "LITERALS",
     "MAPPINGS",
     "SCALAR_VALUES",
@@ -37,7 +37,9 @@ __all__ = [
     "WRAPPERS",
     "StringType",
     "exact_values",
+    "is_dataclass",
     "required_keys",
+    "string_form",
     "unhashable",
 ]
 
@@ -87,7 +89,9 @@ def _by_msgspec(target: type) -> Callable[[str], Any]:
     return parse
 
 
-def _ip(address: type) -> Callable[[str], Any]:
+def _from_text(address: type) -> Callable[[str], Any]:
+    """Read by the class from its text, and from nothing else."""
+
     def parse(text: str) -> Any:
         if not isinstance(text, str):  # the address classes read integers and bytes too
             raise TypeError("an address is written as a string")
@@ -103,10 +107,31 @@ STRING_TYPES: dict[type, StringType] = {
     datetime.timedelta: StringType("duration", "an ISO 8601 duration string", _by_msgspec(datetime.timedelta)),
     uuid.UUID: StringType("uuid", "a UUID string", _by_msgspec(uuid.UUID)),
     decimal.Decimal: StringType("decimal", "a decimal number as a string", _by_msgspec(decimal.Decimal)),
-    ipaddress.IPv4Address: StringType("ipv4", "an IPv4 address", _ip(ipaddress.IPv4Address), str),
-    ipaddress.IPv6Address: StringType("ipv6", "an IPv6 address", _ip(ipaddress.IPv6Address), str),
 }
-"""Classes written as JSON strings, for arguments and outputs alike: a new one is a line here."""
+"""Classes written as JSON strings, for arguments and outputs alike: a new one is a line here (or in
+`LATER_STRING_TYPES`), and read through `string_form`."""
+LATER_STRING_TYPES: dict[tuple[str, str], tuple[str, str]] = {
+    ("ipaddress", "IPv4Address"): ("ipv4", "an IPv4 address"),
+    ("ipaddress", "IPv6Address"): ("ipv6", "an IPv6 address"),
+}
+"""Classes written as JSON strings whose module a program may never load (module, name) -> (format,
+expected): each goes into `STRING_TYPES` when first asked for, read by the class from its text and
+written as ``str(value)``."""
+
+
+def string_form(cls: Any) -> StringType | None:
+    """How values of ``cls`` travel as JSON strings, or None when they do not."""
+    form = STRING_TYPES.get(cls)
+    if form is None and isinstance(cls, type):
+        row = LATER_STRING_TYPES.get((cls.__module__, cls.__qualname__))
+        if row is not None:
+            form = STRING_TYPES[cls] = StringType(row[0], row[1], _from_text(cls), str)
+    return form
+
+
+def is_dataclass(cls: type) -> bool:
+    """Whether ``cls`` is a stdlib dataclass: asked without importing `dataclasses` (which made it, if it is)."""
+    return hasattr(cls, "__dataclass_fields__")
 
 
 def unhashable(hint: Any, seen: frozenset[Any] = frozenset()) -> str | None:
