@@ -225,7 +225,7 @@ class OutputEncoder:
             return enumerate(value)
         if isinstance(value, msgspec.Struct):
             return ((field.encode_name, getattr(value, field.name)) for field in msgspec.structs.fields(value))
-        if is_dataclass(value.__class__):
+        if is_dataclass(type(value)):  # its type: a mock's ``__class__`` may name a class it is not
             import dataclasses  # loaded already: it made the value's class
 
             return ((field.name, getattr(value, field.name, None)) for field in dataclasses.fields(value))

@@ -160,6 +160,48 @@ def test_unencodable_output_fails_cleanly() -> None:
     assert "Opaque" in result.error.message
 
 
+def test_an_output_that_only_looks_like_a_dataclass_fails_cleanly() -> None:
+    """A mock made from a dataclass names it as its ``__class__``: it is not one, and not encodable."""
+    import dataclasses
+    from unittest import mock
+
+    @dataclasses.dataclass
+    class Point:
+        x: int
+
+    @tool
+    def get(n: int) -> dict[str, Any]:
+        """Return a point."""
+        return {"p": mock.Mock(spec=Point)}
+
+    for attempt in range(2):  # the first call takes the pipeline, the next the express path
+        result = dispatch(ToolCall(f"c{attempt}", "get", '{"n": 1}'), get)
+        assert result.status == "failed", result
+        assert result.error is not None and result.error.code == "invalid_output"
+        assert "'Mock' at /p" in result.error.message
+
+
+def test_a_class_whose_module_is_not_a_name_is_read_like_any_other() -> None:
+    """``__module__`` is whatever the class body set: a list there must not break a lookup by module."""
+
+    class Odd:
+        __module__ = ["elsewhere"]  # type: ignore[assignment]  # noqa: RUF012
+
+    def made(n: int) -> Any:
+        """Make one."""
+        return Odd()
+
+    box = Toolbox([tool(made)], encoders={object: lambda value: "odd"})
+    assert dispatch(ToolCall("c1", "made", '{"n": 1}'), box).output == "odd"
+
+    def takes(value: Odd) -> int:
+        """Take one."""
+        return 1
+
+    with pytest.raises(tinytools.ToolDefinitionError, match="no JSON Schema for type 'Odd'"):
+        tool(takes)
+
+
 def test_async_tool_from_sync_dispatch() -> None:
     assert dispatch(ToolCall("c9", "slow_echo", '{"text": "hi"}'), TOOLS).output == "hi"
 

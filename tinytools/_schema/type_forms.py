@@ -122,7 +122,7 @@ written as ``str(value)``."""
 def string_form(cls: Any) -> StringType | None:
     """How values of ``cls`` travel as JSON strings, or None when they do not."""
     form = STRING_TYPES.get(cls)
-    if form is None and isinstance(cls, type):
+    if form is None and isinstance(cls, type) and cls.__module__.__class__ is str:  # a class may set it to anything
         row = LATER_STRING_TYPES.get((cls.__module__, cls.__qualname__))
         if row is not None:
             form = STRING_TYPES[cls] = StringType(row[0], row[1], _from_text(cls), str)
