@@ -157,19 +157,22 @@ class _Link:
             if not ready.done():
                 ready.set_exception(exc)
         finally:
-            if ready.done() and not ready.exception() and self.session is ready.result():
+            if ready.done() and not ready.cancelled() and not ready.exception() and self.session is ready.result():
                 self.session = None  # this session's, never a newer one's
 
     async def close(self) -> None:
         """End the session and wait for its task (a server that already dropped ends it too).
 
-        A task still in its handshake (the server never answered) is cancelled rather than waited for.
+        A task still in its handshake (the server never answered) is cancelled rather than waited for,
+        whether its wait is still on or was given up (`connect`'s ``open_timeout`` cancels the wait,
+        and with it the future the session would have come by).
         """
         self._closing.set()
         owner, self._owner, self.session = self._owner, None, None
         if owner is None:
             return
-        if self._ready is not None and not self._ready.done():
+        ready = self._ready
+        if ready is not None and (not ready.done() or ready.cancelled()):
             owner.cancel()
         with contextlib.suppress(BaseException):
             await asyncio.wait_for(owner, 10)
