@@ -302,6 +302,36 @@ def test_a_server_that_cannot_be_reached_again_fails_the_call_without_raising(tm
         assert "the call was not made" in result.error.message
 
 
+def test_a_server_started_again_that_never_answers_fails_the_call_at_the_open_timeout(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Opening again after a drop has `connect`'s ``open_timeout`` too: the call does not wait for ever."""
+    flag = tmp_path / "started"
+    # the server starts once; started again, it never reads its input (the flag exists)
+    script = (
+        "import os, runpy, sys, time; flag = sys.argv.pop(1)\n"
+        "if os.path.exists(flag): time.sleep(60)\n"
+        "open(flag, 'w').close(); del sys.argv[0]; runpy.run_path(sys.argv[0], run_name='__main__')"
+    )
+    target = [sys.executable, "-c", script, str(flag), str(SERVER), str(tmp_path / "calls.jsonl")]
+
+    async def body() -> Any:
+        async with connect(target, open_timeout=5) as box:
+            pid = int((await adispatch(_call("pid"), box)).output)
+            slow = asyncio.ensure_future(adispatch(_call("sleep", {"seconds": 30}, id="slow"), box))
+            while not (tmp_path / "calls.jsonl").read_text().count("sleep"):
+                await asyncio.sleep(0.05)
+            os.kill(pid, signal.SIGKILL)
+            await slow  # the drop, seen: the next call opens a session again
+            return await adispatch(_call("add", {"a": 1, "b": 2}, id="after"), box)
+
+    result = asyncio.run(asyncio.wait_for(body(), 25))  # without the bound, the call would wait the 60 s out
+    assert result.status == "failed"
+    assert result.error is not None and result.error.code == "executor_unavailable"
+    assert "the call was not made" in result.error.message
+    assert any("did not answer its handshake within 5" in record.getMessage() for record in caplog.records)
+
+
 def test_a_call_from_another_loop_or_after_the_block_fails_unsent(stdio: Remote) -> None:
     async def body(box: RemoteToolbox) -> Any:
         # sync dispatch runs the async tool on a loop of its own, which cannot use the session

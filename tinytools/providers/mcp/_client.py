@@ -103,10 +103,12 @@ class _Link:
     task groups must be entered and left in one task, and calls come from many.
     """
 
-    def __init__(self, label: str, target: Sequence[str] | str, mode: str = "auto"):
+    def __init__(self, label: str, target: Sequence[str] | str, mode: str = "auto", open_timeout: float = OPEN_TIMEOUT):
         self.label = label
         self.target = target
         self.mode = mode
+        self.open_timeout = open_timeout
+        """Seconds a session may take to open: the first, and each one opened again after a drop."""
         self.session: ClientSession | None = None
         self._owner: asyncio.Task[None] | None = None
         self._ready: asyncio.Future[ClientSession] | None = None
@@ -130,16 +132,22 @@ class _Link:
         """Whether `connect`'s block has ended: no new session is opened after that."""
 
     async def open(self) -> ClientSession:
-        """Start the session (and the server, over stdio).
+        """Start the session (and the server, over stdio), within `open_timeout`.
 
         Raises:
+            TimeoutError: The server did not answer its handshake in time (what was opened is closed).
             Exception: The transport or the handshake failed (the SDK's or the OS's error).
         """
         ready: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
         self._ready = ready
         self._closing = asyncio.Event()
         self._owner = asyncio.create_task(self._hold(ready), name=f"mcp-client {self.label[:60]}")
-        self.session = await ready
+        try:
+            what = f"the MCP server {self.label} did not answer its handshake"
+            self.session = await _within(ready, self.open_timeout, what)
+        except TimeoutError:
+            await self.close()  # the handshake still under way is cancelled, not left to run on
+            raise
         return self.session
 
     async def _hold(self, ready: asyncio.Future[ClientSession]) -> None:
@@ -373,7 +381,9 @@ async def connect(
             refused.
         max_tools: Most tools to take: a server that lists more is refused.
         open_timeout: Seconds the server may take to start and answer the handshake, and each
-            ``tools/list`` page: past it `connect` raises `TimeoutError`.
+            ``tools/list`` page: past it `connect` raises `TimeoutError`. A session opened again
+            after the server dropped (the server started again, over stdio) has as long; past
+            it the call fails ``executor_unavailable``, unsent.
         mode: ``"legacy"`` speaks the 2025 handshake whatever the server offers: one session
             for the connection, whose injected values a server keeps from call to call (under
             2026-07-28 each request is a session of its own).
@@ -390,9 +400,9 @@ async def connect(
     """
     label = target if isinstance(target, str) else " ".join(target)
     _check(target)
-    link = _Link(label, target, mode)
+    link = _Link(label, target, mode, open_timeout)
     try:
-        session = await _within(link.open(), open_timeout, f"the MCP server {label} did not answer its handshake")
+        session = await link.open()
         box = RemoteToolbox(label, session.protocol_version or "")
         for listed in await _listed(session, label, (max_pages, max_tools), open_timeout):
             made = remote_tool(
