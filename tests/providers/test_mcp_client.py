@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from tinytools import Dispatcher, Toolbox, ToolCall, ToolDefinitionError, adispatch, dispatch
+from tinytools import Dispatcher, Toolbox, ToolCall, ToolDefinitionError, ToolResult, adispatch, dispatch
 from tinytools._events import ToolProgress
 from tinytools.policy import SideEffect
 from tinytools.providers.mcp import connect
@@ -275,27 +275,34 @@ def test_a_killed_server_fails_the_call_in_flight_and_the_next_call_starts_it_ag
     assert len(new_pids) == 1 and str(pid) not in new_pids  # one new server, one new session
 
 
-def test_a_server_that_cannot_be_reached_again_fails_the_call_without_raising(tmp_path: Path) -> None:
-    flag = tmp_path / "started"
-    # the server starts once; started again, it exits at once (the flag exists)
+def _dropped_then(tmp_path: Path, again: str, calls: int, **options: Any) -> list[ToolResult]:
+    """Kill the test server during a call, then make ``calls`` more; started again, it runs ``again``.
+
+    The server starts once as itself; started again (a flag file exists by then) it runs the
+    statement ``again`` instead.
+    """
+    flag, log = tmp_path / "started", tmp_path / "calls.jsonl"
     script = (
-        "import os, runpy, sys; flag = sys.argv.pop(1)\n"
-        "if os.path.exists(flag): sys.exit(3)\n"
+        f"import os, runpy, sys, time; flag = sys.argv.pop(1)\nif os.path.exists(flag): {again}\n"
         "open(flag, 'w').close(); del sys.argv[0]; runpy.run_path(sys.argv[0], run_name='__main__')"
     )
-    target = [sys.executable, "-c", script, str(flag), str(SERVER), str(tmp_path / "calls.jsonl")]
+    target = [sys.executable, "-c", script, str(flag), str(SERVER), str(log)]
 
-    async def body() -> Any:
-        async with connect(target) as box:
+    async def body() -> list[ToolResult]:
+        async with connect(target, **options) as box:
             pid = int((await adispatch(_call("pid"), box)).output)
             slow = asyncio.ensure_future(adispatch(_call("sleep", {"seconds": 30}, id="slow"), box))
-            while not (tmp_path / "calls.jsonl").read_text().count("sleep"):
+            while not log.read_text().count("sleep"):
                 await asyncio.sleep(0.05)
             os.kill(pid, signal.SIGKILL)
-            await slow
-            return [await adispatch(_call("add", {"a": 1, "b": 2}, id=f"c{n}"), box) for n in range(2)]
+            await slow  # the drop, seen: the next call opens a session again
+            return [await adispatch(_call("add", {"a": 1, "b": 2}, id=f"c{n}"), box) for n in range(calls)]
 
-    results = asyncio.run(asyncio.wait_for(body(), 20))
+    return asyncio.run(asyncio.wait_for(body(), 25))
+
+
+def test_a_server_that_cannot_be_reached_again_fails_the_call_without_raising(tmp_path: Path) -> None:
+    results = _dropped_then(tmp_path, "sys.exit(3)", 2)  # started again, it exits at once
     assert [result.status for result in results] == ["failed", "failed"]
     for result in results:
         assert result.error is not None and result.error.code == "executor_unavailable"
@@ -306,26 +313,8 @@ def test_a_server_started_again_that_never_answers_fails_the_call_at_the_open_ti
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Opening again after a drop has `connect`'s ``open_timeout`` too: the call does not wait for ever."""
-    flag = tmp_path / "started"
-    # the server starts once; started again, it never reads its input (the flag exists)
-    script = (
-        "import os, runpy, sys, time; flag = sys.argv.pop(1)\n"
-        "if os.path.exists(flag): time.sleep(60)\n"
-        "open(flag, 'w').close(); del sys.argv[0]; runpy.run_path(sys.argv[0], run_name='__main__')"
-    )
-    target = [sys.executable, "-c", script, str(flag), str(SERVER), str(tmp_path / "calls.jsonl")]
-
-    async def body() -> Any:
-        async with connect(target, open_timeout=5) as box:
-            pid = int((await adispatch(_call("pid"), box)).output)
-            slow = asyncio.ensure_future(adispatch(_call("sleep", {"seconds": 30}, id="slow"), box))
-            while not (tmp_path / "calls.jsonl").read_text().count("sleep"):
-                await asyncio.sleep(0.05)
-            os.kill(pid, signal.SIGKILL)
-            await slow  # the drop, seen: the next call opens a session again
-            return await adispatch(_call("add", {"a": 1, "b": 2}, id="after"), box)
-
-    result = asyncio.run(asyncio.wait_for(body(), 25))  # without the bound, the call would wait the 60 s out
+    # started again, it never reads its input; without the bound the call would wait the 60 s out
+    (result,) = _dropped_then(tmp_path, "time.sleep(60)", 1, open_timeout=5)
     assert result.status == "failed"
     assert result.error is not None and result.error.code == "executor_unavailable"
     assert "the call was not made" in result.error.message
