@@ -275,11 +275,13 @@ def test_a_killed_server_fails_the_call_in_flight_and_the_next_call_starts_it_ag
     assert len(new_pids) == 1 and str(pid) not in new_pids  # one new server, one new session
 
 
-def _dropped_then(tmp_path: Path, again: str, calls: int, **options: Any) -> list[ToolResult]:
-    """Kill the test server during a call, then make ``calls`` more; started again, it runs ``again``.
+def _dropped_then(
+    tmp_path: Path, again: str, calls: int, *, together: bool = False, **options: Any
+) -> list[ToolResult]:
+    """Kill the test server during a call, then make ``calls`` more (``together``: at once).
 
     The server starts once as itself; started again (a flag file exists by then) it runs the
-    statement ``again`` instead.
+    statement ``again`` instead. Once `connect`'s block has ended, no task of it is left.
     """
     flag, log = tmp_path / "started", tmp_path / "calls.jsonl"
     script = (
@@ -289,6 +291,7 @@ def _dropped_then(tmp_path: Path, again: str, calls: int, **options: Any) -> lis
     target = [sys.executable, "-c", script, str(flag), str(SERVER), str(log)]
 
     async def body() -> list[ToolResult]:
+        before = asyncio.all_tasks()
         async with connect(target, **options) as box:
             pid = int((await adispatch(_call("pid"), box)).output)
             slow = asyncio.ensure_future(adispatch(_call("sleep", {"seconds": 30}, id="slow"), box))
@@ -296,7 +299,11 @@ def _dropped_then(tmp_path: Path, again: str, calls: int, **options: Any) -> lis
                 await asyncio.sleep(0.05)
             os.kill(pid, signal.SIGKILL)
             await slow  # the drop, seen: the next call opens a session again
-            return [await adispatch(_call("add", {"a": 1, "b": 2}, id=f"c{n}"), box) for n in range(calls)]
+            made = [adispatch(_call("add", {"a": 1, "b": 2}, id=f"c{n}"), box) for n in range(calls)]
+            results = list(await asyncio.gather(*made)) if together else [await call for call in made]
+        left = asyncio.all_tasks() - before
+        assert not left, [repr(task)[:300] for task in left]
+        return results
 
     return asyncio.run(asyncio.wait_for(body(), 25))
 
@@ -319,6 +326,30 @@ def test_a_server_started_again_that_never_answers_fails_the_call_at_the_open_ti
     assert result.error is not None and result.error.code == "executor_unavailable"
     assert "the call was not made" in result.error.message
     assert any("did not answer its handshake within 5" in record.getMessage() for record in caplog.records)
+
+
+def test_calls_waiting_for_a_session_opened_again_fail_with_it_and_start_one_server(tmp_path: Path) -> None:
+    starts = tmp_path / "starts"
+    again = f"open({str(starts)!r}, 'a').write('started\\n'); time.sleep(60)"
+    results = _dropped_then(tmp_path, again, 3, together=True, open_timeout=3)
+    assert [(result.call_id, result.status) for result in results] == [(f"c{n}", "failed") for n in range(3)]
+    assert {result.error.code for result in results if result.error is not None} == {"executor_unavailable"}
+    assert starts.read_text().splitlines() == ["started"]  # the calls that waited did not each try again
+
+
+def test_a_call_that_times_out_while_its_session_opens_again_leaves_no_server_running(tmp_path: Path) -> None:
+    """The call's own timeout ends it in the handshake; the server started for it is stopped with the block.
+
+    (The session's task was cancelled twice, which broke the SDK's shielded shutdown: the server
+    outlived the program.)
+    """
+    pids = tmp_path / "pids"
+    again = f"open({str(pids)!r}, 'a').write(str(os.getpid()) + '\\n'); time.sleep(60)"
+    results = _dropped_then(tmp_path, again, 2, timeout=1, open_timeout=5)
+    assert [result.status for result in results] == ["outcome_unknown", "outcome_unknown"]
+    assert {result.error.code for result in results if result.error is not None} == {"timeout"}
+    for pid in pids.read_text().split():
+        assert not Path(f"/proc/{pid}").exists(), f"server {pid} still runs"
 
 
 def test_a_call_from_another_loop_or_after_the_block_fails_unsent(stdio: Remote) -> None:

@@ -74,6 +74,8 @@ OPEN_TIMEOUT = 30.0
 """Seconds `connect` waits for the handshake, and for each page of tools."""
 MAX_CURSOR = 65_536
 """Longest ``tools/list`` cursor taken, in characters."""
+CLOSE_SECONDS = 10.0
+"""Most seconds closing a session waits for its task (the SDK stops a stdio server within about 4)."""
 
 
 class RemoteToolbox(Toolbox):
@@ -114,6 +116,12 @@ class _Link:
         self._ready: asyncio.Future[ClientSession] | None = None
         self._closing = asyncio.Event()
         self._opening = asyncio.Lock()
+        self._ending: set[asyncio.Task[None]] = set()
+        """Session tasks let go of that have not ended yet: `close` waits for them all."""
+        self._failures = 0
+        """How many sessions opened again after a drop failed to open."""
+        self._unreachable = ""
+        """Why the last of those failed."""
         self.loop = asyncio.get_running_loop()
         self.sdk = require("mcp", "mcp")
         self.types = require("mcp.types", "mcp")
@@ -148,6 +156,9 @@ class _Link:
         except TimeoutError:
             await self.close()  # the handshake still under way is cancelled, not left to run on
             raise
+        except BaseException:  # the caller was cancelled (a call's timeout): the handshake is let go of
+            self._let_go()
+            raise
         return self.session
 
     async def _hold(self, ready: asyncio.Future[ClientSession]) -> None:
@@ -168,37 +179,56 @@ class _Link:
             if ready.done() and not ready.cancelled() and not ready.exception() and self.session is ready.result():
                 self.session = None  # this session's, never a newer one's
 
-    async def close(self) -> None:
-        """End the session and wait for its task (a server that already dropped ends it too).
+    def _let_go(self) -> None:
+        """Stop using the session: its task is asked to end, and kept in `_ending` until it has.
 
-        A task still in its handshake (the server never answered) is cancelled rather than waited for,
-        whether its wait is still on or was given up (`connect`'s ``open_timeout`` cancels the wait,
-        and with it the future the session would have come by).
+        A task still in its handshake (the server never answered) is cancelled, whether the wait
+        for it is still on or was given up (a timed-out wait cancels the future the session would
+        have come by). It is cancelled once: the SDK shuts its transport down shielded, which a
+        second cancellation would break, leaving the server running.
         """
         self._closing.set()
         owner, self._owner, self.session = self._owner, None, None
-        if owner is None:
+        if owner is None or owner.done():
             return
         ready = self._ready
         if ready is not None and (not ready.done() or ready.cancelled()):
             owner.cancel()
-        with contextlib.suppress(BaseException):
-            await asyncio.wait_for(owner, 10)
+        self._ending.add(owner)
+        owner.add_done_callback(self._ending.discard)
+
+    async def close(self) -> None:
+        """End the session and wait, at most `CLOSE_SECONDS`, for its task and any other let go of.
+
+        The wait cancels nothing: a caller cancelled meanwhile is cancelled (its own cancellation
+        propagates), and the tasks end on their own, waited for by the next `close` (`connect`'s last).
+        """
+        self._let_go()
+        if self._ending:
+            await asyncio.wait(set(self._ending), timeout=CLOSE_SECONDS)
 
     async def _session(self) -> ClientSession:
         """The open session, or a new one when the last dropped.
 
+        Calls that waited while another opened one again that failed fail with it, rather than
+        each trying again in turn; a call that comes later tries again.
+
         Raises:
             ExecutorError: The server cannot be reached again (``executor_unavailable``).
         """
+        failures = self._failures
         async with self._opening:
             if self.session is not None:
                 return self.session
+            if self._failures != failures:  # one failed to open while this call waited
+                raise ExecutorError("executor_unavailable", self._unreachable, may_have_acted=False)
             await self.close()
             try:
                 return await self.open()
             except Exception as exc:
                 reason = f"the MCP server {self.label} could not be reached again ({exc!r}); the call was not sent"
+                self._failures += 1
+                self._unreachable = reason
                 raise ExecutorError("executor_unavailable", reason, may_have_acted=False) from None
 
     def _refuse(self) -> None:
