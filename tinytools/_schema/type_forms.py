@@ -89,13 +89,13 @@ def _by_msgspec(target: type) -> Callable[[str], Any]:
     return parse
 
 
-def _from_text(address: type) -> Callable[[str], Any]:
+def _from_text(cls: type) -> Callable[[str], Any]:
     """Read by the class from its text, and from nothing else."""
 
     def parse(text: str) -> Any:
         if not isinstance(text, str):  # the address classes read integers and bytes too
             raise TypeError("an address is written as a string")
-        return address(text)
+        return cls(text)
 
     return parse
 

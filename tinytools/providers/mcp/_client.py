@@ -143,7 +143,7 @@ class _Link:
         """Start the session (and the server, over stdio), within `open_timeout`.
 
         Raises:
-            TimeoutError: The server did not answer its handshake in time (what was opened is closed).
+            TimeoutError: The server did not answer its handshake in time (what was opened is let go of).
             Exception: The transport or the handshake failed (the SDK's or the OS's error).
         """
         ready: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
@@ -153,16 +153,14 @@ class _Link:
         try:
             what = f"the MCP server {self.label} did not answer its handshake"
             self.session = await _within(ready, self.open_timeout, what)
-        except TimeoutError:
-            await self.close()  # the handshake still under way is cancelled, not left to run on
-            raise
-        except BaseException:  # the caller was cancelled (a call's timeout): the handshake is let go of
+        except BaseException:  # timed out, failed, or the caller was cancelled: `close` waits for the task's end
             self._let_go()
             raise
         return self.session
 
     async def _hold(self, ready: asyncio.Future[ClientSession]) -> None:
         closing = self._closing
+        session = None
         try:
             # negotiates as mcp.Client; says it shows forms, which a sessionless server asks as input_required
             extensions = [require("mcp.client.extension", "mcp").advertise(TASKS)]  # a call may become a task
@@ -170,13 +168,14 @@ class _Link:
                 _server(self.target), mode=self.mode, elicitation_callback=_in_call, extensions=extensions
             )
             async with client_of as client:
-                ready.set_result(client.session)
+                session = client.session
+                ready.set_result(session)
                 await closing.wait()
         except BaseException as exc:  # handed to whoever waits for the session
             if not ready.done():
                 ready.set_exception(exc)
         finally:
-            if ready.done() and not ready.cancelled() and not ready.exception() and self.session is ready.result():
+            if session is not None and self.session is session:
                 self.session = None  # this session's, never a newer one's
 
     def _let_go(self) -> None:
