@@ -308,12 +308,16 @@ def _dropped_then(
     return asyncio.run(asyncio.wait_for(body(), 25))
 
 
-def test_a_server_that_cannot_be_reached_again_fails_the_call_without_raising(tmp_path: Path) -> None:
+def test_a_server_that_cannot_be_reached_again_fails_the_call_without_raising(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     results = _dropped_then(tmp_path, "sys.exit(3)", 2)  # started again, it exits at once
     assert [result.status for result in results] == ["failed", "failed"]
     for result in results:
         assert result.error is not None and result.error.code == "executor_unavailable"
         assert "the call was not made" in result.error.message
+    logged = [record.getMessage() for record in caplog.records]  # the model reads none of it: the log says what failed
+    assert sum("could not be reached again (MCPError: Connection closed)" in message for message in logged) == 2
 
 
 def test_a_server_started_again_that_never_answers_fails_the_call_at_the_open_timeout(
@@ -583,6 +587,38 @@ def test_a_handshake_never_answered_is_given_up_on_at_its_timeout(transport: str
         with pytest.raises(TimeoutError, match=r"did not answer its handshake within 0\.5"):
             Remote(target, Path("unused")).run(_names, open_timeout=0.5)
         assert time.monotonic() - started < 8  # a timeout's own promise: not a speed figure
+
+
+@contextlib.contextmanager
+def _unopenable(case: str) -> Iterator[tuple[list[str] | str, str]]:
+    """A server that cannot be opened, and what the error must say went wrong."""
+    if case == "exits":
+        yield [sys.executable, "-c", "import sys; sys.exit(3)"], "MCPError: Connection closed"
+    elif case == "no such command":
+        yield [str(Path(__file__).with_name("no-such-server"))], "FileNotFoundError"
+    elif case == "writes what is not MCP":
+        yield [sys.executable, "-c", "print('hello'); import sys; sys.stdout.flush()"], "MCPError: Connection closed"
+    else:  # a port nothing listens on
+        import socket
+
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            port = taken.getsockname()[1]
+        yield f"http://127.0.0.1:{port}/mcp", "ConnectError"
+
+
+@pytest.mark.parametrize("case", ["exits", "no such command", "writes what is not MCP", "nothing listens"])
+def test_a_server_that_cannot_be_opened_is_named_with_what_failed(case: str) -> None:
+    """One `ConnectionError` naming the server and what failed, with the SDK's or the OS's error as its cause.
+
+    (The SDK's transports raised their task groups' nested ``ExceptionGroup``s, which named neither.)
+    """
+    with _unopenable(case) as (target, failure), pytest.raises(ConnectionError) as raised:
+        Remote(target, Path("unused")).run(_names, open_timeout=10)
+    label = target if isinstance(target, str) else " ".join(target)
+    assert str(raised.value).startswith(f"the MCP server {label} could not be opened: {failure}")
+    assert raised.value.__cause__ is not None
+    assert not isinstance(raised.value, TimeoutError)  # failed, not timed out: the 10 s were not waited out
 
 
 def test_a_cursor_too_long_to_keep_is_refused(hostile: Any) -> None:

@@ -75,6 +75,8 @@ OPEN_TIMEOUT = 30.0
 MAX_CURSOR = 65_536
 """Longest ``tools/list`` cursor taken, in characters."""
 CLOSE_SECONDS = 10.0
+_FAILURE_LIMIT = 1000
+"""Most characters of a server's or the SDK's own error text an error of `connect` quotes."""
 """Most seconds closing a session waits for its task (the SDK stops a stdio server within about 4)."""
 
 
@@ -144,7 +146,9 @@ class _Link:
 
         Raises:
             TimeoutError: The server did not answer its handshake in time (what was opened is let go of).
-            Exception: The transport or the handshake failed (the SDK's or the OS's error).
+            ConnectionError: The server could not be started or reached, or closed the connection
+                before the handshake ended (it exited, or wrote what is not MCP); the SDK's or the
+                OS's error is its ``__cause__``.
         """
         ready: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
         self._ready = ready
@@ -153,8 +157,10 @@ class _Link:
         try:
             what = f"the MCP server {self.label} did not answer its handshake"
             self.session = await _within(ready, self.open_timeout, what)
-        except BaseException:  # timed out, failed, or the caller was cancelled: `close` waits for the task's end
+        except BaseException as exc:  # timed out, failed, or the caller cancelled: `close` waits for the task's end
             self._let_go()
+            if isinstance(exc, Exception) and not isinstance(exc, TimeoutError):
+                raise ConnectionError(f"the MCP server {self.label} could not be opened: {_innermost(exc)}") from exc
             raise
         return self.session
 
@@ -225,7 +231,8 @@ class _Link:
             try:
                 return await self.open()
             except Exception as exc:
-                reason = f"the MCP server {self.label} could not be reached again ({exc!r}); the call was not sent"
+                failure = _innermost(exc.__cause__ or exc) if isinstance(exc, ConnectionError) else str(exc)
+                reason = f"the MCP server {self.label} could not be reached again ({failure}); the call was not sent"
                 self._failures += 1
                 self._unreachable = reason
                 raise ExecutorError("executor_unavailable", reason, may_have_acted=False) from None
@@ -425,7 +432,9 @@ async def connect(
             lists more than ``max_tools`` tools, over more than ``max_pages`` pages, or sends a
             cursor it sent before (its pages go round).
         TimeoutError: The server did not answer within ``open_timeout``.
-        Exception: The server could not be started or reached (the SDK's or the OS's error).
+        ConnectionError: The server could not be started or reached, or closed the connection
+            before answering (it exited, or wrote what is not MCP); the message names the server
+            and what failed, and the SDK's or the OS's error is its ``__cause__``.
     """
     label = target if isinstance(target, str) else " ".join(target)
     _check(target)
@@ -503,6 +512,21 @@ async def _listed(session: ClientSession, label: str, bounds: tuple[int, int], t
             raise _unbounded(
                 label, f"has more than {max_pages} pages of tools ({len(tools)} tools so far)", "max_pages"
             )
+
+
+def _innermost(error: BaseException) -> str:
+    """What failed, for a message: the one error inside the SDK's task groups, or the group's own text.
+
+    The SDK's transports end in nested exception groups (``unhandled errors in a TaskGroup``)
+    that say nothing of what went wrong; a group of one error (at any depth) is that error.
+    """
+    while True:
+        inside = getattr(error, "exceptions", None)
+        if not isinstance(inside, tuple) or len(inside) != 1:
+            break
+        error = inside[0]
+    text = str(error)
+    return shorten(f"{type(error).__name__}: {text}" if text else type(error).__name__, _FAILURE_LIMIT)
 
 
 async def _within(step: Awaitable[T], seconds: float, what: str) -> T:
