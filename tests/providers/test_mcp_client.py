@@ -621,6 +621,68 @@ def test_a_server_that_cannot_be_opened_is_named_with_what_failed(case: str) -> 
     assert not isinstance(raised.value, TimeoutError)  # failed, not timed out: the 10 s were not waited out
 
 
+_REFUSES = """
+import json, os, sys, threading, time
+open(sys.argv[1], "w").write(str(os.getpid()))
+threading.Thread(target=time.sleep, args=(60,)).start()  # not a daemon: it outlives the server's input
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" in message and sys.argv[2] in ("*", message.get("method")):
+        error = {"code": -32603, "message": "not today"}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}), flush=True)
+    elif message.get("method") == "initialize":  # a plain 2025 answer
+        result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "refuses", "version": "1"}}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"""
+"""A stdio server that refuses one method (argv[2]; ``*``: every request), lives on after its input closes and
+writes its pid to argv[1]."""
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("ended_by", ["open_timeout", "the caller's cancellation"])
+def test_a_server_being_stopped_when_the_wait_ends_is_stopped_all_the_same(ended_by: str, tmp_path: Path) -> None:
+    """The handshake refused at once, the SDK stops the server (2 s for its input to close, then a signal) while
+    the wait for the session ends: the server is stopped before `connect` raises.
+
+    (The session's task was cancelled, which broke into the SDK's shielded shutdown: the server ran on, and
+    `connect` raised only after waiting out its own 10-second bound.)
+    """
+    pid_file = tmp_path / "pid"
+
+    async def body() -> None:
+        opening = asyncio.ensure_future(
+            connect([sys.executable, "-c", _REFUSES, str(pid_file), "*"], open_timeout=1).__aenter__()
+        )
+        if ended_by != "open_timeout":
+            await asyncio.sleep(0.5)
+            opening.cancel()
+        await opening
+
+    with pytest.raises((TimeoutError, ConnectionError, asyncio.CancelledError)):
+        asyncio.run(body())
+    assert not _running(int(pid_file.read_text()))
+
+
+def test_a_server_that_fails_to_list_its_tools_is_named_with_what_failed(tmp_path: Path) -> None:
+    target = [sys.executable, "-c", _REFUSES, str(tmp_path / "pid"), "tools/list"]
+    with pytest.raises(ConnectionError) as raised:
+        Remote(target, Path("unused")).run(_names, open_timeout=10, mode="legacy")
+    label = " ".join(target)
+    assert (
+        str(raised.value)
+        == f"the MCP server {label} could not be opened: listing its tools failed: MCPError: not today"
+    )
+    assert raised.value.__cause__ is not None
+
+
 def test_a_cursor_too_long_to_keep_is_refused(hostile: Any) -> None:
     with hostile("long_cursor") as long, pytest.raises(ToolDefinitionError, match="100000 characters"):
         long.run(_names)

@@ -75,9 +75,9 @@ OPEN_TIMEOUT = 30.0
 MAX_CURSOR = 65_536
 """Longest ``tools/list`` cursor taken, in characters."""
 CLOSE_SECONDS = 10.0
+"""Most seconds closing a session waits for its task (the SDK stops a stdio server within about 4)."""
 _FAILURE_LIMIT = 1000
 """Most characters of a server's or the SDK's own error text an error of `connect` quotes."""
-"""Most seconds closing a session waits for its task (the SDK stops a stdio server within about 4)."""
 
 
 class RemoteToolbox(Toolbox):
@@ -116,6 +116,8 @@ class _Link:
         self.session: ClientSession | None = None
         self._owner: asyncio.Task[None] | None = None
         self._ready: asyncio.Future[ClientSession] | None = None
+        self._scope: Any = None
+        """The owner's anyio cancel scope, which `_let_go` cancels (see there)."""
         self._closing = asyncio.Event()
         self._opening = asyncio.Lock()
         self._ending: set[asyncio.Task[None]] = set()
@@ -129,6 +131,7 @@ class _Link:
         self.types = require("mcp.types", "mcp")
         self.refusal = require("mcp.shared.exceptions", "mcp").MCPError
         anyio = require("anyio", "mcp")
+        self.scopes = anyio.CancelScope
         self.lost = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError)
         pydantic = require("pydantic", "mcp")
         self.unreadable = pydantic.ValidationError
@@ -153,7 +156,8 @@ class _Link:
         ready: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
         self._ready = ready
         self._closing = asyncio.Event()
-        self._owner = asyncio.create_task(self._hold(ready), name=f"mcp-client {self.label[:60]}")
+        self._scope = scope = self.scopes()
+        self._owner = asyncio.create_task(self._hold(ready, scope), name=f"mcp-client {self.label[:60]}")
         try:
             what = f"the MCP server {self.label} did not answer its handshake"
             self.session = await _within(ready, self.open_timeout, what)
@@ -164,19 +168,22 @@ class _Link:
             raise
         return self.session
 
-    async def _hold(self, ready: asyncio.Future[ClientSession]) -> None:
+    async def _hold(self, ready: asyncio.Future[ClientSession], scope: Any) -> None:
         closing = self._closing
         session = None
         try:
-            # negotiates as mcp.Client; says it shows forms, which a sessionless server asks as input_required
-            extensions = [require("mcp.client.extension", "mcp").advertise(TASKS)]  # a call may become a task
-            client_of = self.sdk.Client(
-                _server(self.target), mode=self.mode, elicitation_callback=_in_call, extensions=extensions
-            )
-            async with client_of as client:
-                session = client.session
-                ready.set_result(session)
-                await closing.wait()
+            with scope:  # cancelled by `_let_go`
+                # negotiates as mcp.Client; says it shows forms, which a sessionless server asks as input_required
+                extensions = [require("mcp.client.extension", "mcp").advertise(TASKS)]  # a call may become a task
+                client_of = self.sdk.Client(
+                    _server(self.target), mode=self.mode, elicitation_callback=_in_call, extensions=extensions
+                )
+                async with client_of as client:
+                    session = client.session
+                    ready.set_result(session)
+                    await closing.wait()
+            if not ready.done():  # let go of before its handshake ended, while a call still waited for it
+                ready.set_exception(ConnectionError("the session was closed before its handshake ended"))
         except BaseException as exc:  # handed to whoever waits for the session
             if not ready.done():
                 ready.set_exception(exc)
@@ -189,16 +196,19 @@ class _Link:
 
         A task still in its handshake (the server never answered) is cancelled, whether the wait
         for it is still on or was given up (a timed-out wait cancels the future the session would
-        have come by). It is cancelled once: the SDK shuts its transport down shielded, which a
-        second cancellation would break, leaving the server running.
+        have come by): by cancelling its anyio cancel scope, never the task itself. The SDK stops
+        a stdio server in a shielded scope, which anyio's cancellation waits for and a task's own
+        cancellation breaks into, leaving the server running (a server that refused the handshake
+        but lives on after its input closes is still being stopped when the wait gives up).
         """
         self._closing.set()
-        owner, self._owner, self.session = self._owner, None, None
+        owner, scope = self._owner, self._scope
+        self._owner = self._scope = self.session = None
         if owner is None or owner.done():
             return
         ready = self._ready
         if ready is not None and (not ready.done() or ready.cancelled()):
-            owner.cancel()
+            scope.cancel()
         self._ending.add(owner)
         owner.add_done_callback(self._ending.discard)
 
@@ -231,8 +241,13 @@ class _Link:
             try:
                 return await self.open()
             except Exception as exc:
-                failure = _innermost(exc.__cause__ or exc) if isinstance(exc, ConnectionError) else str(exc)
-                reason = f"the MCP server {self.label} could not be reached again ({failure}); the call was not sent"
+                if isinstance(exc, ConnectionError):  # what failed, without `open`'s own wording again
+                    reason = (
+                        f"the MCP server {self.label} could not be reached again ({_innermost(exc.__cause__ or exc)})"
+                    )
+                else:  # the handshake timed out: its text names the server
+                    reason = f"opening a session again after the drop: {exc}"
+                reason += "; the call was not sent"
                 self._failures += 1
                 self._unreachable = reason
                 raise ExecutorError("executor_unavailable", reason, may_have_acted=False) from None
@@ -432,9 +447,10 @@ async def connect(
             lists more than ``max_tools`` tools, over more than ``max_pages`` pages, or sends a
             cursor it sent before (its pages go round).
         TimeoutError: The server did not answer within ``open_timeout``.
-        ConnectionError: The server could not be started or reached, or closed the connection
-            before answering (it exited, or wrote what is not MCP); the message names the server
-            and what failed, and the SDK's or the OS's error is its ``__cause__``.
+        ConnectionError: The server could not be started or reached, closed the connection
+            before answering (it exited, or wrote what is not MCP), or failed to list its tools;
+            the message names the server and what failed, and the SDK's or the OS's error is its
+            ``__cause__``.
     """
     label = target if isinstance(target, str) else " ".join(target)
     _check(target)
@@ -442,7 +458,15 @@ async def connect(
     try:
         session = await link.open()
         box = RemoteToolbox(label, session.protocol_version or "")
-        for listed in await _listed(session, label, (max_pages, max_tools), open_timeout):
+        try:
+            tools = await _listed(session, label, (max_pages, max_tools), open_timeout)
+        except (ToolDefinitionError, TimeoutError):
+            raise
+        except Exception as exc:  # the server dropped, or refused to list its tools
+            raise ConnectionError(
+                f"the MCP server {label} could not be opened: listing its tools failed: {_innermost(exc)}"
+            ) from exc
+        for listed in tools:
             made = remote_tool(
                 link, listed, prefix=prefix or "", timeout=timeout, trust=trust_annotations, unenforced=unenforced
             )
