@@ -671,6 +671,105 @@ def test_a_server_being_stopped_when_the_wait_ends_is_stopped_all_the_same(ended
     assert not _running(int(pid_file.read_text()))
 
 
+def test_a_caller_cancelled_twice_while_its_server_is_stopped_is_cancelled_once_it_is(tmp_path: Path) -> None:
+    """The block's end waits for the server to stop however often it is cancelled, then raises the cancellation.
+
+    (A second cancellation ended the wait at once; the event loop then cancelled the session's task at its own
+    end, which broke into the SDK's shutdown: the server outlived the program.)
+    """
+    pid_file = tmp_path / "pid"
+    stubborn = "import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN)\n" + _REFUSES  # the SDK kills it at last
+
+    async def body() -> None:
+        async with connect([sys.executable, "-c", stubborn, str(pid_file), "*"], open_timeout=30):
+            pass
+
+    async def cancelled_twice() -> None:
+        opening = asyncio.ensure_future(body())
+        while not (pid_file.exists() and pid_file.read_text()):  # started: it refuses the handshake at once
+            await asyncio.sleep(0.05)
+        for _ in range(2):  # the SDK stops the server for about 4 s after the first
+            await asyncio.sleep(0.3)
+            opening.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await opening
+        assert not _running(int(pid_file.read_text()))
+
+    asyncio.run(cancelled_twice())
+
+
+_LINGERS = """
+import json, os, signal, sys, threading, time
+starts = sys.argv[1]
+again = os.path.exists(starts)
+open(starts, "a").write(f"{os.getpid()}\\n")
+for line in sys.stdin:
+    message = json.loads(line)
+    method = message.get("method")
+    if "id" not in message:
+        continue
+    if method == "initialize":
+        result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "lingers", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": "drop", "inputSchema": {"type": "object", "properties": {}}}]}
+    elif method != "tools/call":
+        error = {"code": -32601, "message": "method not found"}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}), flush=True)
+        continue
+    elif not again:  # the first server drops its pipes but lingers: the SDK takes about 4 s to stop it
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        threading.Thread(target=time.sleep, args=(60,)).start()
+        os.close(1)
+        os.close(0)
+        time.sleep(60)
+    else:
+        result = {"content": [{"type": "text", "text": "sent after the block ended"}]}
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"""
+
+
+def test_a_call_waiting_for_its_session_when_the_block_ends_is_not_sent(tmp_path: Path) -> None:
+    """A call that needs a session opened again, still waiting for the dropped one to close as the block ends.
+
+    (It went on to open a session once that one closed: a server started after the block, and the call was sent.)
+    """
+    starts = tmp_path / "starts"
+
+    async def body() -> ToolResult:
+        async with connect([sys.executable, "-c", _LINGERS, str(starts)], open_timeout=5) as box:
+            first = await adispatch(_call("drop", id="first"), box)
+            assert first.error is not None and first.error.code == "worker_lost"
+            later = asyncio.ensure_future(adispatch(_call("drop", id="later"), box))
+            await asyncio.sleep(0.3)  # it waits for the dropped session's task to end
+        return await later
+
+    result = asyncio.run(body())
+    assert result.error is not None and result.error.code == "executor_unavailable"
+    assert len(starts.read_text().split()) == 1  # no server started after the block
+    assert not _running(int(starts.read_text()))
+
+
+def test_a_caller_cancelled_as_the_step_it_waits_for_ends_is_cancelled() -> None:
+    """The wait for a handshake or a page of tools keeps its caller's cancellation when the step ends with it.
+
+    (`asyncio.wait_for` before Python 3.12 returns a step that ended as its caller was cancelled, and drops the
+    cancellation: a caller cancelled just as the handshake ended went on into the block.)
+    """
+    from tinytools.providers.mcp._client import _within
+
+    async def body() -> None:
+        step: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        waiting = asyncio.ensure_future(_within(step, 5, "the step"))
+        await asyncio.sleep(0)  # it waits for the step now
+        step.set_result("done")
+        waiting.cancel()  # in the same turn of the loop
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+
+    asyncio.run(body())
+
+
 def test_a_server_that_fails_to_list_its_tools_is_named_with_what_failed(tmp_path: Path) -> None:
     target = [sys.executable, "-c", _REFUSES, str(tmp_path / "pid"), "tools/list"]
     with pytest.raises(ConnectionError) as raised:

@@ -212,15 +212,28 @@ class _Link:
         self._ending.add(owner)
         owner.add_done_callback(self._ending.discard)
 
-    async def close(self) -> None:
+    async def close(self, *, last: bool = False) -> None:
         """End the session and wait, at most `CLOSE_SECONDS`, for its task and any other let go of.
 
         The wait cancels nothing: a caller cancelled meanwhile is cancelled (its own cancellation
-        propagates), and the tasks end on their own, waited for by the next `close` (`connect`'s last).
+        propagates), and the tasks end on their own, waited for by the next `close`. The ``last``
+        (`connect`'s) waits them out even when cancelled, then raises the cancellation: nothing would
+        wait after it, and a task the event loop cancels at its own end breaks into the SDK's
+        shutdown, leaving a stdio server running.
         """
         self._let_go()
-        if self._ending:
-            await asyncio.wait(set(self._ending), timeout=CLOSE_SECONDS)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + CLOSE_SECONDS
+        cancelled: BaseException | None = None
+        while self._ending and (left := deadline - loop.time()) > 0:
+            try:
+                await asyncio.wait(set(self._ending), timeout=left)
+            except asyncio.CancelledError as exc:
+                if not last:
+                    raise
+                cancelled = exc  # raised once the servers are stopped
+        if cancelled is not None:
+            raise cancelled
 
     async def _session(self) -> ClientSession:
         """The open session, or a new one when the last dropped.
@@ -238,6 +251,8 @@ class _Link:
             if self._failures != failures:  # one failed to open while this call waited
                 raise ExecutorError("executor_unavailable", self._unreachable, may_have_acted=False)
             await self.close()
+            if self.ended:  # `connect`'s block ended while the last session was being closed
+                self._refuse()
             try:
                 return await self.open()
             except Exception as exc:
@@ -482,7 +497,7 @@ async def connect(
         yield box
     finally:
         link.ended = True
-        await link.close()
+        await link.close(last=True)
 
 
 def _check(target: Sequence[str] | str) -> None:
@@ -554,15 +569,25 @@ def _innermost(error: BaseException) -> str:
 
 
 async def _within(step: Awaitable[T], seconds: float, what: str) -> T:
-    """``step`` awaited for at most ``seconds``.
+    """``step`` awaited for at most ``seconds``; cancelled when the wait ends otherwise.
+
+    Not `asyncio.wait_for`, which before Python 3.12 returns a step that ended as its caller was
+    cancelled and drops the cancellation: a caller cancelled as a handshake ended went on.
 
     Raises:
         TimeoutError: It took longer (``what`` says which step).
     """
+    inner = asyncio.ensure_future(step)
     try:
-        return await asyncio.wait_for(step, seconds)
-    except asyncio.TimeoutError:
-        raise TimeoutError(f"{what} within {seconds} seconds") from None
+        done, _ = await asyncio.wait((inner,), timeout=seconds)
+    except BaseException:
+        inner.cancel()
+        raise
+    if not done:
+        inner.cancel()
+        await asyncio.wait((inner,))  # its own ending, as a cancelled wait_for waits for it
+        raise TimeoutError(f"{what} within {seconds} seconds")
+    return inner.result()
 
 
 def _unbounded(label: str, what: str, bound: str | None = None) -> ToolDefinitionError:
