@@ -671,12 +671,18 @@ def test_a_server_being_stopped_when_the_wait_ends_is_stopped_all_the_same(ended
     assert not _running(int(pid_file.read_text()))
 
 
-def test_a_caller_cancelled_twice_while_its_server_is_stopped_is_cancelled_once_it_is(tmp_path: Path) -> None:
+@pytest.mark.parametrize("cancelled_by", ["two cancellations", "an anyio cancel scope"])
+def test_a_caller_cancelled_again_while_its_server_is_stopped_is_cancelled_once_it_is(
+    cancelled_by: str, tmp_path: Path
+) -> None:
     """The block's end waits for the server to stop however often it is cancelled, then raises the cancellation.
 
     (A second cancellation ended the wait at once; the event loop then cancelled the session's task at its own
-    end, which broke into the SDK's shutdown: the server outlived the program.)
+    end, which broke into the SDK's shutdown: the server outlived the program. An anyio scope cancels the task
+    again on every turn of the loop.)
     """
+    import anyio
+
     pid_file = tmp_path / "pid"
     stubborn = "import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN)\n" + _REFUSES  # the SDK kills it at last
 
@@ -684,18 +690,28 @@ def test_a_caller_cancelled_twice_while_its_server_is_stopped_is_cancelled_once_
         async with connect([sys.executable, "-c", stubborn, str(pid_file), "*"], open_timeout=30):
             pass
 
-    async def cancelled_twice() -> None:
-        opening = asyncio.ensure_future(body())
-        while not (pid_file.exists() and pid_file.read_text()):  # started: it refuses the handshake at once
+    async def started() -> None:
+        while not (pid_file.exists() and pid_file.read_text()):  # it refuses the handshake at once
             await asyncio.sleep(0.05)
-        for _ in range(2):  # the SDK stops the server for about 4 s after the first
-            await asyncio.sleep(0.3)
-            opening.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await opening
-        assert not _running(int(pid_file.read_text()))
 
-    asyncio.run(cancelled_twice())
+    async def cancelled() -> None:
+        if cancelled_by == "an anyio cancel scope":
+            with anyio.move_on_after(1) as scope:
+                await body()
+            assert scope.cancelled_caught
+        else:
+            opening = asyncio.ensure_future(body())
+            await started()
+            for _ in range(2):  # the SDK stops the server for about 4 s after the first
+                await asyncio.sleep(0.3)
+                opening.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await opening
+        assert not _running(int(pid_file.read_text()))
+        task = asyncio.current_task()
+        assert task is not None and getattr(task, "cancelling", lambda: 0)() == 0
+
+    asyncio.run(cancelled())
 
 
 _LINGERS = """

@@ -222,16 +222,19 @@ class _Link:
         shutdown, leaving a stdio server running.
         """
         self._let_go()
+        if not last:
+            if self._ending:
+                await asyncio.wait(set(self._ending), timeout=CLOSE_SECONDS)
+            return
         loop = asyncio.get_running_loop()
         deadline = loop.time() + CLOSE_SECONDS
         cancelled: BaseException | None = None
-        while self._ending and (left := deadline - loop.time()) > 0:
-            try:
-                await asyncio.wait(set(self._ending), timeout=left)
-            except asyncio.CancelledError as exc:
-                if not last:
-                    raise
-                cancelled = exc  # raised once the servers are stopped
+        with self.scopes(shield=True):  # an anyio scope around `connect` cancels again on every turn of the loop
+            while self._ending and (left := deadline - loop.time()) > 0:
+                try:
+                    await asyncio.wait(set(self._ending), timeout=left)
+                except asyncio.CancelledError as exc:  # a task's own cancellation: raised once the servers stop
+                    cancelled = exc
         if cancelled is not None:
             raise cancelled
 
@@ -581,13 +584,21 @@ async def _within(step: Awaitable[T], seconds: float, what: str) -> T:
     try:
         done, _ = await asyncio.wait((inner,), timeout=seconds)
     except BaseException:
-        inner.cancel()
+        await _ended(inner)
         raise
     if not done:
-        inner.cancel()
-        await asyncio.wait((inner,))  # its own ending, as a cancelled wait_for waits for it
+        await _ended(inner)
         raise TimeoutError(f"{what} within {seconds} seconds")
     return inner.result()
+
+
+async def _ended(step: asyncio.Future[Any]) -> None:
+    """Cancel a step given up on and wait for its end (a second cancellation ends the wait); its failure is dropped."""
+    step.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await asyncio.wait((step,))
+    if step.done() and not step.cancelled():
+        step.exception()  # what it failed with as it was cancelled: retrieved, not logged as lost
 
 
 def _unbounded(label: str, what: str, bound: str | None = None) -> ToolDefinitionError:
