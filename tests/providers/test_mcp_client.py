@@ -3,9 +3,10 @@
 `mcp_remote_server.py` is an ordinary server; `mcp_hostile_server.py` tests the client's limits
 (endless or looping pages, too many tools, a schema whose naive check explodes, FastMCP's
 vendor keywords, schemas only half enforceable); `mcp_pending_server.py` is a tinytools server
-whose calls end pending. Each runs as a real subprocess, over stdio and over streamable HTTP on
-127.0.0.1, and the SDK servers write down every call that reaches them, so the tests see what
-was sent, not only what came back.
+whose calls end pending; `mcp_raw_server.py` writes the protocol's lines by hand, to send what no
+SDK server sends, refuse the handshake, drop its pipes and linger (stdio only). Each runs as a real
+subprocess, over stdio and (but the last) over streamable HTTP on 127.0.0.1, and the SDK servers
+write down every call that reaches them, so the tests see what was sent, not only what came back.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from .servers import serving_http
 SERVER = Path(__file__).with_name("mcp_remote_server.py")
 HOSTILE = Path(__file__).with_name("mcp_hostile_server.py")
 PENDING = Path(__file__).with_name("mcp_pending_server.py")
+RAW = Path(__file__).with_name("mcp_raw_server.py")
 LISTED = ["add", "weather", "bad_output", "fail", "sleep", "steps", "pid"]
 
 
@@ -621,24 +623,6 @@ def test_a_server_that_cannot_be_opened_is_named_with_what_failed(case: str) -> 
     assert not isinstance(raised.value, TimeoutError)  # failed, not timed out: the 10 s were not waited out
 
 
-_REFUSES = """
-import json, os, sys, threading, time
-open(sys.argv[1], "w").write(str(os.getpid()))
-threading.Thread(target=time.sleep, args=(60,)).start()  # not a daemon: it outlives the server's input
-for line in sys.stdin:
-    message = json.loads(line)
-    if "id" in message and sys.argv[2] in ("*", message.get("method")):
-        error = {"code": -32603, "message": "not today"}
-        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}), flush=True)
-    elif message.get("method") == "initialize":  # a plain 2025 answer
-        result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
-                  "serverInfo": {"name": "refuses", "version": "1"}}
-        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
-"""
-"""A stdio server that refuses one method (argv[2]; ``*``: every request), lives on after its input closes and
-writes its pid to argv[1]."""
-
-
 def _running(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -659,7 +643,7 @@ def test_a_server_being_stopped_when_the_wait_ends_is_stopped_all_the_same(ended
 
     async def body() -> None:
         opening = asyncio.ensure_future(
-            connect([sys.executable, "-c", _REFUSES, str(pid_file), "*"], open_timeout=1).__aenter__()
+            connect([sys.executable, str(RAW), str(pid_file), "*", "linger"], open_timeout=1).__aenter__()
         )
         if ended_by != "open_timeout":
             await asyncio.sleep(0.5)
@@ -684,10 +668,9 @@ def test_a_caller_cancelled_again_while_its_server_is_stopped_is_cancelled_once_
     import anyio
 
     pid_file = tmp_path / "pid"
-    stubborn = "import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN)\n" + _REFUSES  # the SDK kills it at last
 
     async def body() -> None:
-        async with connect([sys.executable, "-c", stubborn, str(pid_file), "*"], open_timeout=30):
+        async with connect([sys.executable, str(RAW), str(pid_file), "*", "linger", "stubborn"], open_timeout=30):
             pass
 
     async def started() -> None:
@@ -714,37 +697,6 @@ def test_a_caller_cancelled_again_while_its_server_is_stopped_is_cancelled_once_
     asyncio.run(cancelled())
 
 
-_LINGERS = """
-import json, os, signal, sys, threading, time
-starts = sys.argv[1]
-again = os.path.exists(starts)
-open(starts, "a").write(f"{os.getpid()}\\n")
-for line in sys.stdin:
-    message = json.loads(line)
-    method = message.get("method")
-    if "id" not in message:
-        continue
-    if method == "initialize":
-        result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
-                  "serverInfo": {"name": "lingers", "version": "1"}}
-    elif method == "tools/list":
-        result = {"tools": [{"name": "drop", "inputSchema": {"type": "object", "properties": {}}}]}
-    elif method != "tools/call":
-        error = {"code": -32601, "message": "method not found"}
-        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}), flush=True)
-        continue
-    elif not again:  # the first server drops its pipes but lingers: the SDK takes about 4 s to stop it
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        threading.Thread(target=time.sleep, args=(60,)).start()
-        os.close(1)
-        os.close(0)
-        time.sleep(60)
-    else:
-        result = {"content": [{"type": "text", "text": "sent after the block ended"}]}
-    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
-"""
-
-
 def test_a_call_waiting_for_its_session_when_the_block_ends_is_not_sent(tmp_path: Path) -> None:
     """A call that needs a session opened again, still waiting for the dropped one to close as the block ends.
 
@@ -753,10 +705,10 @@ def test_a_call_waiting_for_its_session_when_the_block_ends_is_not_sent(tmp_path
     starts = tmp_path / "starts"
 
     async def body() -> ToolResult:
-        async with connect([sys.executable, "-c", _LINGERS, str(starts)], open_timeout=5) as box:
-            first = await adispatch(_call("drop", id="first"), box)
+        async with connect([sys.executable, str(RAW), str(starts), "none"], open_timeout=5) as box:
+            first = await adispatch(_call("ask", id="first"), box)
             assert first.error is not None and first.error.code == "worker_lost"
-            later = asyncio.ensure_future(adispatch(_call("drop", id="later"), box))
+            later = asyncio.ensure_future(adispatch(_call("ask", id="later"), box))
             await asyncio.sleep(0.3)  # it waits for the dropped session's task to end
         return await later
 
@@ -787,7 +739,7 @@ def test_a_caller_cancelled_as_the_step_it_waits_for_ends_is_cancelled() -> None
 
 
 def test_a_server_that_fails_to_list_its_tools_is_named_with_what_failed(tmp_path: Path) -> None:
-    target = [sys.executable, "-c", _REFUSES, str(tmp_path / "pid"), "tools/list"]
+    target = [sys.executable, str(RAW), str(tmp_path / "pid"), "tools/list", "linger"]
     with pytest.raises(ConnectionError) as raised:
         Remote(target, Path("unused")).run(_names, open_timeout=10, mode="legacy")
     label = " ".join(target)
@@ -820,7 +772,7 @@ def test_the_protocols_own_waiting_result_reads_as_pending_never_as_succeeded() 
     async def body(box: RemoteToolbox) -> Any:
         return await Dispatcher(box).adispatch(_call("ask_bare", id="c2"))
 
-    raw = Remote([sys.executable, str(Path(__file__).with_name("mcp_raw_server.py"))], Path("unused"))
+    raw = Remote([sys.executable, str(RAW)], Path("unused"))
     bare = raw.run(body)
     assert bare.status == "outcome_unknown" and bare.error is not None  # unreadable: it may have acted there
     assert bare.error.code == "remote_unreadable"

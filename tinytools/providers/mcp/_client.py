@@ -222,18 +222,16 @@ class _Link:
         shutdown, leaving a stdio server running.
         """
         self._let_go()
-        if not last:
-            if self._ending:
-                await asyncio.wait(set(self._ending), timeout=CLOSE_SECONDS)
-            return
         loop = asyncio.get_running_loop()
         deadline = loop.time() + CLOSE_SECONDS
         cancelled: BaseException | None = None
-        with self.scopes(shield=True):  # an anyio scope around `connect` cancels again on every turn of the loop
+        with self.scopes(shield=last):  # an anyio scope around `connect` cancels again on every turn of the loop
             while self._ending and (left := deadline - loop.time()) > 0:
                 try:
                     await asyncio.wait(set(self._ending), timeout=left)
-                except asyncio.CancelledError as exc:  # a task's own cancellation: raised once the servers stop
+                except asyncio.CancelledError as exc:  # a task's own cancellation: the last raises it once they end
+                    if not last:
+                        raise
                     cancelled = exc
         if cancelled is not None:
             raise cancelled
