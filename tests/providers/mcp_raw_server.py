@@ -5,13 +5,14 @@ Run as ``python mcp_raw_server.py``. It answers ``initialize`` and ``tools/list`
 ``resultType`` is ``input_required`` (with an empty content for ``ask``, none at all for
 ``ask_bare``, which no SDK reads as a result).
 
-Run as ``python mcp_raw_server.py STARTS REFUSED [linger] [stubborn]``, it also fails as no SDK
+Run as ``python mcp_raw_server.py STARTS REFUSED [linger] [stubborn] [silent]``, it also fails as no SDK
 server does on purpose. Each start appends its process id to the file STARTS (a test tells a
 restart, and whether a process still runs). REFUSED is the method answered with an error (``*``
 every request, ``none`` none). The first start's ``tools/call`` closes its pipes and lingers,
 ignoring SIGTERM: its client sees a drop that the SDK takes about 4 s to stop; a later start
 answers as above. ``linger``: a thread that is not a daemon keeps the process alive after its
-input closes; ``stubborn``: SIGTERM is ignored from the start (the SDK kills it last).
+input closes; ``stubborn``: SIGTERM is ignored from the start (the SDK kills it last);
+``silent``: a later start reads nothing and answers nothing.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ if "linger" in options:
     linger()
 if "stubborn" in options:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+if "silent" in options and starts and not first:
+    time.sleep(60)
 
 
 def answer(request_id: object, result: dict[str, object]) -> None:

@@ -718,6 +718,31 @@ def test_a_call_waiting_for_its_session_when_the_block_ends_is_not_sent(tmp_path
     assert not _running(int(starts.read_text()))
 
 
+def test_a_call_whose_session_opens_again_as_the_block_ends_fails_with_that_session(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The block's end lets go of a session still in its handshake: the call waiting for it fails at once.
+
+    (Its wait would otherwise run to ``open_timeout``, here 30 s, with the block's end waiting behind it.)
+    """
+    starts = tmp_path / "starts"
+
+    async def body() -> ToolResult:
+        async with connect([sys.executable, str(RAW), str(starts), "none", "silent"], open_timeout=30) as box:
+            first = await adispatch(_call("ask", id="first"), box)
+            assert first.error is not None and first.error.code == "worker_lost"
+            later = asyncio.ensure_future(adispatch(_call("ask", id="later"), box))
+            while len(starts.read_text().split()) < 2:  # started again; it never answers the handshake
+                await asyncio.sleep(0.05)
+        return await later
+
+    result = asyncio.run(body())
+    assert result.error is not None and result.error.code == "executor_unavailable"
+    logged = [record.getMessage() for record in caplog.records]
+    assert any("the session was closed before its handshake ended" in message for message in logged)
+    assert not any(_running(int(pid)) for pid in starts.read_text().split())
+
+
 def test_a_caller_cancelled_as_the_step_it_waits_for_ends_is_cancelled() -> None:
     """The wait for a handshake or a page of tools keeps its caller's cancellation when the step ends with it.
 
