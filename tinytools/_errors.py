@@ -223,6 +223,8 @@ class ArgumentsError(CallError, ValueError):
     reason: str
     schema: Any
     unlisted: int = 0
+    _listed: tuple[ArgumentsError, ...] = ()
+    """Every problem, when the call had more than one (`attach`): `errors` reads it."""
 
     def __init__(
         self,
@@ -248,16 +250,15 @@ class ArgumentsError(CallError, ValueError):
 
         At most `MAX_LISTED`; `unlisted` counts the rest.
         """
-        listed: tuple[ArgumentsError, ...] = self.__dict__.get("listed", ())
-        return listed or (self,)
+        return self._listed or (self,)
 
     def attach(self, errors: tuple[ArgumentsError, ...], unlisted: int = 0) -> None:
         """Record every problem found beside this first failure (see `errors`)."""
-        self.__dict__["listed"] = errors
+        self._listed = errors
         self.unlisted = unlisted
 
     def __str__(self) -> str:
-        listed: tuple[ArgumentsError, ...] = self.__dict__.get("listed", ())
+        listed = self._listed
         if listed:
             body = "; ".join(map(str, listed)) + (f"; and {self.unlisted} more" if self.unlisted else "")
             return f"tool {shorten(self.tool)!r}: {body}" if self.tool is not None else body

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tinytools._errors import ArgumentsError, argument_place, shorten
+from tinytools._errors import ECHO_LIMIT, ArgumentsError, argument_place, shorten
 from tinytools._results import ToolCall, ToolResult
 from tinytools._run.failures import failed
 from tinytools._schema.fragments import resolved_text
@@ -28,8 +28,9 @@ QUOTED_LIMIT = 400
 
 def argument_failure(call: ToolCall, tool: Tool[..., Any], error: ArgumentsError, start: int) -> ToolResult:
     """The result for arguments that are not JSON, or that failed the schema."""
-    error.tool = tool.name
-    if error.keyword == "json":
+    name = error.tool = tool.name
+    keyword = error.keyword
+    if keyword == "json":
         if call.invalid is not None:  # a call written in text (JSON, XML or p-type) that did not parse
             reason = shorten(call.invalid)
             message = f"The call to tool {tool.name!r} could not be read ({reason}). Write the call again."
@@ -39,22 +40,22 @@ def argument_failure(call: ToolCall, tool: Tool[..., Any], error: ArgumentsError
                 "Send the arguments again as one JSON object."
             )
         return failed(call, tool.name, "malformed_arguments", message, start)
-    if len(error.errors) > 1:  # several failures: name them all
-        return failed(call, tool.name, "invalid_arguments", _listing(tool, error), start, _details(error))
-    parameter = error.parameter
+    if len(error._listed) > 1:  # several failures: name them all (`errors`, without its property's call)
+        return failed(call, name, "invalid_arguments", _listing(tool, error), start, _details(error))
+    parameter, pointer = error.parameter, error.pointer
     if parameter is None:
         message = f"Invalid arguments: {error}."
-        details = {"pointer": error.pointer, "keyword": error.keyword}
+        details = {"pointer": pointer, "keyword": keyword}
     else:
         # the same text as str(error) and the argument's schema, from parts kept per argument:
         # this is the hot path of a bad call
         head, tail = framing(tool, parameter)
-        pointer, keyword = error.pointer, error.keyword
         if pointer and (pointer.count("/") != 1 or keyword == "required"):  # inside the argument (see `_tail`)
             tail = _tail(tool, error, tail)
-        message = f"{head}{shorten(pointer or '/')}: {error.reason}{tail}"
+        place = pointer if 0 < len(pointer) <= ECHO_LIMIT else shorten(pointer or "/")
+        message = f"{head}{place}: {error.reason}{tail}"
         details = {"pointer": pointer, "keyword": keyword, "parameter": parameter}
-    return failed(call, tool.name, "invalid_arguments", message, start, details)
+    return failed(call, name, "invalid_arguments", message, start, details)
 
 
 def _tail(tool: Tool[..., Any], error: ArgumentsError, argument_tail: str) -> str:

@@ -92,11 +92,12 @@ class Boundary:
                 result = _scrubbed(result, scrub, media)
             except Exception as exc:  # a hook that raised, or nesting too deep to walk: show nothing
                 return _withheld(result, exc)
-        if self.limit is not None:
+        limit = self.limit
+        if limit is not None:
             if result.status == "succeeded":
                 result = self._within_budget(result, scrub, start)
-            else:
-                result = _message_within(result, self.limit)
+            elif (error := result.error) is None or (len(error.message) + 7) * 4 > limit:  # else surely within
+                result = _message_within(result, limit)
         return result if note is None else _noted(result, note)
 
     def error(self, error: StructuredError, secrets: Secrets | None) -> StructuredError:

@@ -17,8 +17,10 @@ the index of a failing item only when it fails; an ``anyOf`` skips its trials fo
 exactly the class of a branch that only names types (``Model | None`` given None), and a tagged
 union (object branches told apart by a ``const`` string property) tries only the branch the
 value's tag names, instead of failing through every branch before it; and the
-root function maps its own failures to `ArgumentsError`, so no wrapper call is paid. Only once
-it has failed does it look for the other failing arguments (`tinytools._schema.validation_failures.Collector`).
+root function maps its own failures to `ArgumentsError`, so no wrapper call is paid. The root of
+an arguments object (`@tool`'s: type, properties, required, closed) goes on past a failing
+argument to the next, in the same pass, so one pass lists every failing argument; only then are
+the problems inside a failing argument looked for (`tinytools._schema.validation_failures.Collector`).
 
 Validation takes time linear in the arguments, whatever the schema. Without a ``$ref`` the
 checks form a tree, so each check meets each value at most once. A ``$ref`` target that two
@@ -48,7 +50,20 @@ from tinytools._errors import ArgumentsError, SchemaError
 from tinytools._schema.converters import flooded
 from tinytools._schema.nested_failures import NestedErrors
 from tinytools._schema.references import Call, repeated_targets
-from tinytools._schema.validation_failures import Check, Collector, ErrorMap, Locate, Site, Token, reporter
+from tinytools._schema.validation_failures import (
+    ORDERED_ROOT,
+    Check,
+    Collector,
+    Each,
+    ErrorMap,
+    Locate,
+    Report,
+    ReportAll,
+    Site,
+    Token,
+    listing_reporter,
+    reporter,
+)
 
 
 class Failure(JsonSchemaValueException):
@@ -181,13 +196,31 @@ _GUARDS = {
 
 _RAISE = "raise _Failure("
 """How a generated line that fails begins (`_Generator.exc` writes it; the root's returns rewrite it)."""
+_RECORD = "(_failures := _failures or []).append"
+"""How a collecting root records a property's failure (`_Generator._collecting`): the list made on the first."""
 
 
 class _Generator(CodeGeneratorDraft07):
     """Draft-07 code generation that raises `Failure` with a site and an exact path."""
 
-    def __init__(self, document: dict[str, Any], resolver: RefResolver) -> None:
+    def __init__(self, document: dict[str, Any], resolver: RefResolver, *, collect: bool = False) -> None:
+        """Generate the check of ``document``; with ``collect``, an ordered root lists each failing property.
+
+        Ordered: an object of nothing but `ORDERED_ROOT` keywords, ``additionalProperties`` a
+        boolean or ``{}``. Its root function then checks every property to its first failure,
+        whatever failed before, and returns `_errors` of them all (see `_collecting`).
+        """
         super().__init__(document, resolver=resolver, use_default=False, use_formats=False)  # type: ignore[no-untyped-call]
+        self.collects = (
+            collect
+            and isinstance(document, dict)
+            and document.get("type") == "object"
+            and isinstance(document.get("properties"), dict)
+            and document.keys() <= ORDERED_ROOT
+            and document.get("additionalProperties", True) in (True, False, {})
+        )
+        """Whether the root function lists each failing property itself (else it stops at its first failure)."""
+        self._root: Any = None  # the root function's own definition, once it is generated
         self.sites: list[Site] = []
         # Steps from the current function's input to the value being checked: a key or index,
         # or None and the generated variable that holds it at run time.
@@ -208,6 +241,7 @@ class _Generator(CodeGeneratorDraft07):
         self._validation_functions_done.add(uri)
         header = "def {}(data, custom_formats={{}}, name_prefix=None):"
         with self._resolver.resolving(uri) as definition, self.l(header, name):
+            self._root = definition
             self.l("pass")  # becomes the memo of `_shared` if a $ref target has two callers or more
             self._memo_line = len(self._code) - 1
             with self.l("try:", optimize=False):
@@ -228,17 +262,26 @@ class _Generator(CodeGeneratorDraft07):
         (``anyOf``, ``not``, ``if`` ...: a ``try`` of its own) must still raise, to be caught there.
         The lines from ``start`` are the body of the root's own ``try``.
         """
-        trials: list[int] = []  # the indentation of each enclosing trial's `try:`
+        for number, indent, text in self._unenclosed(start, ("try:",)):
+            if text.startswith(_RAISE) and text.endswith(")"):
+                self._code[number] = f"{indent}return _error(({text[len(_RAISE) : -1]},), data)"
+
+    def _unenclosed(self, start: int, openers: tuple[str, ...]) -> Iterator[tuple[int, str, str]]:
+        """The lines from ``start`` in no block a line beginning with one of ``openers`` opens.
+
+        Each as its number, its indentation and its text; a line may be rewritten as it comes.
+        """
+        enclosing: list[int] = []  # the indentation of each opening line around the line
         for number in range(start, len(self._code)):
             line = self._code[number]
             text = line.lstrip()
             indent = len(line) - len(text)
-            while trials and trials[-1] >= indent:
-                trials.pop()
-            if text.startswith("try:"):
-                trials.append(indent)
-            elif not trials and text.startswith(_RAISE) and text.endswith(")"):
-                self._code[number] = f"{line[:indent]}return _error(({text[len(_RAISE) : -1]},), data)"
+            while enclosing and enclosing[-1] >= indent:
+                enclosing.pop()
+            if text.startswith(openers):
+                enclosing.append(indent)
+            elif not enclosing:
+                yield number, line[:indent], text
 
     def generate_func_code_block(
         self, definition: Any, variable: str, variable_name: str, clear_variables: bool = False
@@ -477,32 +520,65 @@ class _Generator(CodeGeneratorDraft07):
         properties: dict[str, Any] = definition["properties"]
         required = set(definition.get("required", ())) & properties.keys()
         counting = definition.get("additionalProperties") is False
+        collecting = self.collects and definition is self._root and self._function == self._entry
         self.create_variable_is_dict()  # type: ignore[no-untyped-call]
         with self.l("if {variable}_is_dict:"):
             if counting:  # names present of those known; any other name is one too many
                 self.l("{variable}_known = {}", len(required))
             else:
                 self.l("pass")  # in case no property needs code
+            if collecting:
+                self.l("_failures = None")
             for key, subschema in properties.items():
                 if not isinstance(subschema, (dict, bool)):
                     raise JsonSchemaDefinitionException(f"{self._variable}[{key!r}] must be object")
                 empty = subschema is True or subschema == {}
                 if key in required:
                     if not empty:
-                        self._property(key, subschema)
+                        self._property(key, subschema, collecting)
                 elif counting or not empty:
                     with self.l("if {} in {variable}:", repr(key)):
                         if counting:
                             self.l("{variable}_known += 1")
                         if not empty:
-                            self._property(key, subschema)
+                            self._property(key, subschema, collecting)
+            if collecting:  # the names are checked next, unless a property failed: then they are counted here
+                strays = "len({variable}) != {variable}_known" if counting else "False"
+                with self.l("if _failures is not None:"):
+                    self.l(f"return _errors(_failures, {{variable}}, {strays})")
         return None
 
-    def _property(self, key: str, subschema: Any) -> None:
+    def _property(self, key: str, subschema: Any, collecting: bool) -> None:
         name = re.sub(r"($[^a-zA-Z]|[^a-zA-Z0-9])", "", key)  # as fastjsonschema names it
+        if collecting:
+            return self._collecting(key, subschema)
         self.l("{variable}__{} = {variable}[{}]", name, repr(key))
         dotted = f"{self._variable_name}.{self._brace(key)}"
         self.generate_func_code_block(subschema, f"{self._variable}__{name}", dotted, clear_variables=True)
+        return None
+
+    def _collecting(self, key: str, subschema: Any) -> None:
+        """One property of a collecting root: its first failure joins ``_failures``, then the next property is checked.
+
+        The checks run in a ``while True`` left by ``break``: a failure outside any trial or loop
+        records itself and breaks, with no raise. One inside a loop (an array's items) or a
+        ``$ref`` function still raises `Failure`, caught around the property and recorded; a
+        property with neither has no ``try`` (one costs a little before Python 3.11).
+        """
+        with self.l("while True:", optimize=False):
+            with self.l("try:", optimize=False):
+                start = len(self._code)
+                self._property(key, subschema, False)
+                for number, indent, text in self._unenclosed(start, ("try:", "for ", "while ")):  # trials, loops
+                    if text.startswith(_RAISE) and text.endswith(")"):
+                        self._code[number] = f"{indent}{_RECORD}(({text[len(_RAISE) : -1]},)); break"
+            body = self._code[start:]
+            if any(_RAISE in line for line in body) or any(line >= start for line, _ in self._calls):
+                with self.l("except _Failure as exc:", optimize=False):
+                    self.l(f"{_RECORD}(exc.args)")
+            else:  # nothing in it raises: the `try` goes, its body one level out (no `$ref` call's line moves)
+                self._code[start - 1 :] = [line[self.INDENT :] for line in body]
+            self.l("break", optimize=False)
 
     def generate_additional_properties(self) -> None:
         extra = cast(dict[str, Any], self._definition)["additionalProperties"]
@@ -582,26 +658,46 @@ def compile_document(
     ``schema`` is the original the document was translated from: an error's ``schema`` field
     is its fragment for the value at fault (or what ``locate`` gives; see `ErrorMap`, and
     ``below_root`` there). With ``collect``, an object root's error also lists every other
-    failure (`ArgumentsError.errors`), found after the first by `Collector` and, inside an
-    argument, `NestedErrors`: a valid value's check does no more work for it.
+    failure (`ArgumentsError.errors`): the root of an ordered object checks each property to its
+    first failure in its one pass, and `Collector` (beside the first failure of any other root)
+    and, inside an argument, `NestedErrors` find the rest. A valid value's check does no more
+    work for it.
     """
+
+    def report(errors: ErrorMap, collects: bool) -> tuple[Report, ReportAll]:
+        expand = NestedErrors(document, schema, _leaf)
+        return reporter(errors, Collector.of(document, schema, _each, expand, collects=collects) if collect else None)
+
+    return cast(Check, _compiled(document, schema, report, collect=collect, locate=locate, below_root=below_root))
+
+
+def _compiled(
+    document: dict[str, Any],
+    schema: Any,
+    report: Callable[[ErrorMap, bool], tuple[Report, ReportAll]],
+    *,
+    collect: bool,
+    locate: Locate | None = None,
+    below_root: bool = False,
+) -> Callable[[object], Any]:
+    """The root function of ``document``; ``report`` gives what it returns for a failure (see `compile_document`)."""
     try:
         resolver = _Resolver("", document, store={})
-        generator = _Generator(document, resolver)
+        generator = _Generator(document, resolver, collect=collect)
         code = generator.func_code
         state = generator.global_state
-        collector = Collector.of(document, schema, _alone, NestedErrors(document, schema, _leaf)) if collect else None
         errors = ErrorMap(generator.sites, schema, locate=locate, below_root=below_root)
-        state.update(_error=reporter(errors, collector), _too_deep=_too_deep)
+        state["_error"], state["_errors"] = report(errors, generator.collects)
+        state["_too_deep"] = _too_deep
         exec(code, state)
     except (JsonSchemaDefinitionException, SyntaxError, RecursionError, ValueError, re.error) as exc:
         raise SchemaError(f"schema could not be compiled: {exc}") from None
-    return cast(Callable[[object], "ArgumentsError | None"], state[resolver.get_scope_name()])
+    return cast(Callable[[object], Any], state[resolver.get_scope_name()])
 
 
-def _alone(document: dict[str, Any], schema: Any) -> Check:
-    """A document of some properties alone, compiled for a `Collector` (which collects nothing itself)."""
-    return compile_document(document, schema, collect=False)
+def _each(document: dict[str, Any], schema: Any) -> Each:
+    """A document of some properties alone, compiled for a `Collector`: each property's first failure, listed."""
+    return cast(Each, _compiled(document, schema, lambda errors, _: listing_reporter(errors), collect=True))
 
 
 def _leaf(document: dict[str, Any]) -> Check:

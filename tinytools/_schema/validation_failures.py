@@ -11,9 +11,11 @@ call's own ``(site, prefix, *dynamic)``, a chain back to the root. `ErrorMap` re
 without re-walking the data; the wording of each site is built on its first failure and kept.
 
 The generated code stops at its first failure, which keeps a valid call's check as short as it
-can be. When an arguments object fails, `Collector` looks again, on that failure path only, for
-every other failing argument, and `tinytools._schema.nested_failures` for every other problem inside
-an argument's objects and arrays, so that the model can repair them all in one round trip. Each
+can be, except that the root of an arguments object of a known order (`ORDERED_ROOT`) checks each
+argument to its own first failure, every argument in one pass. `Collector` puts those together,
+looks again after any other failure, on that failure path only, and has
+`tinytools._schema.nested_failures` find every other problem inside an argument's objects and
+arrays, so that the model can repair them all in one round trip. Each
 error quotes the schema of the value at fault (`tinytools._schema.fragments.schema_at`), not the
 argument's whole schema.
 """
@@ -30,16 +32,21 @@ from tinytools._errors import ECHO_LIMIT, MAX_LISTED, ArgumentsError, counted, s
 from tinytools._schema.fragments import schema_at
 
 __all__ = [
+    "ORDERED_ROOT",
     "Check",
     "Collector",
+    "Each",
     "ErrorMap",
     "Expand",
     "FragmentCache",
     "Locate",
+    "Report",
+    "ReportAll",
     "Site",
     "Token",
     "echo",
     "escape",
+    "listing_reporter",
     "locator",
     "reporter",
     "unescape",
@@ -295,8 +302,19 @@ class ErrorMap:
         return schema_failure(reason, pointer, keyword, parameter, self.locate(tokens))
 
 
-_ORDERED_ROOT = frozenset({"type", "properties", "required", "additionalProperties", "definitions"})
-"""Root keywords whose compiled checks run in a known order (see `Collector`)."""
+ORDERED_ROOT = frozenset({"type", "properties", "required", "additionalProperties", "definitions"})
+"""Root keywords whose compiled checks run in a known order: ``required``, each property, the names.
+
+The root function of such an object (what `@tool` makes) checks every property even after one
+has failed, and lists each one's first failure (`tinytools._schema.codegen`)."""
+
+Each = Callable[[dict[str, Any]], "list[ArgumentsError] | ArgumentsError | None"]
+"""A compiled check of an object's properties alone that lists each one's first failure (None: all pass)."""
+Report = Callable[[tuple[Any, ...], object], Any]
+"""What a compiled root function returns for one failure's ``args`` and its input."""
+ReportAll = Callable[[list[tuple[Any, ...]], object, bool], Any]
+"""What it returns for each failing property's first failure (``args``), its input, and whether
+the input holds names the (closed) object does not know."""
 
 
 def _take(error: ArgumentsError, other: ArgumentsError) -> None:
@@ -306,11 +324,11 @@ def _take(error: ArgumentsError, other: ArgumentsError) -> None:
     error.args = (other.reason,)
 
 
-def reporter(errors: ErrorMap, collector: Collector | None) -> Callable[[tuple[Any, ...], object], ArgumentsError]:
-    """What a compiled root function calls with a failure's ``args`` and its input: the error to return."""
+def reporter(errors: ErrorMap, collector: Collector | None) -> tuple[Report, ReportAll]:
+    """What a compiled root function calls with its failure, or with each failing property's: the error to return."""
     error = errors.error
     if collector is None:
-        return lambda args, data: error(args)
+        return (lambda args, data: error(args)), (lambda failures, data, strays: error(failures[0]))
 
     def report(args: tuple[Any, ...], data: object) -> ArgumentsError:
         first = error(args)
@@ -318,25 +336,34 @@ def reporter(errors: ErrorMap, collector: Collector | None) -> Callable[[tuple[A
             collector(first, data)
         return first
 
-    return report
+    def report_all(failures: list[tuple[Any, ...]], data: Any, strays: bool) -> ArgumentsError:
+        first = error(failures[0])
+        if len(failures) > 1 or strays or collector.holds_more(first, data):  # else it is the only one
+            unknown = [key for key in data if key not in collector.place] if strays else []
+            collector.listing(first, [], [error(args) for args in failures[1:]], unknown, data)
+        return first
+
+    return report, report_all
+
+
+def listing_reporter(errors: ErrorMap) -> tuple[Report, ReportAll]:
+    """What the root function of an `Each` check calls: each failure's error, in a list."""
+    error = errors.error
+    return (lambda args, data: [error(args)]), (lambda failures, data, strays: [error(args) for args in failures])
 
 
 class Collector:
     """Every failing argument of an arguments object the compiled check refused (the failure path only).
 
-    The compiled check reports the first failure it meets. This looks again, argument by
-    argument: required names that are absent, names a closed object does not know, and each
-    known argument against its own schema. The last is the check of a document holding only the
-    properties after a given one (an open object: other names pass), compiled the first time a
-    failure needs it: after a failure in one argument, the check of those after it finds the
-    next. Failures the root alone can find (``minProperties``, ``dependentRequired``, ...) are
-    listed when the compiled check met them first.
-
-    For a root of nothing but ``type``, ``properties``, ``required`` and ``additionalProperties``
-    (what `@tool` makes), the compiled check's order says more: it checks ``required``, then the
-    properties in the schema's order, then the names. So after a failure in one argument nothing
-    is missing and only the arguments after it need a look; a call with one bad argument costs
-    one pass over those.
+    The compiled check of an ordered root (`ORDERED_ROOT`: what `@tool` makes) checks ``required``,
+    then every property in the schema's order, each to its first failure, then the names: one pass
+    finds each failing argument, and `listing` puts them in order. Any other failure (a root of
+    other keywords, or a required name absent, so the properties were not read) comes to
+    ``__call__``, which looks again: required names that are absent, names a closed object does
+    not know, and each known argument's first failure, from the check of the properties alone
+    (an open object: other names pass), compiled the first time a failure needs it. Failures the
+    root alone can find (``minProperties``, ``dependentRequired``, ...) are listed when the
+    compiled check met them first.
 
     An argument whose value is an object or an array may hold more failures than its first:
     ``expand`` (`tinytools._schema.nested_failures.NestedErrors`) lists them all, at any depth, and
@@ -348,8 +375,8 @@ class Collector:
         schema: dict[str, Any],
         *,
         closed: bool,
-        ordered: bool,
-        compile_after: Callable[[int], Check | None],
+        collects: bool,
+        compile_each: Callable[[], Each | None],
         expand: Expand | None = None,
     ):
         """Collect for the original ``schema``.
@@ -357,9 +384,8 @@ class Collector:
         Args:
             schema: The original schema (for fragments and names).
             closed: Whether names that are not properties are refused.
-            ordered: Whether the root is checked in the order the class describes.
-            compile_after: The check of the properties after the one at an index (-1: all), or
-                None when there are none.
+            collects: Whether the root's own pass lists each failing property (see the class).
+            compile_each: The check of the properties alone, or None when there are none.
             expand: Lists the failures inside one argument, given its first failure, its value
                 and how many more the listing has room for; None to list one per argument.
         """
@@ -369,45 +395,44 @@ class Collector:
         required = schema.get("required")
         self.required: list[str] = required if isinstance(required, list) else []
         self.closed = closed
-        self.ordered = ordered
+        self.collects = collects
         self.place = {name: index for index, name in enumerate(self.properties)}
         self.known = frozenset(self.properties)
         self.allowed = shorten(", ".join(self.properties)) or "none"
-        self.compile_after = compile_after
-        self.checks: dict[int, Check | None] = {}
+        self.compile_each = compile_each
 
     @classmethod
     def of(
         cls,
         document: dict[str, Any],
         schema: Any,
-        compile_alone: Callable[[dict[str, Any], Any], Check],
+        compile_each: Callable[[dict[str, Any], Any], Each],
         expand: Expand | None = None,
+        *,
+        collects: bool = False,
     ) -> Collector | None:
         """The collector of a translated ``document`` whose root is an object naming its properties, else None.
 
-        ``compile_alone`` compiles a document of some of its properties (with its definitions);
-        ``expand`` lists the failures inside one argument (see the class).
+        ``compile_each`` compiles a document of its properties (with its definitions) into an
+        `Each`; ``expand`` lists the failures inside one argument; ``collects``: whether the
+        document's compiled root lists each failing property itself (see the class).
         """
         properties = document.get("properties", {})
         if document.get("type") != "object" or not isinstance(properties, dict) or "patternProperties" in document:
             return None
         if not isinstance(schema, dict):
             return None
-        names = list(properties)
 
-        def compile_after(index: int) -> Check | None:
-            after = {name: properties[name] for name in names[index + 1 :]}
-            if not after:
+        def each() -> Each | None:
+            if not properties:
                 return None
-            alone: dict[str, Any] = {"type": "object", "properties": after}  # no required, open: other names pass
+            alone: dict[str, Any] = {"type": "object", "properties": properties}  # no required, open: other names pass
             if "definitions" in document:
                 alone["definitions"] = document["definitions"]
-            return compile_alone(alone, schema)
+            return compile_each(alone, schema)
 
         closed = document.get("additionalProperties") is False
-        ordered = document.keys() <= _ORDERED_ROOT
-        return cls(schema, closed=closed, ordered=ordered, compile_after=compile_after, expand=expand)
+        return cls(schema, closed=closed, collects=collects, compile_each=each, expand=expand)
 
     def __call__(self, first: ArgumentsError, data: dict[str, Any]) -> None:
         """Attach to ``first`` (the compiled check's error for ``data``) every failing argument."""
@@ -416,13 +441,22 @@ class Collector:
         index = place.get(parameter) if parameter is not None and pointer else None  # the argument it is in, if any
         unknown = [] if not self.closed or self.known.issuperset(data) else [key for key in data if key not in place]
         absent: list[str] = []
-        if index is not None and self.ordered:  # required passed, and so did every argument before this one
-            invalid = self.invalid(data, index)
-        elif keyword == "additionalProperties" and self.ordered:  # all but the names passed
+        if keyword == "additionalProperties" and self.collects:  # all but the names passed
             invalid = []
         else:
             absent = [name for name in self.required if name not in data]
-            invalid = [each for each in self.invalid(data, -1) if index is None or each.parameter != parameter]
+            invalid = [each for each in self.invalid(data) if index is None or each.parameter != parameter]
+        self.listing(first, absent, invalid, unknown, data)
+
+    def listing(
+        self,
+        first: ArgumentsError,
+        absent: list[str],
+        invalid: list[ArgumentsError],
+        unknown: list[str],
+        data: dict[str, Any],
+    ) -> None:
+        """Attach to ``first`` the failures found beside it: names absent, arguments invalid, names unknown."""
         if not (absent or invalid or unknown or self.holds_more(first, data)):
             return
         lead = self.lead(first, absent, unknown)
@@ -468,17 +502,18 @@ class Collector:
             return self.unknown(parameter)
         return schema_failure(first.reason, pointer, keyword, parameter, first.schema)
 
-    def invalid(self, data: dict[str, Any], index: int) -> list[ArgumentsError]:
-        """The first failure of each argument after the one at ``index`` (-1: of each), in schema order."""
-        found: list[ArgumentsError] = []
-        place, checks = self.place, self.checks
-        while True:
-            check = checks[index] if index in checks else checks.setdefault(index, self.compile_after(index))
-            problem = check(data) if check is not None else None
-            if problem is None or problem.parameter is None or problem.parameter not in place:
-                return found  # valid, or too deep to say where
-            found.append(problem)
-            index = place[problem.parameter]  # later than before: the check knows no other
+    @functools.cached_property
+    def each(self) -> Each | None:
+        """The check of the properties alone, compiled when a failure first needs it (None: there are none)."""
+        return self.compile_each()
+
+    def invalid(self, data: dict[str, Any]) -> list[ArgumentsError]:
+        """The first failure of each argument, in schema order."""
+        check = self.each
+        found = check(data) if check is not None else None
+        if not isinstance(found, list):
+            return []  # valid, or too deep to say where
+        return [each for each in found if each.parameter in self.place]
 
     def missing(self, name: str) -> ArgumentsError:
         """The error of one absent required argument."""
