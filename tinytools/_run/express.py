@@ -81,23 +81,24 @@ def express(
                 return plan.sealed_invalid(call, kept(exc), start)
             if values is not None:
                 return values
-        return general_way(call, inject, start)
+        bound = general_way(call, inject, start)
+        return bound if bound.__class__ is ToolResult else partial(general, *bound[0], **bound[1])  # type: ignore[index]
 
-    def general_way(call: ToolCall, inject: Mapping[str, Any] | None, start: int) -> partial[Any] | ToolResult:
-        """The call read the general way, bound in a ``partial`` of the tool's callable; or its result.
+    def general_way(
+        call: ToolCall, inject: Mapping[str, Any] | None, start: int
+    ) -> tuple[list[Any] | tuple[Any, ...], dict[str, Any]] | ToolResult:
+        """The call read the general way and bound (its callable's positional and keyword arguments), or its result.
 
         Binding runs the application's code (converters, default factories): a run it cancelled,
         or whose deadline passed meanwhile, starts no tool (admission is asked again, as the
         pipeline asks it once the job is made).
         """
         bound = plan.bound(call, inject, start)
-        if bound.__class__ is ToolResult:
-            return bound
-        if admission.checked:
+        if admission.checked and bound.__class__ is not ToolResult:
             refusal = admission.stopped(call, name, start)
             if refusal is not None:
                 return refusal
-        return partial(general, *bound[0], **bound[1])  # type: ignore[index]
+        return bound
 
     def finished(call: ToolCall, output: Any, start: int) -> ToolResult:
         if output.__class__ in plain and unchecked:
@@ -223,7 +224,7 @@ def express(
             if bound.__class__ is ToolResult:
                 return bound
         try:
-            output = fn(*values) if values is not None else bound()  # type: ignore[operator]
+            output = fn(*values) if values is not None else general(*bound[0], **bound[1])  # type: ignore[index]
         except BaseException as exc:
             if isinstance(exc, _PARKS):
                 return parked(plan, call, inject, exc, start, False)  # type: ignore[no-any-return]

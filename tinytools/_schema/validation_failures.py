@@ -28,7 +28,16 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tinytools._errors import ECHO_LIMIT, MAX_LISTED, ArgumentsError, counted, schema_failure, shorten
+from tinytools._errors import (
+    ECHO_LIMIT,
+    MAX_LISTED,
+    ArgumentsError,
+    counted,
+    failure_fields,
+    failure_like,
+    schema_failure,
+    shorten,
+)
 from tinytools._schema.fragments import schema_at
 
 __all__ = [
@@ -131,15 +140,16 @@ class Site:
         self.definition = definition
         self.template = template
         self.worded: dict[bool, Wording] = {}  # by "below the root", built on first use
-        self.fixed: tuple[Wording, str, str | None, Any] | None = None  # see `fix`
+        self.fixed: tuple[Wording, dict[str, Any]] | None = None  # see `fix`
 
-    def fix(self, locate: Locate, below_root: bool) -> tuple[Wording, str, str | None, Any]:
-        """For a path without run-time parts, from the root: wording, pointer, parameter, fragment."""
+    def fix(self, locate: Locate, below_root: bool) -> tuple[Wording, dict[str, Any]]:
+        """For a path without run-time parts, from the root: the wording, and the error's fields but its reason."""
         path = self.template
         first = path[0] if path and isinstance(path[0], str) else None
         pointer = "".join(f"/{escape(t)}" for t in path if t is not None)
         tokens = [token for token in path if token is not None]  # a fixed path has none
-        self.fixed = (self.wording(bool(path) or below_root), pointer, first, locate(tokens))
+        fields = failure_fields("", pointer, self.rule, first, locate(tokens))
+        self.fixed = (self.wording(bool(path) or below_root), fields)
         return self.fixed
 
     def wording(self, nested: bool) -> Wording:
@@ -276,10 +286,10 @@ class ErrorMap:
         """The `ArgumentsError` for a failure's ``args``."""
         site: Site = self.sites[args[0]]
         if args[2] is None and len(args) == 3:  # a path without run-time parts, in the root function
-            wording, pointer, parameter, fragment = site.fixed or site.fix(self.locate, self.below_root)
+            wording, fields = site.fixed or site.fix(self.locate, self.below_root)
             if type(wording) is str:  # the common case: all but the echoed value is known
-                reason = wording + echo(args[1])
-                return schema_failure(reason, pointer, site.rule, parameter, fragment)
+                return failure_like(fields, wording + echo(args[1]))
+            pointer, parameter = fields["pointer"], fields["parameter"]
             tokens: list[Token] = [token for token in site.template if token is not None]  # a fixed path has none
         else:
             tokens = self.tokens(args)
