@@ -348,12 +348,22 @@ def reporter(errors: ErrorMap, collector: Collector | None) -> tuple[Report, Rep
 
     def report_all(failures: list[tuple[Any, ...]], data: Any, strays: bool) -> ArgumentsError:
         first = error(failures[0])
-        if len(failures) > 1 or strays or collector.holds_more(first, data):  # else it is the only one
+        if (
+            len(failures) > 1
+            or strays
+            or (  # else it is the only one
+                data.get(first.parameter).__class__ in _CONTAINERS and collector.holds_more(first, data)
+            )
+        ):
             unknown = [key for key in data if key not in collector.place] if strays else []
             collector.listing(first, [], [error(args) for args in failures[1:]], unknown, data)
         return first
 
     return report, report_all
+
+
+_CONTAINERS = (dict, list)
+"""The classes of a decoded value that may hold failures beside its first (`Collector.holds_more`)."""
 
 
 def listing_reporter(errors: ErrorMap) -> tuple[Report, ReportAll]:
