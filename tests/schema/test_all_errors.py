@@ -142,6 +142,28 @@ def test_references_and_nested_failures_are_found_in_each_argument() -> None:
     assert listed(error) == [("/a/x", "type", "a"), ("/b", "required", "b"), ("/c", "type", "c")]
 
 
+@pytest.mark.parametrize("schema", [WEATHER, UNORDERED], ids=["ordered", "unordered"])
+def test_an_argument_nested_too_deeply_to_check_keeps_the_failures_found_before_it(schema: dict[str, Any]) -> None:
+    deep: list[Any] = []
+    for _ in range(5_000):  # a Python value: JSON text this deep is refused before it is checked
+        deep = [deep]
+    error = failure(
+        {
+            **schema,
+            "properties": {**schema["properties"], "tags": {"$ref": "#/$defs/nest"}},
+            "$defs": {"nest": {"type": "array", "items": {"$ref": "#/$defs/nest"}}},
+        },
+        {"city": "", "days": 2, "tags": deep},
+    )
+    assert listed(error)[0] == ("/city", "minLength", "city")
+
+
+def test_a_name_that_is_not_a_string_is_named_not_a_crash() -> None:
+    error = failure(WEATHER, {"city": 3, "days": 1, 7: "x"})  # only a Python value checked directly holds one
+    assert ("/7", "additionalProperties", "7") in listed(error)
+    assert listed(error)[0] == ("/city", "type", "city")
+
+
 def test_a_value_that_is_not_an_object_has_one_failure() -> None:
     error = failure(WEATHER, [1, 2])
     assert error.errors == (error,) and error.keyword == "type"

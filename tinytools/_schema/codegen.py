@@ -211,7 +211,7 @@ class _Generator(CodeGeneratorDraft07):
         whatever failed before, and returns `_errors` of them all (see `_collecting`).
         """
         super().__init__(document, resolver=resolver, use_default=False, use_formats=False)  # type: ignore[no-untyped-call]
-        self.collects = (
+        self._collect = (
             collect
             and isinstance(document, dict)
             and document.get("type") == "object"
@@ -219,6 +219,7 @@ class _Generator(CodeGeneratorDraft07):
             and document.keys() <= ORDERED_ROOT
             and document.get("additionalProperties", True) in (True, False, {})
         )
+        self.collects = False
         """Whether the root function lists each failing property itself (else it stops at its first failure)."""
         self._root: Any = None  # the root function's own definition, once it is generated
         self.sites: list[Site] = []
@@ -244,6 +245,8 @@ class _Generator(CodeGeneratorDraft07):
             self._root = definition
             self.l("pass")  # becomes the memo of `_shared` if a $ref target has two callers or more
             self._memo_line = len(self._code) - 1
+            if self._collect:
+                self.l("_failures = None")
             with self.l("try:", optimize=False):
                 start = len(self._code)
                 self.generate_func_code_block(definition, "data", "data", clear_variables=True)
@@ -252,7 +255,10 @@ class _Generator(CodeGeneratorDraft07):
             with self.l("except _Failure as exc:"):
                 self.l("return _error(exc.args, data)")
             with self.l("except RecursionError:"):
-                self.l("return _too_deep()")
+                if self.collects:  # what the pass found before it was cut short is kept; the names were not counted
+                    self.l("return _too_deep() if _failures is None else _errors(_failures, data, None)")
+                else:
+                    self.l("return _too_deep()")
         return None
 
     def _return_directly(self, start: int) -> None:
@@ -520,15 +526,14 @@ class _Generator(CodeGeneratorDraft07):
         properties: dict[str, Any] = definition["properties"]
         required = set(definition.get("required", ())) & properties.keys()
         counting = definition.get("additionalProperties") is False
-        collecting = self.collects and definition is self._root and self._function == self._entry
+        collecting = self._collect and definition is self._root and self._function == self._entry
+        self.collects = self.collects or collecting
         self.create_variable_is_dict()  # type: ignore[no-untyped-call]
         with self.l("if {variable}_is_dict:"):
             if counting:  # names present of those known; any other name is one too many
                 self.l("{variable}_known = {}", len(required))
             else:
                 self.l("pass")  # in case no property needs code
-            if collecting:
-                self.l("_failures = None")
             for key, subschema in properties.items():
                 if not isinstance(subschema, (dict, bool)):
                     raise JsonSchemaDefinitionException(f"{self._variable}[{key!r}] must be object")

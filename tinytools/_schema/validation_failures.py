@@ -322,9 +322,9 @@ Each = Callable[[dict[str, Any]], "list[ArgumentsError] | ArgumentsError | None"
 """A compiled check of an object's properties alone that lists each one's first failure (None: all pass)."""
 Report = Callable[[tuple[Any, ...], object], Any]
 """What a compiled root function returns for one failure's ``args`` and its input."""
-ReportAll = Callable[[list[tuple[Any, ...]], object, bool], Any]
+ReportAll = Callable[[list[tuple[Any, ...]], object, "bool | None"], Any]
 """What it returns for each failing property's first failure (``args``), its input, and whether
-the input holds names the (closed) object does not know."""
+the input holds names the (closed) object does not know (None: not counted, to be looked for)."""
 
 
 def _take(error: ArgumentsError, other: ArgumentsError) -> None:
@@ -346,8 +346,10 @@ def reporter(errors: ErrorMap, collector: Collector | None) -> tuple[Report, Rep
             collector(first, data)
         return first
 
-    def report_all(failures: list[tuple[Any, ...]], data: Any, strays: bool) -> ArgumentsError:
+    def report_all(failures: list[tuple[Any, ...]], data: Any, strays: bool | None) -> ArgumentsError:
         first = error(failures[0])
+        if strays is None:  # the root's pass was cut short (a value nested too deeply): look for them
+            strays = collector.closed and not collector.known.issuperset(data)
         if (
             len(failures) > 1
             or strays
@@ -541,6 +543,11 @@ class Collector:
         return schema_failure(reason, "", "required", name, self.properties.get(name))
 
     def unknown(self, key: str) -> ArgumentsError:
-        """The error of one argument name the closed object does not know."""
+        """The error of one argument name the closed object does not know.
+
+        A key that is not a string (only a Python value checked directly can hold one) is named
+        as its text.
+        """
+        key = key if key.__class__ is str else str(key)
         reason = f"unexpected argument {shorten(key)!r} (allowed: {self.allowed})"
         return schema_failure(reason, f"/{escape(key)}", "additionalProperties", key, None)
