@@ -1,9 +1,10 @@
 """Every failing argument at once: `ArgumentsError.errors` lists each one, up to `MAX_LISTED`.
 
-The compiled check stops at its first failure; the others are found afterwards, on the failure
-path only. These tests pin what is listed (missing, unexpected and invalid arguments, one entry
-each), its order (the first failure first), the bound, and that a root checked in no known order
-(``minProperties``, ``allOf``) is listed just as fully.
+The compiled check of an arguments object checks every argument to its first failure in one pass;
+what lies beside a failure inside an argument, and beside a failure of any other root, is found
+afterwards, on the failure path only. These tests pin what is listed (missing, unexpected and
+invalid arguments, one entry each), its order (the first failure first), the bound, and that a
+root checked in no known order (``minProperties``, ``allOf``) is listed just as fully.
 """
 
 from __future__ import annotations
@@ -156,6 +157,21 @@ def test_an_argument_nested_too_deeply_to_check_keeps_the_failures_found_before_
         {"city": "", "days": 2, "tags": deep},
     )
     assert listed(error)[0] == ("/city", "minLength", "city")
+
+
+@pytest.mark.parametrize("depth", [7, 8, 9, 16])
+@pytest.mark.parametrize("keyword", ["contains", "anyOf"])
+def test_an_argument_nested_past_where_subschemas_get_functions_of_their_own_compiles(keyword: str, depth: int) -> None:
+    """Each argument's checks sit in two more blocks than before (Python allows 20 statically nested)."""
+    node: dict[str, Any] = {"type": "integer"}
+    for level in range(depth):  # `contains` nests a loop and a trial a level, `anyOf` a trial and a loop
+        inner = {"type": "array", "contains": node} if keyword == "contains" else {"type": "array", "items": node}
+        node = inner if keyword == "contains" or level % 2 else {"anyOf": [inner, {"type": "null"}]}
+    schema = {"type": "object", "properties": {"a": {"type": "string"}, "x": node}, "additionalProperties": False}
+    value: Any = "deepest"
+    for _ in range(depth):
+        value = [value]
+    assert [each.parameter for each in failure(schema, {"a": 1, "x": value}).errors] == ["a", "x"]
 
 
 def test_a_name_that_is_not_a_string_is_named_not_a_crash() -> None:

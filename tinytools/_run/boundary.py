@@ -96,7 +96,9 @@ class Boundary:
         if limit is not None:
             if result.status == "succeeded":
                 result = self._within_budget(result, scrub, start)
-            elif (error := result.error) is None or (len(error.message) + 7) * 4 > limit:  # else surely within
+            elif (error := result.error) is None or (
+                len(error.message) + 7
+            ) * 4 > limit:  # "Error: " + message, bounded
                 result = _message_within(result, limit)
         return result if note is None else _noted(result, note)
 
@@ -321,12 +323,11 @@ def _key(key: Any, scrub: Callable[[str], str]) -> Any:
 def _message_within(result: ToolResult, limit: int) -> ToolResult:
     """A failure's or a pending call's text held to the budget: its message cut, saying so.
 
-    A pending call whose requested schema alone is over the budget fails instead: its request
-    cannot be shown whole, and a cut schema is no schema.
+    `Boundary.seal` asks only for a result whose text may be over the budget. A pending call whose
+    requested schema alone is over the budget fails instead: its request cannot be shown whole, and
+    a cut schema is no schema.
     """
-    error, pending = result.error, result.pending
-    if error is not None and (len(error.message) + 7) * 4 <= limit:  # "Error: " and the message: a bound, not the text
-        return result
+    pending = result.pending
     if pending is not None and pending.request.schema is not None and len(_encode(pending.request.schema)) > limit:
         message = (
             f"Tool {result.name!r} asked for an answer whose schema is larger than the {limit}-byte budget; "

@@ -577,12 +577,14 @@ class _Generator(CodeGeneratorDraft07):
                 for number, indent, text in self._unenclosed(start, ("try:", "for ", "while ")):  # trials, loops
                     if text.startswith(_RAISE) and text.endswith(")"):
                         self._code[number] = f"{indent}{_RECORD}(({text[len(_RAISE) : -1]},)); break"
-            body = self._code[start:]
-            if any(_RAISE in line for line in body) or any(line >= start for line, _ in self._calls):
+            unguarded = {number for number, _, _ in self._unenclosed(start, ("try:",))}  # a trial catches its own
+            if any(self._code[number].lstrip().startswith(_RAISE) for number in unguarded) or any(
+                line in unguarded for line, _ in self._calls
+            ):
                 with self.l("except _Failure as exc:", optimize=False):
                     self.l(f"{_RECORD}(exc.args)")
             else:  # nothing in it raises: the `try` goes, its body one level out (no `$ref` call's line moves)
-                self._code[start - 1 :] = [line[self.INDENT :] for line in body]
+                self._code[start - 1 :] = [line[self.INDENT :] for line in self._code[start:]]
             self.l("break", optimize=False)
 
     def generate_additional_properties(self) -> None:
@@ -670,8 +672,10 @@ def compile_document(
     """
 
     def report(errors: ErrorMap, collects: bool) -> tuple[Report, ReportAll]:
+        if not collect:
+            return reporter(errors, None)
         expand = NestedErrors(document, schema, _leaf)
-        return reporter(errors, Collector.of(document, schema, _each, expand, collects=collects) if collect else None)
+        return reporter(errors, Collector.of(document, schema, _each, expand, collects=collects))
 
     return cast(Check, _compiled(document, schema, report, collect=collect, locate=locate, below_root=below_root))
 
@@ -701,7 +705,7 @@ def _compiled(
 
 
 def _each(document: dict[str, Any], schema: Any) -> Each:
-    """A document of some properties alone, compiled for a `Collector`: each property's first failure, listed."""
+    """A document of the properties alone, compiled for a `Collector`: each property's first failure, listed."""
     return cast(Each, _compiled(document, schema, lambda errors, _: listing_reporter(errors), collect=True))
 
 

@@ -315,8 +315,9 @@ class ErrorMap:
 ORDERED_ROOT = frozenset({"type", "properties", "required", "additionalProperties", "definitions"})
 """Root keywords whose compiled checks run in a known order: ``required``, each property, the names.
 
-The root function of such an object (what `@tool` makes) checks every property even after one
-has failed, and lists each one's first failure (`tinytools._schema.codegen`)."""
+The root function of an object of these keywords alone (what `@tool` makes; ``additionalProperties``
+true, false or ``{}``) checks every property even after one has failed, and lists each one's
+first failure (`tinytools._schema.codegen`)."""
 
 Each = Callable[[dict[str, Any]], "list[ArgumentsError] | ArgumentsError | None"]
 """A compiled check of an object's properties alone that lists each one's first failure (None: all pass)."""
@@ -354,7 +355,7 @@ def reporter(errors: ErrorMap, collector: Collector | None) -> tuple[Report, Rep
             len(failures) > 1
             or strays
             or (  # else it is the only one
-                data.get(first.parameter).__class__ in _CONTAINERS and collector.holds_more(first, data)
+                data.get(first.parameter).__class__ in _HOLDERS and collector.holds_more(first, data)
             )
         ):
             unknown = [key for key in data if key not in collector.place] if strays else []
@@ -364,8 +365,9 @@ def reporter(errors: ErrorMap, collector: Collector | None) -> tuple[Report, Rep
     return report, report_all
 
 
-_CONTAINERS = (dict, list)
-"""The classes of a decoded value that may hold failures beside its first (`Collector.holds_more`)."""
+_HOLDERS = (dict, list)
+"""The classes of a value that may hold failures beside its first: `Collector.holds_more`'s first
+question, asked before calling it (most failing values are neither)."""
 
 
 def listing_reporter(errors: ErrorMap) -> tuple[Report, ReportAll]:
@@ -398,7 +400,7 @@ class Collector:
         *,
         closed: bool,
         collects: bool,
-        compile_each: Callable[[], Each | None],
+        make_each: Callable[[], Each | None],
         expand: Expand | None = None,
     ):
         """Collect for the original ``schema``.
@@ -407,7 +409,7 @@ class Collector:
             schema: The original schema (for fragments and names).
             closed: Whether names that are not properties are refused.
             collects: Whether the root's own pass lists each failing property (see the class).
-            compile_each: The check of the properties alone, or None when there are none.
+            make_each: Compiles the check of the properties alone (`each_check`); None when there are none.
             expand: Lists the failures inside one argument, given its first failure, its value
                 and how many more the listing has room for; None to list one per argument.
         """
@@ -421,7 +423,7 @@ class Collector:
         self.place = {name: index for index, name in enumerate(self.properties)}
         self.known = frozenset(self.properties)
         self.allowed = shorten(", ".join(self.properties)) or "none"
-        self.compile_each = compile_each
+        self.make_each = make_each
 
     @classmethod
     def of(
@@ -454,7 +456,7 @@ class Collector:
             return compile_each(alone, schema)
 
         closed = document.get("additionalProperties") is False
-        return cls(schema, closed=closed, collects=collects, compile_each=each, expand=expand)
+        return cls(schema, closed=closed, collects=collects, make_each=each, expand=expand)
 
     def __call__(self, first: ArgumentsError, data: dict[str, Any]) -> None:
         """Attach to ``first`` (the compiled check's error for ``data``) every failing argument."""
@@ -525,13 +527,13 @@ class Collector:
         return schema_failure(first.reason, pointer, keyword, parameter, first.schema)
 
     @functools.cached_property
-    def each(self) -> Each | None:
+    def each_check(self) -> Each | None:
         """The check of the properties alone, compiled when a failure first needs it (None: there are none)."""
-        return self.compile_each()
+        return self.make_each()
 
     def invalid(self, data: dict[str, Any]) -> list[ArgumentsError]:
         """The first failure of each argument, in schema order."""
-        check = self.each
+        check = self.each_check
         found = check(data) if check is not None else None
         if not isinstance(found, list):
             return []  # valid, or too deep to say where
