@@ -2,6 +2,9 @@
 
     pip install -e ".[bench]" && python benchmarks/run.py [--quick] [--no-save] [--only call import ...]
 
+A run of every section is saved to ``results.json`` and the chart (the performance page shows
+it); a run of some sections (``--only``) is printed only.
+
 Sections (each row's ratio is to the floor row of its own section, measured in the same run):
 
 - ``call``: ns per call of a one-argument tool and a seven-argument tool with constraints, on
@@ -266,7 +269,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats, for a smoke run")
     parser.add_argument("--no-save", action="store_true", help="print only; write no JSON or PNG")
-    parser.add_argument("--only", nargs="+", choices=SECTIONS, default=list(SECTIONS), metavar="SECTION")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=SECTIONS,
+        default=list(SECTIONS),
+        metavar="SECTION",
+        help="measure these sections alone (printed, not saved: results.json holds one whole run)",
+    )
     parser.add_argument(
         "--report", action="store_true", help="measure nothing: print, chart and tabulate the saved results.json"
     )
@@ -292,7 +302,9 @@ def main() -> None:
     results["meta"]["seconds"] = round(time.perf_counter() - started, 1)
     results["targets"] = check_targets(sections)
     print_table(results)
-    if not options.no_save:
+    if set(options.only) != set(SECTIONS) and not options.no_save:
+        print("\nnot saved: results.json and the chart hold one run of every section", file=sys.stderr)
+    elif not options.no_save:
         write_json(results, HERE / "results.json")
         draw_chart(results, CHART)
         print(f"\nwrote {HERE / 'results.json'} and {CHART}")
