@@ -54,7 +54,6 @@ __all__ = [
     "WaitsElsewhere",
     "argument_place",
     "counted",
-    "failure_fields",
     "failure_like",
     "kept",
     "schema_failure",
@@ -289,13 +288,7 @@ def schema_failure(reason: str, pointer: str, keyword: str, parameter: str | Non
     ``args`` is ``(reason,)``, set by ``BaseException.__new__``, as the constructor sets it.
     """
     error = _new_exception(ArgumentsError, reason)
-    error.__dict__ = failure_fields(reason, pointer, keyword, parameter, schema)
-    return error
-
-
-def failure_fields(reason: str, pointer: str, keyword: str, parameter: str | None, schema: Any) -> dict[str, Any]:
-    """The fields of `schema_failure`'s error, as its ``__dict__``."""
-    return {
+    error.__dict__ = {
         "tool": None,
         "parameter": parameter,
         "pointer": pointer,
@@ -303,10 +296,11 @@ def failure_fields(reason: str, pointer: str, keyword: str, parameter: str | Non
         "reason": reason,
         "schema": schema,
     }
+    return error
 
 
 def failure_like(fields: dict[str, Any], reason: str) -> ArgumentsError:
-    """`schema_failure` of ``fields`` (from `failure_fields`, kept) and ``reason``: a copy costs less than a dict."""
+    """`schema_failure` with another's fields (its ``__dict__``, kept) and ``reason``: a copy costs less than a dict."""
     error = _new_exception(ArgumentsError, reason)
     error.__dict__ = own = fields.copy()
     own["reason"] = reason

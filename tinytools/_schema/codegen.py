@@ -51,7 +51,6 @@ from tinytools._schema.converters import flooded
 from tinytools._schema.nested_failures import NestedErrors
 from tinytools._schema.references import Call, repeated_targets
 from tinytools._schema.validation_failures import (
-    ORDERED_ROOT,
     Check,
     Collector,
     Each,
@@ -196,6 +195,8 @@ _GUARDS = {
 
 _RAISE = "raise _Failure("
 """How a generated line that fails begins (`_Generator.exc` writes it; the root's returns rewrite it)."""
+_ORDERED_ROOT = frozenset({"type", "properties", "required", "additionalProperties", "definitions"})
+"""Root keywords whose checks run in a known order: ``required``, each property, the names (`_Generator`)."""
 _RECORD = "(_failures := _failures or []).append"
 """How a collecting root records a property's failure (`_Generator._collecting`): the list made on the first."""
 
@@ -206,22 +207,22 @@ class _Generator(CodeGeneratorDraft07):
     def __init__(self, document: dict[str, Any], resolver: RefResolver, *, collect: bool = False) -> None:
         """Generate the check of ``document``; with ``collect``, an ordered root lists each failing property.
 
-        Ordered: an object of nothing but `ORDERED_ROOT` keywords, ``additionalProperties`` a
-        boolean or ``{}``. Its root function then checks every property to its first failure,
-        whatever failed before, and returns `_errors` of them all (see `_collecting`).
+        Ordered: an object of nothing but `_ORDERED_ROOT` keywords, ``additionalProperties`` a
+        boolean or ``{}`` (what `@tool` makes). Its root function then checks every property to
+        its first failure, whatever failed before, and returns `_errors` of them all (see
+        `_collecting`).
         """
         super().__init__(document, resolver=resolver, use_default=False, use_formats=False)  # type: ignore[no-untyped-call]
-        self._collect = (
+        self.collects = (
             collect
             and isinstance(document, dict)
             and document.get("type") == "object"
             and isinstance(document.get("properties"), dict)
-            and document.keys() <= ORDERED_ROOT
+            and document.keys() <= _ORDERED_ROOT
             and document.get("additionalProperties", True) in (True, False, {})
         )
-        self.collects = False
         """Whether the root function lists each failing property itself (else it stops at its first failure)."""
-        self._root: Any = None  # the root function's own definition, once it is generated
+        self._root = document  # the root function's definition: its properties are the ones collected
         self.sites: list[Site] = []
         # Steps from the current function's input to the value being checked: a key or index,
         # or None and the generated variable that holds it at run time.
@@ -242,10 +243,9 @@ class _Generator(CodeGeneratorDraft07):
         self._validation_functions_done.add(uri)
         header = "def {}(data, custom_formats={{}}, name_prefix=None):"
         with self._resolver.resolving(uri) as definition, self.l(header, name):
-            self._root = definition
             self.l("pass")  # becomes the memo of `_shared` if a $ref target has two callers or more
             self._memo_line = len(self._code) - 1
-            if self._collect:
+            if self.collects:
                 self.l("_failures = None")
             with self.l("try:", optimize=False):
                 start = len(self._code)
@@ -526,8 +526,8 @@ class _Generator(CodeGeneratorDraft07):
         properties: dict[str, Any] = definition["properties"]
         required = set(definition.get("required", ())) & properties.keys()
         counting = definition.get("additionalProperties") is False
-        collecting = self._collect and definition is self._root and self._function == self._entry
-        self.collects = self.collects or collecting
+        collecting = self.collects and definition is self._root and self._function == self._entry
+        add = self._collecting if collecting else self._property
         self.create_variable_is_dict()  # type: ignore[no-untyped-call]
         with self.l("if {variable}_is_dict:"):
             if counting:  # names present of those known; any other name is one too many
@@ -540,27 +540,24 @@ class _Generator(CodeGeneratorDraft07):
                 empty = subschema is True or subschema == {}
                 if key in required:
                     if not empty:
-                        self._property(key, subschema, collecting)
+                        add(key, subschema)
                 elif counting or not empty:
                     with self.l("if {} in {variable}:", repr(key)):
                         if counting:
                             self.l("{variable}_known += 1")
                         if not empty:
-                            self._property(key, subschema, collecting)
+                            add(key, subschema)
             if collecting:  # the names are checked next, unless a property failed: then they are counted here
                 strays = "len({variable}) != {variable}_known" if counting else "False"
                 with self.l("if _failures is not None:"):
                     self.l(f"return _errors(_failures, {{variable}}, {strays})")
         return None
 
-    def _property(self, key: str, subschema: Any, collecting: bool) -> None:
+    def _property(self, key: str, subschema: Any) -> None:
         name = re.sub(r"($[^a-zA-Z]|[^a-zA-Z0-9])", "", key)  # as fastjsonschema names it
-        if collecting:
-            return self._collecting(key, subschema)
         self.l("{variable}__{} = {variable}[{}]", name, repr(key))
         dotted = f"{self._variable_name}.{self._brace(key)}"
         self.generate_func_code_block(subschema, f"{self._variable}__{name}", dotted, clear_variables=True)
-        return None
 
     def _collecting(self, key: str, subschema: Any) -> None:
         """One property of a collecting root: its first failure joins ``_failures``, then the next property is checked.
@@ -573,7 +570,7 @@ class _Generator(CodeGeneratorDraft07):
         with self.l("while True:", optimize=False):
             with self.l("try:", optimize=False):
                 start = len(self._code)
-                self._property(key, subschema, False)
+                self._property(key, subschema)
                 for number, indent, text in self._unenclosed(start, ("try:", "for ", "while ")):  # trials, loops
                     if text.startswith(_RAISE) and text.endswith(")"):
                         self._code[number] = f"{indent}{_RECORD}(({text[len(_RAISE) : -1]},)); break"

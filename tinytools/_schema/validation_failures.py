@@ -11,8 +11,9 @@ call's own ``(site, prefix, *dynamic)``, a chain back to the root. `ErrorMap` re
 without re-walking the data; the wording of each site is built on its first failure and kept.
 
 The generated code stops at its first failure, which keeps a valid call's check as short as it
-can be, except that the root of an arguments object of a known order (`ORDERED_ROOT`) checks each
-argument to its own first failure, every argument in one pass. `Collector` puts those together,
+can be, except that the root of an arguments object of a known order (what `@tool` makes; see
+`tinytools._schema.codegen`) checks each argument to its own first failure, every argument in one
+pass. `Collector` puts those together,
 looks again after any other failure, on that failure path only, and has
 `tinytools._schema.nested_failures` find every other problem inside an argument's objects and
 arrays, so that the model can repair them all in one round trip. Each
@@ -33,7 +34,6 @@ from tinytools._errors import (
     MAX_LISTED,
     ArgumentsError,
     counted,
-    failure_fields,
     failure_like,
     schema_failure,
     shorten,
@@ -41,7 +41,6 @@ from tinytools._errors import (
 from tinytools._schema.fragments import schema_at
 
 __all__ = [
-    "ORDERED_ROOT",
     "Check",
     "Collector",
     "Each",
@@ -148,7 +147,7 @@ class Site:
         first = path[0] if path and isinstance(path[0], str) else None
         pointer = "".join(f"/{escape(t)}" for t in path if t is not None)
         tokens = [token for token in path if token is not None]  # a fixed path has none
-        fields = failure_fields("", pointer, self.rule, first, locate(tokens))
+        fields = schema_failure("", pointer, self.rule, first, locate(tokens)).__dict__
         self.fixed = (self.wording(bool(path) or below_root), fields)
         return self.fixed
 
@@ -312,13 +311,6 @@ class ErrorMap:
         return schema_failure(reason, pointer, keyword, parameter, self.locate(tokens))
 
 
-ORDERED_ROOT = frozenset({"type", "properties", "required", "additionalProperties", "definitions"})
-"""Root keywords whose compiled checks run in a known order: ``required``, each property, the names.
-
-The root function of an object of these keywords alone (what `@tool` makes; ``additionalProperties``
-true, false or ``{}``) checks every property even after one has failed, and lists each one's
-first failure (`tinytools._schema.codegen`)."""
-
 Each = Callable[[dict[str, Any]], "list[ArgumentsError] | ArgumentsError | None"]
 """A compiled check of an object's properties alone that lists each one's first failure (None: all pass)."""
 Report = Callable[[tuple[Any, ...], object], Any]
@@ -379,7 +371,7 @@ def listing_reporter(errors: ErrorMap) -> tuple[Report, ReportAll]:
 class Collector:
     """Every failing argument of an arguments object the compiled check refused (the failure path only).
 
-    The compiled check of an ordered root (`ORDERED_ROOT`: what `@tool` makes) checks ``required``,
+    The compiled check of an ordered root (what `@tool` makes: see `tinytools._schema.codegen`) checks ``required``,
     then every property in the schema's order, each to its first failure, then the names: one pass
     finds each failing argument, and `listing` puts them in order. Any other failure (a root of
     other keywords, or a required name absent, so the properties were not read) comes to
