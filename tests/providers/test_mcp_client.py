@@ -763,6 +763,28 @@ def test_a_caller_cancelled_as_the_step_it_waits_for_ends_is_cancelled() -> None
     asyncio.run(body())
 
 
+def test_a_caller_cancelled_while_a_timed_out_step_winds_down_is_cancelled_not_timed_out() -> None:
+    """A step given up on at its timeout is cancelled and waited for; a caller cancelled meanwhile is cancelled."""
+    from tinytools.providers.mcp._client import _within
+
+    async def slow_to_stop() -> str:
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            await asyncio.sleep(0.3)  # winds down, as the SDK's shutdown does
+            raise
+        return "never"
+
+    async def body() -> None:
+        waiting = asyncio.ensure_future(_within(slow_to_stop(), 0.05, "the step"))
+        await asyncio.sleep(0.15)  # timed out; the step is winding down
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+
+    asyncio.run(body())
+
+
 def test_a_server_that_fails_to_list_its_tools_is_named_with_what_failed(tmp_path: Path) -> None:
     target = [sys.executable, str(RAW), str(tmp_path / "pid"), "tools/list", "linger"]
     with pytest.raises(ConnectionError) as raised:

@@ -591,12 +591,17 @@ async def _within(step: Awaitable[T], seconds: float, what: str) -> T:
 
 
 async def _ended(step: asyncio.Future[Any]) -> None:
-    """Cancel a step given up on and wait for its end (a second cancellation ends the wait); its failure is dropped."""
+    """Cancel a step given up on and wait for its end; its failure is dropped.
+
+    A cancellation of the caller meanwhile ends the wait and propagates: a caller cancelled while
+    a timed-out step winds down is cancelled, not timed out.
+    """
     step.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
+    try:
         await asyncio.wait((step,))
-    if step.done() and not step.cancelled():
-        step.exception()  # what it failed with as it was cancelled: retrieved, not logged as lost
+    finally:
+        if step.done() and not step.cancelled():
+            step.exception()  # what it failed with as it was cancelled: retrieved, not logged as lost
 
 
 def _unbounded(label: str, what: str, bound: str | None = None) -> ToolDefinitionError:
