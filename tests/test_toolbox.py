@@ -526,6 +526,25 @@ def test_a_single_tool_keeps_its_default_dispatcher_between_calls() -> None:
     assert default_dispatcher(add).toolbox.names == ["first"]
 
 
+def test_a_toolbox_that_changed_runs_its_calls_on_a_new_default_dispatcher() -> None:
+    from tinytools._run.shortcuts import default_dispatcher
+
+    box = Toolbox([first])
+    assert dispatch(ToolCall("c1", "first", '{"x": 1}'), box).output == 1
+    before = default_dispatcher(box)
+    for change in (lambda: box.add(second), lambda: box.alias("uno", "first")):
+        ran = before.calls
+        change()
+        assert dispatch(ToolCall("c2", "first", '{"x": 2}'), box).output == 2
+        after = default_dispatcher(box)
+        assert after is not before and before.calls == ran  # the old dispatcher's paths ran nothing more
+        assert after.calls == 1
+        assert dispatch(ToolCall("c3", "first", '{"x": 3}'), box).output == 3 and after.calls == 2
+        before = after
+    assert dispatch(ToolCall("c5", "uno", '{"x": 5}'), box).output == 5
+    assert dispatch(ToolCall("c6", "second", '{"y": "s"}'), box).output == "s"
+
+
 def test_a_single_tools_cached_toolbox_does_not_keep_it_alive() -> None:
     import gc
     import weakref

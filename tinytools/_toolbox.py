@@ -20,6 +20,7 @@ from tinytools._tool import NAME_PATTERN, Tool, is_search, make_tool
 from tinytools.policy import ToolPolicy
 
 if TYPE_CHECKING:
+    from tinytools._results import ToolCall, ToolResult
     from tinytools._toolsets import Member
 
 __all__ = ["Toolbox", "as_toolbox"]
@@ -62,6 +63,10 @@ class Toolbox:
         self.memo: dict[str, Any] = {}
         """What the layers above keep for this toolbox as it is now (its default dispatcher, made on
         first use by `tinytools.dispatch`): emptied whenever the toolbox changes."""
+        self._express: dict[str, Callable[[ToolCall, Mapping[str, Any] | None], ToolResult]] = {}
+        """Its default dispatcher's express paths by tool name, kept beside `memo` and forgotten with
+        it: the first thing `tinytools.dispatch` reads, an attribute rather than a `memo` entry for
+        the ~30 ns a call that saves."""
         self._index: Any = None  # the search index, made on first search
         for item in tools:
             self.add(item)
@@ -88,7 +93,7 @@ class Toolbox:
                 tool=added.name,
             )
         self._put(added, None)
-        self.memo.clear()
+        self._forget()
         return added
 
     def alias(self, alias: str, name: str) -> None:
@@ -100,7 +105,12 @@ class Toolbox:
         if name not in self._tools:
             raise ToolDefinitionError(f"cannot alias {alias!r} to {name!r}: no such tool", tool=name)
         self._put_alias(alias, name, None)
+        self._forget()
+
+    def _forget(self) -> None:
+        """What the layers above kept for the toolbox as it was (`memo`, `_express`): gone, as it changed."""
         self.memo.clear()
+        self._express = {}  # a new dict: the old dispatcher's paths stay its own
 
     def _claim(self, name: str, owner: str, source: str | None, fix: str | None) -> None:
         """Take ``name`` (a tool's, or an alias of the tool ``owner``), refusing one already taken."""

@@ -422,6 +422,37 @@ def test_a_repeated_key_is_refused_on_the_fast_way_too() -> None:
     assert result.error.code == "malformed_arguments" and "'query'" in result.error.message
 
 
+VALID_VALUES = {
+    "query": st.text("ab:", min_size=1, max_size=3),
+    "limit": st.integers(1, 100),
+    "ratio": st.floats(0, 1),
+    "mode": st.sampled_from(["fast", "slow"]),
+    "style": st.sampled_from(["short", "long"]),
+    "page": st.none() | st.integers(0, 3),
+    "tags": st.lists(st.text("ab", max_size=2), max_size=2),
+    "weights": st.none() | st.dictionaries(st.text("ab", max_size=2), st.floats(0, 1), max_size=2),
+}
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.data())
+def test_a_repeated_key_is_refused_whichever_arguments_are_left_out(data: Any) -> None:
+    """The colon count allows for the arguments left out: one left out can never hide a key named twice."""
+    given = ["query", "limit", "ratio", "mode"]
+    given += data.draw(st.lists(st.sampled_from(["style", "page", "tags", "weights"]), unique=True))
+    pairs = [(name, data.draw(VALID_VALUES[name])) for name in data.draw(st.permutations(given))]
+    text = "{" + ", ".join(f"{json.dumps(name)}: {json.dumps(value)}" for name, value in pairs) + "}"
+    assert dispatch(ToolCall("c1", "search", text), Toolbox([search])).status == "succeeded"
+    repeated = data.draw(st.sampled_from(given))
+    pairs.insert(data.draw(st.integers(0, len(pairs))), (repeated, data.draw(VALID_VALUES[repeated])))
+    text = "{" + ", ".join(f"{json.dumps(name)}: {json.dumps(value)}" for name, value in pairs) + "}"
+    result = dispatch(ToolCall("c1", "search", text), Toolbox([search]))
+    assert result.error is not None and result.error.code == "malformed_arguments", text
+    assert repr(repeated) in result.error.message
+    with pytest.raises(ArgumentsError):
+        typed_reader(search)(ToolCall("c1", "search", text))  # type: ignore[misc]
+
+
 def test_colons_in_strings_and_nested_objects_are_read_the_fast_way() -> None:
     text = '{"query": "at 10:30", "limit": 3, "ratio": 0.5, "mode": "slow", "weights": {"a:b": 1}}'
     result = dispatch(ToolCall("c1", "search", text.encode()), Toolbox([search]))

@@ -101,13 +101,21 @@ def express(
         return bound
 
     def finished(call: ToolCall, output: Any, start: int) -> ToolResult:
+        """The result of a tool that returned ``output`` (`run` writes this out in its own frame, a call's ~40 ns).
+
+        Plain data whose JSON fits the budget and holds no ``null`` (what JSON writes for a NaN)
+        succeeds here; anything else takes the output checks and the boundary. The null is looked
+        for with `partition`: bytes' `find` parses its arguments from a tuple and `in` first tries
+        its operand as an integer, 30 and 110 ns more a call.
+        """
         if output.__class__ in plain and unchecked:
             try:
                 encoded = encode(output)
             except (TypeError, ValueError, OverflowError, RecursionError):
                 pass
-            else:  # `find`, not `in`: bytes' `in` first tries its operand as an integer, at ~3x the cost
-                if (len(encoded) <= limit or within(boundary.limit, output, encoded)) and encoded.find(b"null") < 0:
+            else:
+                fits = len(encoded) <= limit or within(boundary.limit, output, encoded)
+                if fits and not encoded.partition(b"null")[1]:
                     return ToolResult(
                         call_id=call.id, name=name, status="succeeded", output=output, elapsed=now() - start
                     )
@@ -229,7 +237,18 @@ def express(
             if isinstance(exc, _PARKS):
                 return parked(plan, call, inject, exc, start, False)  # type: ignore[no-any-return]
             return raised(call, exc, start)
-        return finished(call, output, start)
+        if output.__class__ in plain and unchecked:  # `finished`, written out: the fastest path there is
+            try:
+                encoded = encode(output)
+            except (TypeError, ValueError, OverflowError, RecursionError):
+                pass
+            else:
+                fits = len(encoded) <= limit or within(boundary.limit, output, encoded)
+                if fits and not encoded.partition(b"null")[1]:
+                    return ToolResult(
+                        call_id=call.id, name=name, status="succeeded", output=output, elapsed=now() - start
+                    )
+        return boundary.seal(finish(call, tool, output, start, boundary.store, encoder), None, start)
 
     return run, hop
 

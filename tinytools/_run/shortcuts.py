@@ -49,6 +49,7 @@ def default_dispatcher(toolbox: _Tools) -> Dispatcher:
         made = toolbox.memo["dispatcher"] = Dispatcher(toolbox)
         made._revealed.grows = False  # no run: a search here reveals nothing for later calls
         made._remembers = False  # nor does a call remember another: each is a one-line call of its own
+        toolbox._express = made._express  # filled as its plans are made
     return made
 
 
@@ -63,13 +64,11 @@ def dispatch(
     Raises:
         InjectionError: The application did not supply an injected value.
     """
-    box = toolbox if toolbox.__class__ is Toolbox else solo_toolbox(toolbox) if isinstance(toolbox, Tool) else None
-    made: Dispatcher | None = box.memo.get("dispatcher") if box is not None else None
-    if made is not None:  # the default dispatcher's first step (as `Dispatcher.dispatch` takes it), in this frame
-        express = made._express.get(call.name)
-        if express is not None and (made.tracer is None or TRACE_API not in modules or not made.tracer.live()):
+    if toolbox.__class__ is Toolbox and TRACE_API not in modules:  # nothing traces a call before the API loads
+        express = toolbox._express.get(call.name)  # the default dispatcher's first step, in this frame
+        if express is not None:
             return express(call, inject)
-    return default_dispatcher(box if box is not None else toolbox).dispatch(call, inject=inject)
+    return default_dispatcher(toolbox).dispatch(call, inject=inject)
 
 
 async def adispatch(
