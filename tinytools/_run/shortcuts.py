@@ -2,7 +2,7 @@
 
 Each is a dispatcher's call, not an implementation of its own: `dispatch` and `adispatch` use the
 toolbox's default `Dispatcher` (no limits, no middleware, no events; made on first use and kept
-in the toolbox's `memo` until it changes), and the batch functions a fresh one with the
+as the toolbox's `_dispatcher` until it changes), and the batch functions a fresh one with the
 concurrency asked for. A `Toolbox` and a single `Tool` keep their default dispatcher between
 calls (a tool keeps its one-tool toolbox in its `memo`, so `Tool.invoke` costs what a toolbox's
 call does); an iterable of tools makes a new toolbox each time. Importing this module registers
@@ -44,12 +44,12 @@ def default_dispatcher(toolbox: _Tools) -> Dispatcher:
     """The toolbox's default `Dispatcher`, made on first use and kept until the toolbox changes."""
     if toolbox.__class__ is not Toolbox:
         toolbox = solo_toolbox(toolbox) if isinstance(toolbox, Tool) else as_toolbox(toolbox)
-    made: Dispatcher | None = toolbox.memo.get("dispatcher")
+    made: Dispatcher | None = toolbox._dispatcher
     if made is None:
-        made = toolbox.memo["dispatcher"] = Dispatcher(toolbox)
+        made = Dispatcher(toolbox)
         made._revealed.grows = False  # no run: a search here reveals nothing for later calls
         made._remembers = False  # nor does a call remember another: each is a one-line call of its own
-        toolbox._express = made._express  # filled as its plans are made
+        toolbox._dispatcher = made  # shown once set up
     return made
 
 
@@ -64,11 +64,13 @@ def dispatch(
     Raises:
         InjectionError: The application did not supply an injected value.
     """
-    if toolbox.__class__ is Toolbox and TRACE_API not in modules:  # nothing traces a call before the API loads
-        express = toolbox._express.get(call.name)  # the default dispatcher's first step, in this frame
+    box = toolbox if toolbox.__class__ is Toolbox else solo_toolbox(toolbox) if isinstance(toolbox, Tool) else None
+    made: Dispatcher | None = box._dispatcher if box is not None else None
+    if made is not None and TRACE_API not in modules:  # nothing traces a call before the API loads
+        express = made._express.get(call.name)  # its first step (as `Dispatcher.dispatch` takes it), in this frame
         if express is not None:
             return express(call, inject)
-    return default_dispatcher(toolbox).dispatch(call, inject=inject)
+    return default_dispatcher(box if box is not None else toolbox).dispatch(call, inject=inject)
 
 
 async def adispatch(

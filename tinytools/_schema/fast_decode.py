@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from functools import cache
+from functools import lru_cache
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 import msgspec
@@ -262,11 +262,11 @@ def positional_reader(
     return _reader(decoder, len(names), tuple(defaults), converting, left_out, fail)
 
 
-@cache
+@lru_cache(maxsize=1024)
 def _left_out_test(positions: tuple[int, ...]) -> Callable[[tuple[Any, ...]], bool] | None:
     """A test of whether decoded values hold `msgspec.UNSET` at any of ``positions``; None for none.
 
-    One expression made once per set of positions (and kept: tools share them): ``values.count(UNSET)``
+    One expression made once per set of positions (the last 1,024 kept: tools share them): ``values.count(UNSET)``
     compares every value with ``==``, about 13 ns each, where this asks ``is`` of the optional ones
     alone, about 35 ns for three. Only when one was left out are they counted.
     """
