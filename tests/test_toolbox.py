@@ -540,6 +540,7 @@ def test_a_toolbox_that_changed_runs_its_calls_on_a_new_default_dispatcher() -> 
         assert after is not before and before.calls == ran  # the old dispatcher's paths ran nothing more
         assert after.calls == 1
         assert dispatch(ToolCall("c3", "first", '{"x": 3}'), box).output == 3 and after.calls == 2
+        assert asyncio.run(adispatch(ToolCall("c4", "first", '{"x": 4}'), box)).output == 4 and after.calls == 3
         before = after
     assert dispatch(ToolCall("c5", "uno", '{"x": 5}'), box).output == 5
     assert dispatch(ToolCall("c6", "second", '{"y": "s"}'), box).output == "s"

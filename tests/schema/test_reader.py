@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import functools
 import json
@@ -21,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from tinytools import Dispatcher, Injected, Param, Tool, Toolbox, ToolCall, dispatch, tool
+from tinytools import Dispatcher, Injected, Param, Tool, Toolbox, ToolCall, adispatch, dispatch, tool
 from tinytools._errors import ArgumentsError, SchemaError
 from tinytools._run.plans import Read, typed_reader
 from tinytools._schema.fast_decode import typed_decoder
@@ -434,19 +435,21 @@ VALID_VALUES = {
 }
 
 
-@settings(max_examples=400, deadline=None)
+@pytest.mark.parametrize("way", [*WAYS, "adispatch"])
+@settings(max_examples=200, deadline=None)
 @given(data=st.data())
-def test_a_repeated_key_is_refused_whichever_arguments_are_left_out(data: Any) -> None:
+def test_a_repeated_key_is_refused_whichever_arguments_are_left_out(way: str, data: Any) -> None:
     """The colon count allows for the arguments left out: one left out can never hide a key named twice."""
+    run = WAYS.get(way) or (lambda call: asyncio.run(adispatch(call, Toolbox([search]))))
     given = ["query", "limit", "ratio", "mode"]
     given += data.draw(st.lists(st.sampled_from(["style", "page", "tags", "weights"]), unique=True))
     pairs = [(name, data.draw(VALID_VALUES[name])) for name in data.draw(st.permutations(given))]
     text = "{" + ", ".join(f"{json.dumps(name)}: {json.dumps(value)}" for name, value in pairs) + "}"
-    assert dispatch(ToolCall("c1", "search", text), Toolbox([search])).status == "succeeded"
+    assert run(ToolCall("c1", "search", text)).status == "succeeded"
     repeated = data.draw(st.sampled_from(given))
     pairs.insert(data.draw(st.integers(0, len(pairs))), (repeated, data.draw(VALID_VALUES[repeated])))
     text = "{" + ", ".join(f"{json.dumps(name)}: {json.dumps(value)}" for name, value in pairs) + "}"
-    result = dispatch(ToolCall("c1", "search", text), Toolbox([search]))
+    result = run(ToolCall("c1", "search", text))
     assert result.error is not None and result.error.code == "malformed_arguments", text
     assert repr(repeated) in result.error.message
     with pytest.raises(ArgumentsError):

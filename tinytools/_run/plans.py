@@ -339,9 +339,7 @@ class Plan:
 
     def sealed_invalid(self, call: ToolCall, error: ArgumentsError, start: int) -> ToolResult:
         """`invalid`, its result sealed at the boundary: a plain plan's, on the express path."""
-        if self.fail_invalid:
-            return self.boundary.seal(self.invalid(call, error, start), None, start)
-        return self.boundary.seal(argument_failure(call, self.tool, error, start), None, start)
+        return self.boundary.seal(self.invalid(call, error, start), None, start)
 
 
 class DefaultFailed(Exception):
