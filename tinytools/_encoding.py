@@ -186,7 +186,9 @@ class OutputEncoder:
         try:
             found = self._walk(value, "", set(), 0)
         except RecursionError:
-            found = None
+            return _unencodable("", value, "nested too deeply")
+        except Exception as exc:  # a value whose own code fails as it is read (a property, a field)
+            return _unencodable("", value, f"reading it raised {type(exc).__name__}")
         return found or _unencodable("", value, "no encoder for it")
 
     def _walk(self, value: Any, pointer: str, path: set[int], depth: int) -> Unencodable | None:

@@ -34,8 +34,10 @@ from tinytools import (
     ToolCall,
     ToolError,
     ToolResult,
+    TransferError,
     tool,
 )
+from tinytools.executors import ExecutorError
 
 _ANSWER: list[Any] = [None]
 """What the tools below return or raise on their next call."""
@@ -90,6 +92,10 @@ _raised = st.builds(ToolError, st.text(max_size=300)) | st.sampled_from(
         ToolError("x" * 500),
         KeyError("k"),
         asyncio.CancelledError("the tool's own"),
+        ExecutorError("worker_lost", "a nested call's worker died", may_have_acted=True),  # the executor's failure
+        TransferError(  # the application's configuration: it reaches the caller
+            tool="nested", parameter="conn", executor="process", reason="cannot pickle", injected=True
+        ),
     ]
 )
 _arguments = st.sampled_from(
@@ -119,6 +125,8 @@ _bounded_arguments = st.sampled_from(
     ]
 )
 _budgets = st.sampled_from([None, 64, 300])
+_limits = st.sampled_from([None, Limits(max_tool_calls=0), Limits(max_argument_bytes=12)])
+"""No limit, or one that refuses the call before its tool (its long message held to the budget too)."""
 _ERROR_ID = re.compile(r"[0-9a-f]{12}")
 
 
@@ -178,16 +186,24 @@ def _both(
     _budgets,
     st.sampled_from([("", False), ("", True), ("a", True)]),
     st.sampled_from(["return_error", "fail"]),
+    _limits,
 )
 def test_a_later_call_gets_the_result_a_first_call_gets(
-    returned: Any, call: tuple[str, str], budget: int | None, route: tuple[str, bool], invalid_args: str
+    returned: Any,
+    call: tuple[str, str],
+    budget: int | None,
+    route: tuple[str, bool],
+    invalid_args: str,
+    limits: Limits | None,
 ) -> None:
     (name, arguments), (prefix, is_async) = call, route
     if prefix and name != "answer":
         assume(False)  # only `answer` has a coroutine twin
     _ANSWER[0] = returned
-    first, later = _both(prefix + name, arguments, budget, is_async, invalid_args=invalid_args)
+    first, later = _both(prefix + name, arguments, budget, is_async, invalid_args=invalid_args, limits=limits)
     assert _comparable(later) == _comparable(first)
+    if budget is not None and isinstance(later, ToolResult) and later.error is not None:
+        assert len(later.text().encode()) <= budget  # a failure's text is cut to the budget (an output moves)
 
 
 @pytest.mark.parametrize("value", [math.nan, [1, math.inf], {"a": None}, None, "x" * 200])
@@ -505,6 +521,66 @@ def test_a_call_whose_run_stops_as_its_arguments_are_read_is_not_made(how: str, 
         ended.append((result.status, result.error.code if result.error else None))
     assert ended == [("failed", code)] * 2
     assert _MADE == []
+
+
+@tool(description="Count the numbers.")
+def counts(xs: list[int]) -> int:
+    _MADE.append("sync")
+    return len(xs)
+
+
+@tool(description="Count the numbers, as a coroutine.")
+async def acounts(xs: list[int]) -> int:
+    _MADE.append("async")
+    return len(xs)
+
+
+@pytest.mark.parametrize(("how", "code"), [("cancel", "cancelled"), ("deadline", "deadline_exceeded")])
+@pytest.mark.parametrize("route", ["sync", "async", "hop"])
+def test_a_call_whose_run_stops_while_its_typed_reader_decodes_it_is_not_made(how: str, code: str, route: str) -> None:
+    # no application code runs as the typed reader decodes, but a long text takes time: a deadline
+    # passes, or another thread cancels the run, meanwhile; the call is not made on either path
+    text = '{"xs": [' + ",".join(["1"] * 1_000_000) + "]}"
+    reader = Dispatcher([counts]).plan(counts).reader()
+    assert reader is not None  # the express path reads this tool's calls with it
+    took = []
+    for _ in range(2):
+        began = time.perf_counter()
+        reader(ToolCall("c0", "counts", text))
+        took.append(time.perf_counter() - began)
+    stop_after = min(took) / 4  # well inside the read (tens of milliseconds)
+    name = "acounts" if route == "async" else "counts"
+    ended = []
+    _MADE.clear()
+    limits = Limits(deadline=stop_after) if how == "deadline" else None
+    for dispatcher in _first_then_later([counts, acounts], limits=limits):
+        if dispatcher._express:  # the later call: the express path takes it
+            assert name in (dispatcher._express if route == "sync" else dispatcher._aexpress)
+        if how == "cancel":
+            threading.Timer(stop_after, dispatcher.cancel).start()
+        call = ToolCall("c1", name, text)
+        result = dispatcher.dispatch(call) if route == "sync" else asyncio.run(dispatcher.adispatch(call))
+        ended.append((result.status, result.error.code if result.error else None))
+    assert ended == [("failed", code)] * 2
+    assert _MADE == []
+
+
+@tool(description="Cancel the run from a plain thread this call starts, then finish.")
+async def cancels_from_a_plain_thread(key: str) -> str:
+    canceller = threading.Thread(target=_RUNS[-1].cancel)  # an empty context: not this call's own code
+    canceller.start()
+    canceller.join()
+    await asyncio.sleep(0.05)
+    return "finished"
+
+
+def test_a_cancel_from_a_plain_thread_the_tool_started_is_any_other_codes_and_ends_the_call() -> None:
+    # only code that carries the call's context (its task, a sub-task, `asyncio.to_thread`) is its own
+    ended = []
+    for dispatcher in _first_then_later([cancels_from_a_plain_thread]):
+        result = asyncio.run(dispatcher.adispatch(ToolCall("c1", "cancels_from_a_plain_thread", '{"key": "k"}')))
+        ended.append((result.status, result.error.code if result.error else result.output))
+    assert ended == [("outcome_unknown", "cancelled")] * 2
 
 
 @tool(description="Await the inner tool (the key names it) through the same dispatcher.")

@@ -491,3 +491,30 @@ def test_an_encoder_that_raises_loses_nothing_else_of_a_batch(entry: str) -> Non
     calls = [ToolCall("a", "priced", {}), ToolCall("b", "locate", {"name": "x"}), ToolCall("c", "priced", {})]
     results = run_batch(entry, dispatcher, calls)
     assert [(r.call_id, r.status) for r in results] == [("a", "succeeded"), ("b", "failed"), ("c", "succeeded")]
+
+
+@dataclasses.dataclass
+class _Unreadable:
+    """A value whose field raises as it is read (a property over a closed connection, say)."""
+
+    x: int
+
+    def __getattribute__(self, name: str) -> Any:
+        if name == "x":
+            raise RuntimeError("the connection is closed")
+        return object.__getattribute__(self, name)
+
+
+@tool
+def unreadable() -> list[Any]:
+    """Return a value that cannot be read to the end."""
+    return [_Unreadable(1)]
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
+def test_an_output_that_raises_as_it_is_read_ends_its_call_invalid_output(entry: str) -> None:
+    # finding what in the output could not be encoded reads it again: that raises too, and stays in its call
+    for later in (False, True):
+        result = run_call(entry, [unreadable], ToolCall("c1", "unreadable", {}), later=later)
+        assert result.status == "failed" and result.error is not None and result.error.code == "invalid_output"
+        assert "RuntimeError" in result.error.message and "connection is closed" not in result.text()

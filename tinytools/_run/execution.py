@@ -26,7 +26,7 @@ from tinytools._context import (
     RunContext,
     Stores,
 )
-from tinytools._errors import ArgumentsError, NeedsInput, RetryableError, TransferError, WaitsElsewhere, kept
+from tinytools._errors import ArgumentsError, NeedsInput, RetryableError, WaitsElsewhere, kept
 from tinytools._events import ToolEvent, ToolOutputChunk, ToolStarted
 from tinytools._results import ToolCall, ToolResult
 from tinytools._run.admission import Admission
@@ -39,9 +39,9 @@ from tinytools._run.failures import (
     hook_failure,
     logger,
     propagates,
-    run_cancellation,
     timed_out,
     tool_failure,
+    tool_raised,
     waiting,
 )
 from tinytools._run.jobs import CANCELLED, RAISED, REFUSED, RETURNED, TIMEOUT, Channel, Job, Outcome
@@ -445,14 +445,6 @@ class Execution:
     def raised(self, state: CallState, exc: BaseException, *, last: bool) -> tuple[ToolResult, bool]:
         """The result of an attempt that raised, and whether to try again."""
         plan, call, start = state.plan, state.call, state.start
-        if isinstance(exc, TransferError):  # the application's configuration, like a missing injected value
-            raise exc
-        if propagates(exc):  # a CancelledError the tool raised: cancellation of the run, or its caller's
-            if run_cancellation(exc, self.token.cancelled):
-                return cancelled(call, plan.tool, start, started=True), False
-            raise exc
-        if isinstance(exc, ExecutorError):
-            return self.failure(state, executor_failure(exc, call, plan.tool, start), exc), not last
         if isinstance(exc, NeedsInput):  # the tool waits for the user: the journal stage parks the call
             state.asked_state = exc.state
             return waiting(call, plan.name, "input", exc.message, exc.schema, exc.ttl, exc.name), False
@@ -460,10 +452,12 @@ class Execution:
             return self.failure(state, self.boundary.too_large(call, plan.name, exc.size, start), None), False
         if isinstance(exc, WaitsElsewhere):  # the call goes on outside: the application resumes it with the output
             return waiting(call, plan.name, "external", exc.message, plan.tool.output_schema or {}, exc.ttl), False
-        result = tool_failure(call, plan.name, exc, start, plan.exposed)
+        result = tool_raised(call, plan.tool, exc, start, self.token.cancelled, plan.exposed)  # raises what propagates
+        if propagates(exc):  # the run's cancellation: nothing failed
+            return result, False
         if isinstance(exc, RetryableError) and not last:
             return result, True
-        return self.failure(state, result, exc), False
+        return self.failure(state, result, exc), isinstance(exc, ExecutorError) and not last
 
     def failure(self, state: CallState, result: ToolResult, exc: BaseException | None) -> ToolResult:
         """Note the tool's failure for the `ToolFailed` event, and hand the result on."""

@@ -22,7 +22,7 @@ from tinytools._errors import ArgumentsError, NeedsInput, WaitsElsewhere, kept
 from tinytools._results import ToolCall, ToolResult
 from tinytools._run.admission import Admission
 from tinytools._run.drivers import on_a_thread
-from tinytools._run.failures import cancelled, executor_failure, propagates, run_cancellation, tool_failure
+from tinytools._run.failures import cancelled, executor_failure, tool_raised
 from tinytools._run.jobs import RAISED, REFUSED, RETURNED, Job, in_task
 from tinytools._run.output_checks import PLAIN_OUTPUT, finish
 from tinytools._run.plans import Plan
@@ -71,34 +71,25 @@ def express(
         if admission.checked:  # the run's limits, as any call meets them
             refusal = admission.refusal(call, start)
             if refusal is not None:
-                return refusal
+                return boundary.seal(refusal, None, start)
         else:
             admission.calls += 1
+        values: Any = None
         if reader is not None:
             try:
                 values = reader(call)
             except ArgumentsError as exc:
                 return plan.sealed_invalid(call, kept(exc), start)
-            if values is not None:
-                return values
-        bound = general_way(call, inject, start)
-        return bound if bound.__class__ is ToolResult else partial(general, *bound[0], **bound[1])  # type: ignore[index]
-
-    def general_way(
-        call: ToolCall, inject: Mapping[str, Any] | None, start: int
-    ) -> tuple[list[Any] | tuple[Any, ...], dict[str, Any]] | ToolResult:
-        """The call read the general way and bound (its callable's positional and keyword arguments), or its result.
-
-        Binding runs the application's code (converters, default factories): a run it cancelled,
-        or whose deadline passed meanwhile, starts no tool (admission is asked again, as the
-        pipeline asks it once the job is made).
-        """
-        bound = plan.bound(call, inject, start)
-        if admission.checked and bound.__class__ is not ToolResult:
-            refusal = admission.stopped(call, name, start)
-            if refusal is not None:
-                return refusal
-        return bound
+        if values is None:  # the general way; it raises what the application must see (a missing injected value)
+            bound = plan.bound(call, inject, start)
+            if bound.__class__ is ToolResult:
+                return bound
+            values = partial(general, *bound[0], **bound[1])  # type: ignore[index]
+        if admission.checked:
+            stopped = admission.stopped(call, name, start)
+            if stopped is not None:  # cancelled, or out of time, while the call was read: no tool starts
+                return boundary.seal(stopped, None, start)
+        return values
 
     def finished(call: ToolCall, output: Any, start: int) -> ToolResult:
         """The result of a tool that returned ``output`` (`run` writes this out in its own frame, a call's ~40 ns).
@@ -111,7 +102,7 @@ def express(
         if output.__class__ in plain and unchecked:
             try:
                 encoded = encode(output)
-            except (TypeError, ValueError, OverflowError, RecursionError):
+            except Exception:  # not plain data after all, or its own code raised as it was read: the checks say
                 pass
             else:
                 fits = len(encoded) <= limit or within(boundary.limit, output, encoded)
@@ -122,17 +113,13 @@ def express(
         return boundary.seal(finish(call, tool, output, start, boundary.store, encoder), None, start)
 
     def raised(call: ToolCall, exc: BaseException, start: int) -> ToolResult:
-        """The result of a tool that raised: its message is the tool's own, held to the budget at the boundary.
+        """The result of a tool that raised, as on the pipeline (`tool_raised`), held to the budget at the boundary.
 
-        An exception that must reach the caller (`propagates`: an interrupt, a ``CancelledError``)
-        is raised again, unless it is a ``CancelledError`` of a cancelled run (`run_cancellation`):
-        then the call ends cancelled, as on the pipeline.
+        Raises:
+            BaseException: What must reach the caller (an interrupt, a ``CancelledError`` that is
+                not the run's, a `TransferError`).
         """
-        if propagates(exc):
-            if run_cancellation(exc, token.cancelled):
-                return cancelled(call, tool, start, started=True)
-            raise exc
-        return boundary.seal(tool_failure(call, name, exc, start, exposed), None, start)
+        return boundary.seal(tool_raised(call, tool, exc, start, token.cancelled, exposed), None, start)
 
     if tool.is_async:
         from asyncio import CancelledError, current_task  # loaded by now: an async tool is awaited on a loop
@@ -149,7 +136,7 @@ def express(
             entered = in_task.set(mark)
             try:
                 if token.cancelled:  # cancelled as it began: `stop_running` may have looked before it was listed
-                    return cancelled(call, tool, start, started=False)
+                    return boundary.seal(cancelled(call, tool, start, started=False), None, start)
                 output = await (values() if kind is partial else fn(*values))
             except CancelledError:
                 if mark not in stopped:
@@ -157,7 +144,7 @@ def express(
                 stopped.discard(mark)
                 if task is not None and hasattr(task, "uncancel") and task.uncancel() > 0:  # cancelled from outside too
                     raise
-                return cancelled(call, tool, start, started=True)  # the run was cancelled while it ran
+                return boundary.seal(cancelled(call, tool, start, started=True), None, start)  # cancelled as it ran
             except BaseException as exc:
                 if isinstance(exc, _PARKS):
                     return await parked(plan, call, inject, exc, start, True)  # type: ignore[no-any-return]
@@ -210,15 +197,15 @@ def express(
             return raised(call, outcome.value, start)
         if kind == REFUSED:  # too many stray threads: the call was not made
             error = ExecutorError("executor_unavailable", str(outcome.value), may_have_acted=False)
-            return executor_failure(error, call, tool, start)
-        return cancelled(call, tool, start, started=True)  # the run was cancelled while the tool ran
+            return boundary.seal(executor_failure(error, call, tool, start), None, start)
+        return boundary.seal(cancelled(call, tool, start, started=True), None, start)  # the run was cancelled meanwhile
 
     def run(call: ToolCall, inject: Mapping[str, Any] | None) -> ToolResult:
-        start = now()
+        start = now()  # `arguments`, written out: the fastest path there is
         if admission.checked:  # the run's limits, as any call meets them
             refusal = admission.refusal(call, start)
             if refusal is not None:
-                return refusal
+                return boundary.seal(refusal, None, start)
         else:
             admission.calls += 1
         values = None
@@ -228,9 +215,13 @@ def express(
             except ArgumentsError as exc:
                 return plan.sealed_invalid(call, kept(exc), start)
         if values is None:  # the general way; it raises what the application must see (a missing injected value)
-            bound = general_way(call, inject, start)
+            bound = plan.bound(call, inject, start)
             if bound.__class__ is ToolResult:
                 return bound
+        if admission.checked:
+            stopped = admission.stopped(call, name, start)
+            if stopped is not None:  # cancelled, or out of time, while the call was read: no tool starts
+                return boundary.seal(stopped, None, start)
         try:
             output = fn(*values) if values is not None else general(*bound[0], **bound[1])  # type: ignore[index]
         except BaseException as exc:
@@ -240,7 +231,7 @@ def express(
         if output.__class__ in plain and unchecked:  # `finished`, written out: the fastest path there is
             try:
                 encoded = encode(output)
-            except (TypeError, ValueError, OverflowError, RecursionError):
+            except Exception:  # not plain data after all, or its own code raised as it was read: the checks say
                 pass
             else:
                 fits = len(encoded) <= limit or within(boundary.limit, output, encoded)

@@ -15,15 +15,15 @@ from collections.abc import Iterable
 from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any
 
-from tinytools._errors import InjectionError, ToolError, shorten
+from tinytools._errors import InjectionError, ToolError, TransferError, shorten
 from tinytools._results import Pending, PendingKind, PendingRequest, StructuredError, ToolCall, ToolResult
 from tinytools._run.near_misses import closest_name
+from tinytools.executors._failures import ExecutorError
 
 if TYPE_CHECKING:
     import logging
 
     from tinytools._tool import Tool
-    from tinytools.executors._failures import ExecutorError
 
 __all__ = [
     "APPROVAL_SCHEMA",
@@ -40,6 +40,7 @@ __all__ = [
     "run_cancellation",
     "timed_out",
     "tool_failure",
+    "tool_raised",
     "unknown_tool",
     "waiting",
 ]
@@ -109,6 +110,35 @@ def run_cancellation(exc: BaseException, run_cancelled: bool) -> bool:
 def _cancellation(exc: BaseException) -> bool:
     asyncio = sys.modules.get("asyncio")  # loaded whenever a CancelledError exists
     return asyncio is not None and isinstance(exc, asyncio.CancelledError)
+
+
+def tool_raised(
+    call: ToolCall,
+    tool: Tool[..., Any],
+    exc: BaseException,
+    start: int,
+    run_cancelled: bool,
+    exposed: tuple[type[BaseException], ...] = (),
+) -> ToolResult:
+    """The result of a tool that raised ``exc``, for every path that runs tools (what a raise means, once).
+
+    The run's cancellation ends the call ``cancelled``; an executor's failure is the executor's
+    (`executor_failure`: ``outcome_unknown`` when it may have acted); anything else is the tool's
+    (`tool_failure`). What parks a call or is tried again is the caller's to look for first.
+
+    Raises:
+        TransferError: The application's configuration, as a missing injected value is.
+        BaseException: What must reach the caller (`propagates`) and is not the run's cancellation.
+    """
+    if isinstance(exc, TransferError):
+        raise exc
+    if propagates(exc):
+        if run_cancellation(exc, run_cancelled):
+            return cancelled(call, tool, start, started=True)
+        raise exc
+    if isinstance(exc, ExecutorError):
+        return executor_failure(exc, call, tool, start)
+    return tool_failure(call, tool.name, exc, start, exposed)
 
 
 def tool_failure(
