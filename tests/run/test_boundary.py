@@ -539,3 +539,31 @@ def test_a_pending_request_whose_schema_is_over_the_budget_fails(entry: str) -> 
     assert result.status == "failed" and result.error is not None and "larger than the" in result.error.message
     (written,) = mcp.write_results([result])
     assert len(json.dumps(written)) < 1_000
+
+
+@pytest.mark.parametrize("budget", [63, 0, -1, True, 100.0, "100"])
+def test_a_budget_too_small_to_hold_a_cut_message_is_refused(budget: Any) -> None:
+    with pytest.raises(ValueError, match="max_inline_output_bytes must be None or a whole number of at least 64"):
+        Dispatcher([shouts], max_inline_output_bytes=budget)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    budget=st.integers(64, 400),
+    size=st.integers(0, 2_000),
+    name=st.sampled_from(["shouts", "asks_at_length"]),
+    entry=st.sampled_from(["Dispatcher.dispatch", "Dispatcher.adispatch", "Dispatcher.adispatch_many"]),
+    planned=st.booleans(),
+)
+def test_a_failure_or_pending_text_fits_any_budget_the_dispatcher_takes(
+    budget: int, size: int, name: str, entry: str, planned: bool
+) -> None:
+    # the smallest budget still holds the words that say a message was cut, whatever its length,
+    # on a first call (the pipeline) and a later one (the express path)
+    dispatcher = Dispatcher([shouts, asks_at_length], max_inline_output_bytes=budget)
+    if planned:
+        for each in dispatcher.toolbox:
+            dispatcher.plan(each)
+    result = run_call(entry, [], ToolCall("c", name, {"size": size}), dispatcher=dispatcher)
+    assert result.status in ("failed", "pending")
+    assert len(result.text().encode()) <= budget

@@ -418,7 +418,7 @@ WATCHED_OPTIONS: dict[str, dict[str, Any]] = {
     "invalid-fail": {"invalid_args": "fail"},
     "budget": {"limits": Limits(max_tool_calls=1)},
     "redact": {"redact": lambda text: text.replace("hello", "h****")},
-    "small-budget": {"max_inline_output_bytes": 8},
+    "small-budget": {"max_inline_output_bytes": 64},  # the smallest: a long greeting is over it
 }
 
 
@@ -441,7 +441,7 @@ def _outcome(entry: str, option: str, tool_: Any, arguments: Any) -> Any:
 
 @pytest.mark.parametrize("option", list(WATCHED_OPTIONS))
 @pytest.mark.parametrize("tool_", [greet, timed_greet], ids=["inline", "timeout"])
-@pytest.mark.parametrize("arguments", [{"name": "ann"}, {"name": "boom"}, {"name": 1}, '{"name": '])
+@pytest.mark.parametrize("arguments", [{"name": "ann"}, {"name": "boom"}, {"name": 1}, '{"name": ', {"name": "n" * 80}])
 def test_a_watched_call_under_each_option_ends_as_the_coroutine_path_ends_it(
     option: str, tool_: Any, arguments: Any
 ) -> None:

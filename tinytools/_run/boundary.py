@@ -46,12 +46,29 @@ if TYPE_CHECKING:
     from tinytools._encoding import OutputEncoder
     from tinytools._run.artifacts import ArtifactStore
 
-__all__ = ["DEFAULT_INLINE_OUTPUT_BYTES", "REDACTED", "Boundary"]
+__all__ = ["DEFAULT_INLINE_OUTPUT_BYTES", "MIN_INLINE_OUTPUT_BYTES", "REDACTED", "Boundary", "checked_budget"]
 
 DEFAULT_INLINE_OUTPUT_BYTES = 100_000
 """The default budget of one result's model-facing text, in UTF-8 bytes (about 25,000 tokens)."""
+MIN_INLINE_OUTPUT_BYTES = 64
+"""The smallest budget: a message cut to it still fits with the words that say it was cut (51
+bytes and the size's digits, "Pending: … [cut: N bytes, over the 64-byte budget]")."""
 _encode = msgspec.json.encode
 _decode = msgspec.json.decode
+
+
+def checked_budget(limit: Any) -> int | None:
+    """``limit`` if it is a budget a result's text can keep (None, or at least `MIN_INLINE_OUTPUT_BYTES`).
+
+    Raises:
+        ValueError: A number below the smallest budget, or not a whole number.
+    """
+    if limit is None or (isinstance(limit, int) and not isinstance(limit, bool) and limit >= MIN_INLINE_OUTPUT_BYTES):
+        return None if limit is None else int(limit)
+    raise ValueError(
+        f"max_inline_output_bytes must be None or a whole number of at least {MIN_INLINE_OUTPUT_BYTES} "
+        f"(a cut message must still fit, saying it was cut), not {limit!r}"
+    )
 
 
 class Boundary:
@@ -158,15 +175,15 @@ class Boundary:
         if size <= limit:
             return result
         call = ToolCall(result.call_id, result.name)
-        if self.store is None:
-            return self.too_large(call, result.name, size, start)
+        if self.store is None:  # the failure that says so is held to the budget too
+            return _message_within(self.too_large(call, result.name, size, start), limit)
         original = result.output if result.content is None else text
         try:
             data = _encode(original) if result.content is None else text.encode("utf-8", "surrogatepass")
             media_type = "application/json" if result.content is None else "text/plain"
             ref = self.store.put(data, media_type, {"tool": result.name, "call_id": result.call_id})
         except Exception as exc:
-            return store_failure(call, result.name, exc, start)
+            return _message_within(store_failure(call, result.name, exc, start), limit)
         preview = text.encode("utf-8", "surrogatepass")[:limit].decode("utf-8", "ignore")
         note = (
             f"The output ({ref.size} bytes) was stored as artifact {ref.key} ({ref.media_type}); it begins: {preview}"

@@ -25,7 +25,7 @@ from tinytools._public import publish
 from tinytools._results import PendingCall, ToolCall, ToolResult
 from tinytools._run.admission import Admission, Revealed, Rewrite, UnknownToolPolicy, check_unknown_policy
 from tinytools._run.batches import run_batch
-from tinytools._run.boundary import DEFAULT_INLINE_OUTPUT_BYTES, Boundary
+from tinytools._run.boundary import DEFAULT_INLINE_OUTPUT_BYTES, Boundary, checked_budget
 from tinytools._run.call_state import CallState, Scope
 from tinytools._run.drivers import AsyncDriver, SyncDriver, drive
 from tinytools._run.express import AsyncExpress, Express, express
@@ -81,9 +81,10 @@ class Dispatcher:
             policy stage.
         on_event: A callable (sync or async) or ``asyncio.Queue`` receiving `ToolEvent` s.
         max_concurrency: How many parallel-safe calls of a batch run at once.
-        max_inline_output_bytes: Largest model-facing text of one result, in UTF-8 bytes (by
-            default `DEFAULT_INLINE_OUTPUT_BYTES`; None for no limit); a larger output moves to
-            ``artifacts`` (a preview and the reference stay), or fails ``output_too_large``.
+        max_inline_output_bytes: Largest output text kept inline and longest failure text, in UTF-8 bytes (by
+            default `DEFAULT_INLINE_OUTPUT_BYTES`; None for no limit; at least 64, so that a cut
+            message still fits); a larger output moves to ``artifacts`` (a note with the reference
+            and the output's first that many bytes stays), or fails ``output_too_large``.
         artifacts: The `ArtifactStore` for large outputs and artifact data tools return.
         redact: Scrubs every model-facing string of every result (secrets of injected
             ``Injected(..., secret=True)`` values are always scrubbed).
@@ -162,7 +163,8 @@ class Dispatcher:
         self.expose_errors = tuple(expose_errors)
         self.encoder = _encoder(self.toolbox, encoders)
         """Turns outputs that are not plain data into plain data, for every plan of this dispatcher."""
-        limit = DEFAULT_INLINE_OUTPUT_BYTES if max_inline_output_bytes is DEFAULT else max_inline_output_bytes
+        budget = max_inline_output_bytes
+        limit = DEFAULT_INLINE_OUTPUT_BYTES if budget is DEFAULT else checked_budget(budget)
         self.boundary = Boundary(hook=redact, limit=limit, store=artifacts)
         self._journal_options = (journal, signing_key, pending_ttl, lease_seconds)
         self._journal_stage: JournalStage | None = None
