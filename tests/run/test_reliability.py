@@ -923,3 +923,63 @@ def test_no_thread_or_task_is_left_after_faults() -> None:
 
     assert asyncio.run(main()) == set()
     wait_for_threads()
+
+
+def test_work_whose_caller_stopped_waiting_before_a_thread_took_it_leaves_no_stray() -> None:
+    # a call's wait can end (its timeout, the run's cancellation) before any pool thread has picked
+    # its work up: the work never runs, so it is no stray, and the count goes back to zero
+    from tinytools._run.threads import ToolThreads
+
+    threads = ToolThreads()
+    ran = []
+    for _ in range(200):
+        future = threads.submit(ran.append, 1, name="never_started")
+        future.cancel()  # as the caller's timeout does, before the new thread gets to it (usually)
+        threads.abandon(future)
+    deadline = time.monotonic() + 10
+    while threads.busy and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert threads.busy == 0
+    assert threads.strays == 0  # each abandoned work either ran (and ended) or never ran
+
+
+FORKED = """
+import asyncio, os, signal
+import tinytools
+
+@tinytools.tool
+def add(a: int, b: int) -> int:
+    '''Add.'''
+    return a + b
+
+@tinytools.tool(timeout=5)
+def timed_add(a: int, b: int) -> int:
+    '''Add, under a timeout (a sync caller runs it on a pool thread).'''
+    return a + b
+
+box = tinytools.Toolbox([add, timed_add])
+assert asyncio.run(tinytools.adispatch(tinytools.ToolCall("p", "add", '{"a": 1, "b": 2}'), box)).output == 3
+for name in ("add", "timed_add"):
+    child = os.fork()
+    if child == 0:
+        signal.alarm(10)  # a child whose call waits on a thread that is not there dies here
+        call = tinytools.ToolCall("c", name, '{"a": 2, "b": 3}')
+        result = asyncio.run(tinytools.adispatch(call, box)) if name == "add" else tinytools.dispatch(call, box)
+        os._exit(0 if result.output == 5 else 1)
+    _, status = os.waitpid(child, 0)
+    print(name, os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="fork is POSIX")
+def test_a_process_forked_after_the_pool_ran_calls_runs_its_own_threads() -> None:
+    # the child has only the forking thread: the parent's idle pool threads are not there to take work
+    import subprocess
+
+    ran = subprocess.run(
+        [sys.executable, "-W", "ignore::DeprecationWarning", "-c", FORKED],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert ran.stdout.split() == ["add", "0", "timed_add", "0"], ran.stderr

@@ -214,9 +214,11 @@ class ToolThreads:
         way back to its inbox rather than holding the interpreter to get there.
         """
         waiter = work.waiter
-        if waiter is None and not work.future.set_running_or_notify_cancel():
+        if waiter is None and not work.future.set_running_or_notify_cancel():  # its caller stopped waiting first
             with self._lock:
                 self._running.pop(work.future, None)
+                if work.abandoned:  # counted a stray as its call ended, yet it never ran: none now
+                    self._strays -= 1
                 self._idle.append(inbox)
             return
         thread = threading.current_thread()
@@ -259,6 +261,18 @@ def unheard(name: str, outcome: Any) -> None:
 
 
 _THREADS = ToolThreads()
+
+
+def _forked() -> None:
+    """In a child made by fork: the parent's threads are not here, so neither are their inboxes or work."""
+    _THREADS._lock = threading.Lock()
+    _THREADS._idle = []
+    _THREADS._running = {}
+    _THREADS._strays = 0
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
+    os.register_at_fork(after_in_child=_forked)
 
 
 def tool_threads() -> ToolThreads:
