@@ -16,6 +16,13 @@ def test_all_matches_what_the_package_exposes() -> None:
     assert tinytools.__all__ == constants_first
 
 
+def test_dir_of_a_public_package_lists_the_names_it_loads_on_first_use() -> None:
+    import tinytools.executors
+
+    for package in (tinytools, tinytools.executors):
+        assert set(package.__all__) <= set(dir(package)), package.__name__
+
+
 PUBLIC_MODULES = {
     "tinytools",
     "tinytools.policy",
@@ -200,6 +207,34 @@ def test_arguments_errors_survive_pickle_and_copy() -> None:
             assert type(again) is tinytools.ArgumentsError and again.args == ("bad",)
             assert (again.reason, again.pointer, again.parameter) == (error.reason, error.pointer, error.parameter)
             assert str(again) == str(error)
+
+
+def _every_public_error() -> list[BaseException]:
+    from tinytools.executors import ExecutorError, RemoteToolError
+
+    return [
+        tinytools.InjectionError(tool="t", parameter="p", key="k"),
+        tinytools.TransferError(tool="t", parameter="p", executor="process", reason="r", injected=True),
+        tinytools.ToolNotFound("serch", ["search"], "search"),
+        tinytools.PendingError("m", code="bad_handle", pointer="/x"),
+        ExecutorError("worker_lost", "the worker died", may_have_acted=True),
+        RemoteToolError("ValueError", "bad", "Traceback ..."),
+        tinytools.ToolDefinitionError("bad", tool="t", parameter="p"),
+        tinytools.NeedsInput("Which?", {"type": "string"}, ttl=3, state="s", name="n"),
+        tinytools.ToolError("m", code="c"),
+    ]
+
+
+@pytest.mark.parametrize("error", _every_public_error(), ids=lambda error: type(error).__name__)
+def test_every_error_survives_pickle_and_copy_with_its_attributes(error: BaseException) -> None:
+    # a worker process's error reaches its parent pickled: a constructor with required
+    # keywords must not stop it (the pool reported a broken process instead)
+    import copy
+    import pickle
+
+    for again in (pickle.loads(pickle.dumps(error)), copy.copy(error), copy.deepcopy(error)):
+        assert type(again) is type(error) and again.args == error.args
+        assert vars(again) == vars(error) and str(again) == str(error)
 
 
 def test_the_run_packages_docstring_names_every_module_of_it() -> None:

@@ -83,7 +83,22 @@ def counted(number: object, noun: str) -> str:
 
 
 class TinyToolsError(Exception):
-    """The root of every exception tinytools raises."""
+    """The root of every exception tinytools raises.
+
+    Each pickles and copies with its attributes (a worker process's error reaches its parent),
+    whatever its constructor asks for.
+    """
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _rebuilt, (type(self), self.args, self.__dict__)
+
+
+def _rebuilt(cls: type[TinyToolsError], args: tuple[Any, ...], state: dict[str, Any]) -> TinyToolsError:
+    """An error unpickled or copied: its arguments and attributes as they were, its constructor not run again."""
+    error = cls.__new__(cls, *args)
+    error.args = args
+    error.__dict__.update(state)
+    return error
 
 
 class ToolDefinitionError(TinyToolsError, ValueError):

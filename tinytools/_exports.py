@@ -76,6 +76,10 @@ def adapter(provider: str) -> ModuleType:
     found = PROVIDERS.get(provider)
     if found is None:
         raise ValueError(f"provider is one of {', '.join(PROVIDERS)}, not {provider!r}")
+    # its package first: importing a submodule takes the submodule's import lock before its
+    # package's, the reverse of another thread importing the package (whose code imports the
+    # submodule), and two first uses at once would deadlock
+    importlib.import_module(found.module.rpartition(".")[0])
     return importlib.import_module(found.module)
 
 

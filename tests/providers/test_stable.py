@@ -231,3 +231,42 @@ def test_exports_are_the_same_bytes_on_every_supported_python() -> None:
     if os.environ.get("TINYTOOLS_WRITE_GOLDEN"):
         GOLDEN.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n")
     assert found == json.loads(GOLDEN.read_text()), f"Python {sys.version.split()[0]} exports other bytes"
+
+
+FIRST_USES = """
+import importlib, threading
+import tinytools
+
+@tinytools.tool
+def add(a: int, b: int) -> int:
+    '''Add.'''
+    return a + b
+
+box = tinytools.Toolbox([add])
+gate = threading.Barrier(2)
+errors = []
+
+def first_use(use):
+    gate.wait()
+    try:
+        use()
+    except BaseException as exc:
+        errors.append(repr(exc))
+
+uses = (lambda: importlib.import_module("tinytools.providers.mcp"), lambda: box.fingerprint("mcp"))
+threads = [threading.Thread(target=first_use, args=(use,)) for use in uses]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(errors)
+"""
+
+
+def test_two_threads_first_use_of_the_mcp_package_and_its_exports_at_once_works() -> None:
+    # the exports' module lives inside the package that imports it: importing it first took its
+    # lock before the package's, and with another thread importing the package, the two waited on
+    # each other (one in twelve fresh processes raised importlib's deadlock error)
+    for _ in range(40):  # a fresh process each time: the first use is what races
+        ran = subprocess.run([sys.executable, "-c", FIRST_USES], capture_output=True, text=True, timeout=60)
+        assert ran.stdout.strip() == "[]", ran.stdout + ran.stderr

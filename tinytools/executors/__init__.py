@@ -73,3 +73,8 @@ if not TYPE_CHECKING:  # type checkers see the names imported above; a misspelt 
         import importlib
 
         return getattr(importlib.import_module(f"tinytools.executors.{module}"), name)
+
+
+def __dir__() -> list[str]:
+    """Every public name, those imported on first use too (`dir` and `help` list them all)."""
+    return sorted({*globals(), *_LATER})
