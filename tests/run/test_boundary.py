@@ -567,3 +567,46 @@ def test_a_failure_or_pending_text_fits_any_budget_the_dispatcher_takes(
     result = run_call(entry, [], ToolCall("c", name, {"size": size}), dispatcher=dispatcher)
     assert result.status in ("failed", "pending")
     assert len(result.text().encode()) <= budget
+
+
+_LONG_NAME = "t" * 64
+
+
+def _asks_with_a_mid_size_schema(x: int) -> int:
+    from tinytools import NeedsInput
+
+    raise NeedsInput("Which?", {"type": "object", "description": "d" * 1_500})
+
+
+def _answers(x: int) -> int:
+    return x
+
+
+def _streams_then_fails(x: int) -> Any:
+    for n in range(200):
+        yield f"piece {n} " * 3
+    raise ToolError("y" * 5_000)
+
+
+def _broken_redaction(text: str) -> str:
+    raise RuntimeError("the redaction service is down")
+
+
+@pytest.mark.parametrize("budget", [64, 128, 1_000])
+@pytest.mark.parametrize("case", ["schema-refused", "redaction-failed", "stream-then-failure"])
+def test_failures_made_at_the_boundary_are_held_to_the_budget_too(case: str, budget: int) -> None:
+    # failures the boundary itself writes (a pending request whose schema is over the budget, a
+    # redaction hook that raised, a streamed call's note after its failure), on first and later calls
+    if case == "schema-refused":
+        made, options = tool(_asks_with_a_mid_size_schema, name=_LONG_NAME, description="Ask."), {}
+    elif case == "redaction-failed":
+        made, options = tool(_answers, name=_LONG_NAME, description="Answer."), {"redact": _broken_redaction}
+    else:
+        made, options = tool(_streams_then_fails, name="streams", description="Stream."), {"on_event": [].append}
+    dispatcher = Dispatcher([made], max_inline_output_bytes=budget, **options)
+    for n in range(2):
+        result = dispatcher.dispatch(ToolCall(f"c{n}", made.name, '{"x": 1}'))
+        assert result.status in ("failed", "outcome_unknown"), result
+        assert len(result.text().encode()) <= budget, (n, result.text())
+        if case == "stream-then-failure" and budget == 1_000:  # room enough: the note is kept whole
+            assert result.text().endswith("were not forwarded.]")

@@ -19,6 +19,7 @@ the content, so nothing the model reads escapes this stage.
 
 from __future__ import annotations
 
+import operator
 import os
 from collections.abc import Callable
 from time import perf_counter_ns
@@ -63,8 +64,16 @@ def checked_budget(limit: Any) -> int | None:
     Raises:
         ValueError: A number below the smallest budget, or not a whole number.
     """
-    if limit is None or (isinstance(limit, int) and not isinstance(limit, bool) and limit >= MIN_INLINE_OUTPUT_BYTES):
-        return None if limit is None else int(limit)
+    if limit is None:
+        return None
+    if not isinstance(limit, bool):
+        try:
+            whole = operator.index(limit)  # an int, or a number type that is one (numpy's)
+        except TypeError:
+            pass
+        else:
+            if whole >= MIN_INLINE_OUTPUT_BYTES:
+                return whole
     raise ValueError(
         f"max_inline_output_bytes must be None or a whole number of at least {MIN_INLINE_OUTPUT_BYTES} "
         f"(a cut message must still fit, saying it was cut), not {limit!r}"
@@ -100,7 +109,8 @@ class Boundary:
     def seal(self, result: ToolResult, secrets: Secrets | None, start: int, note: str | None = None) -> ToolResult:
         """Make a result's model-facing parts final: scrubbed, then within the budget.
 
-        ``note`` is what the result must also say (a stream cut at the budget), after the rest.
+        ``note`` is what the result must also say (a stream cut at the budget), after the rest: a
+        failure's message says it within the budget; a success says it after its output.
         """
         scrub = self.hook if secrets is None else self.scrubber(secrets)
         if scrub is not None:
@@ -108,8 +118,13 @@ class Boundary:
                 media = _Media(self.store, secrets.scrub if secrets else None)
                 result = _scrubbed(result, scrub, media)
             except Exception as exc:  # a hook that raised, or nesting too deep to walk: show nothing
-                return _withheld(result, exc)
+                result = _withheld(result, exc)
         limit = self.limit
+        if note is not None and result.status != "succeeded":  # a failure says it in its message, within the budget
+            room = None if limit is None else limit - len(note.encode("utf-8", "surrogatepass")) - 1
+            if room is not None and room >= MIN_INLINE_OUTPUT_BYTES:  # the message is cut to leave the note room
+                result = _message_within(result, room, limit)
+            result, note = _noted(result, note), None
         if limit is not None:
             if result.status == "succeeded":
                 result = self._within_budget(result, scrub, start)
@@ -337,8 +352,10 @@ def _key(key: Any, scrub: Callable[[str], str]) -> Any:
     return key if final == text else final
 
 
-def _message_within(result: ToolResult, limit: int) -> ToolResult:
-    """A failure's or a pending call's text held to the budget: its message cut, saying so.
+def _message_within(result: ToolResult, limit: int, budget: int | None = None) -> ToolResult:
+    """A failure's or a pending call's text held to ``limit`` bytes: its message cut, saying so.
+
+    The cut names ``budget``, the run's, when less than it is left (room kept for a note).
 
     `Boundary.seal` asks only for a result whose text may be over the budget. A pending call whose
     requested schema alone is over the budget fails instead: its request cannot be shown whole, and
@@ -350,14 +367,15 @@ def _message_within(result: ToolResult, limit: int) -> ToolResult:
             f"Tool {result.name!r} asked for an answer whose schema is larger than the {limit}-byte budget; "
             "it must ask with a smaller schema."
         )
-        return failed(ToolCall(result.call_id, result.name), result.name, "tool_error", message, perf_counter_ns())
+        refused = failed(ToolCall(result.call_id, result.name), result.name, "tool_error", message, perf_counter_ns())
+        return _message_within(refused, limit)  # held to the budget like the request it replaces
     text = result.text()
     if len(text) * 4 <= limit:
         return result
     size = len(text.encode("utf-8", "surrogatepass"))
     if size <= limit:
         return result
-    tail = f"… [cut: {size} bytes, over the {limit}-byte budget]"
+    tail = f"… [cut: {size} bytes, over the {budget or limit}-byte budget]"  # the run's budget, if less is left
     room = max(0, limit - (size - _bytes(_message(result))) - _bytes(tail))
     cut = _message(result).encode("utf-8", "surrogatepass")[:room].decode("utf-8", "ignore") + tail
     if result.error is not None:
