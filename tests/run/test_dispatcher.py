@@ -375,6 +375,31 @@ def test_timeout_of_a_non_idempotent_tool_is_outcome_unknown() -> None:
     assert kinds(events) == ["ToolStarted", "ToolFailed", "ToolCompleted"]
 
 
+@pytest.mark.parametrize("first", ["timeout", "executor"])
+def test_a_call_whose_retry_succeeds_reports_no_failure(first: str) -> None:
+    # an idempotent tool's first attempt fails (its timeout, a lost worker), the second succeeds:
+    # the call succeeded, so no ToolFailed reaches the sink (the first attempt's was reported)
+    from tinytools.executors import ExecutorError
+
+    attempts: list[int] = []
+
+    @tool(timeout=0.2, retries=2, idempotent=True)
+    def flaky(x: int) -> int:
+        """Fail once, then answer."""
+        attempts.append(x)
+        if len(attempts) == 1:
+            if first == "timeout":
+                time.sleep(0.5)
+            else:
+                raise ExecutorError("worker_lost", "the worker died", may_have_acted=True)
+        return x
+
+    dispatcher, events = make(flaky)
+    result = dispatcher.dispatch(ToolCall("c", "flaky", '{"x": 7}'))
+    assert result.status == "succeeded" and result.output == 7 and len(attempts) == 2
+    assert kinds(events) == ["ToolStarted", "ToolStarted", "ToolCompleted"]
+
+
 def test_sync_tool_timeout_runs_in_a_thread() -> None:
     release = threading.Event()
 

@@ -165,6 +165,7 @@ class Execution:
             try:
                 state.acted = True
                 state.attempts = attempt
+                state.failure = state.exception = None  # an earlier attempt's: this one may succeed
                 if self.around or state.span is not None:
                     outcome = await self.run_around(state, job, attempt)
                 else:
