@@ -983,3 +983,39 @@ def test_a_process_forked_after_the_pool_ran_calls_runs_its_own_threads() -> Non
         timeout=60,
     )
     assert ran.stdout.split() == ["add", "0", "timed_add", "0"], ran.stderr
+
+
+FORKED_WITH_PROCESSES = """
+import os, signal
+import tinytools
+from tests.executors.executor_tools import where_process
+
+box = tinytools.Toolbox([where_process])
+call = tinytools.ToolCall("p", "where_process", '{"n": 1}')
+assert tinytools.dispatch(call, box).status == "succeeded"  # the shared process pool is running
+child = os.fork()
+if child == 0:
+    signal.alarm(20)  # a child waiting on the parent's pool dies here
+    result = tinytools.dispatch(tinytools.ToolCall("c", "where_process", '{"n": 1}'), box)
+    os._exit(0 if result.status == "succeeded" or result.error.code == "executor_unavailable" else 1)
+_, status = os.waitpid(child, 0)
+print(os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="fork is POSIX")
+def test_a_process_forked_after_the_shared_process_pool_ran_ends_its_process_calls() -> None:
+    # the parent's pool (its workers, its manager thread) is not the child's: the child's call
+    # ends with a result, refused where the workers start by the parent's forkserver, never waits on
+    import subprocess
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[2])
+    ran = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", FORKED_WITH_PROCESSES],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=root,
+    )
+    assert ran.stdout.split() == ["0"], ran.stdout + ran.stderr

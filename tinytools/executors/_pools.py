@@ -94,6 +94,23 @@ def _workers(pool: concurrent.futures.ProcessPoolExecutor) -> list[Any]:
 
 
 SHARED = SharedPool()
+
+
+def _forked() -> None:
+    """In a child made by fork: the parent's pool, its workers and its manager thread are the parent's.
+
+    The child makes a pool of its own on first use; the parent's is left alone (shutting it down
+    here would wait on a thread the child does not have). Its calls are refused
+    ``executor_unavailable`` where the pool's workers start by multiprocessing's forkserver, which
+    is the parent's child (a call waited forever on the parent's pool on Python 3.13).
+    """
+    SHARED._lock = threading.Lock()
+    SHARED._pool = None
+    SHARED._retired = []
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
+    os.register_at_fork(after_in_child=_forked)
 """The one shared pool of this process."""
 
 
