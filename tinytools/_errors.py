@@ -90,14 +90,13 @@ class TinyToolsError(Exception):
     """
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return _rebuilt, (type(self), self.args, self.__dict__)
+        return _rebuilt, (type(self), self.args), self.__dict__  # the state as pickle and copy set it
 
 
-def _rebuilt(cls: type[TinyToolsError], args: tuple[Any, ...], state: dict[str, Any]) -> TinyToolsError:
-    """An error unpickled or copied: its arguments and attributes as they were, its constructor not run again."""
+def _rebuilt(cls: type[TinyToolsError], args: tuple[Any, ...]) -> TinyToolsError:
+    """An error unpickled or copied, with its arguments, its constructor not run again (its attributes follow)."""
     error = cls.__new__(cls, *args)
     error.args = args
-    error.__dict__.update(state)
     return error
 
 
