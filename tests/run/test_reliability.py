@@ -943,6 +943,28 @@ def test_work_whose_caller_stopped_waiting_before_a_thread_took_it_leaves_no_str
     assert threads.strays == 0  # each abandoned work either ran (and ended) or never ran
 
 
+def test_work_a_loop_stopped_waiting_for_before_a_thread_took_it_never_runs() -> None:
+    # from async code a call hands its tool to a pool thread that answers the loop; when the call
+    # ends first (its timeout, the run's cancellation) and no thread has taken the work yet, the
+    # tool must not start after its call was reported ended
+    from tinytools._run.threads import ToolThreads
+
+    threads = ToolThreads()
+    ran: list[int] = []
+    loop = asyncio.new_event_loop()
+    try:
+        for n in range(200):
+            key = threads.submit_to(loop.create_future(), ran.append, n, name="ended_first")
+            threads.abandon(key)  # the call ended before the new thread got to its work (usually)
+        deadline = time.monotonic() + 10
+        while threads.busy and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        loop.close()
+    assert threads.busy == 0 and threads.strays == 0
+    assert len(ran) < 200  # work a thread took first ran; the rest never started
+
+
 FORKED = """
 import asyncio, os, signal
 import tinytools

@@ -214,12 +214,14 @@ class ToolThreads:
         way back to its inbox rather than holding the interpreter to get there.
         """
         waiter = work.waiter
-        if waiter is None and not work.future.set_running_or_notify_cancel():  # its caller stopped waiting first
-            with self._lock:
+        with self._lock:
+            started = not work.abandoned and (waiter is not None or work.future.set_running_or_notify_cancel())
+            if not started:  # its caller stopped waiting (a timeout, a cancellation) before a thread took it
                 self._running.pop(work.future, None)
                 if work.abandoned:  # counted a stray as its call ended, yet it never ran: none now
                     self._strays -= 1
                 self._idle.append(inbox)
+        if not started:
             return
         thread = threading.current_thread()
         thread.name = f"tinytools:{work.name}"  # a thread dump shows which tool a thread runs
