@@ -86,7 +86,7 @@ class Done:
 
 
 class _Submitted:
-    __slots__ = ("abandoned", "args", "context", "fn", "future", "name", "waiter")
+    __slots__ = ("abandoned", "args", "context", "fn", "future", "name", "started", "waiter")
 
     def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], name: str, waiter: Any = None):
         self.fn = fn
@@ -102,6 +102,8 @@ class _Submitted:
         else:
             self.future = self  # the key this work is known by
         self.abandoned = False
+        self.started = False
+        """Whether a thread took it: work its caller abandoned before then never starts, and is no stray."""
 
 
 class ToolThreads:
@@ -170,8 +172,8 @@ class ToolThreads:
     def abandon(self, future: concurrent.futures.Future[Any]) -> bool:
         """The caller stops waiting for ``future``; a thread still running it becomes a stray (True).
 
-        False when its work had ended already: what it ended with is, or is about to be, the
-        future's result, the caller's to read.
+        Work no thread took yet never starts (True, and no stray). False when its work had ended
+        already: what it ended with is, or is about to be, the future's result, the caller's to read.
         """
         with self._lock:
             work = self._running.get(future)
@@ -180,6 +182,8 @@ class ToolThreads:
             if work.abandoned:
                 return True
             work.abandoned = True
+            if not work.started:  # no thread took it yet: none will, and it is no stray
+                return True
             self._strays += 1
             strays = self._strays
         _logger().warning(
@@ -215,11 +219,11 @@ class ToolThreads:
         """
         waiter = work.waiter
         with self._lock:
-            started = not work.abandoned and (waiter is not None or work.future.set_running_or_notify_cancel())
+            started = work.started = not work.abandoned and (
+                waiter is not None or work.future.set_running_or_notify_cancel()
+            )
             if not started:  # its caller stopped waiting (a timeout, a cancellation) before a thread took it
                 self._running.pop(work.future, None)
-                if work.abandoned:  # counted a stray as its call ended, yet it never ran: none now
-                    self._strays -= 1
                 self._idle.append(inbox)
         if not started:
             return
