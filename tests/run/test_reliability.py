@@ -925,6 +925,13 @@ def test_no_thread_or_task_is_left_after_faults() -> None:
     wait_for_threads()
 
 
+def _until_idle(threads: Any, timeout: float = 10.0) -> None:
+    """Wait (up to ``timeout`` seconds) until a pool of tool threads has no work running or waiting."""
+    deadline = time.monotonic() + timeout
+    while threads.busy and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 def test_work_whose_caller_stopped_waiting_before_a_thread_took_it_leaves_no_stray() -> None:
     # a call's wait can end (its timeout, the run's cancellation) before any pool thread has picked
     # its work up: the work never runs, so it is no stray, and the count goes back to zero
@@ -936,9 +943,7 @@ def test_work_whose_caller_stopped_waiting_before_a_thread_took_it_leaves_no_str
         future = threads.submit(ran.append, 1, name="never_started")
         future.cancel()  # as the caller's timeout does, before the new thread gets to it (usually)
         threads.abandon(future)
-    deadline = time.monotonic() + 10
-    while threads.busy and time.monotonic() < deadline:
-        time.sleep(0.01)
+    _until_idle(threads)
     assert threads.busy == 0
     assert threads.strays == 0  # each abandoned work either ran (and ended) or never ran
 
@@ -956,9 +961,7 @@ def test_work_a_loop_stopped_waiting_for_before_a_thread_took_it_never_runs() ->
         for n in range(200):
             key = threads.submit_to(loop.create_future(), ran.append, n, name="ended_first")
             threads.abandon(key)  # the call ended before the new thread got to its work (usually)
-        deadline = time.monotonic() + 10
-        while threads.busy and time.monotonic() < deadline:
-            time.sleep(0.01)
+        _until_idle(threads)
     finally:
         loop.close()
     assert threads.busy == 0 and threads.strays == 0

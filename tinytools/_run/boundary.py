@@ -121,9 +121,8 @@ class Boundary:
                 result = _withheld(result, exc)
         limit = self.limit
         if note is not None and result.status != "succeeded":  # a failure says it in its message, within the budget
-            room = None if limit is None else limit - len(note.encode("utf-8", "surrogatepass")) - 1
-            if room is not None and room >= MIN_INLINE_OUTPUT_BYTES:  # the message is cut to leave the note room
-                result = _message_within(result, room, limit)
+            if limit is not None and (room := limit - _bytes(note) - 1) >= MIN_INLINE_OUTPUT_BYTES:
+                result = _message_within(result, room, limit)  # cut to leave the note room
             result, note = _noted(result, note), None
         if limit is not None:
             if result.status == "succeeded":

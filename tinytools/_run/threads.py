@@ -112,6 +112,10 @@ class ToolThreads:
     def __init__(self, stray_limit: int = MAX_STRAY_THREADS):
         self.stray_limit = stray_limit
         """Strays allowed before new threaded calls are refused."""
+        self._empty()
+
+    def _empty(self) -> None:
+        """No threads, no work, no strays: as made, and in a child made by fork (the parent's threads are not there)."""
         self._lock = threading.Lock()
         self._idle: list[queue.SimpleQueue[_Submitted | None]] = []
         self._strays = 0
@@ -267,18 +271,8 @@ def unheard(name: str, outcome: Any) -> None:
 
 
 _THREADS = ToolThreads()
-
-
-def _forked() -> None:
-    """In a child made by fork: the parent's threads are not here, so neither are their inboxes or work."""
-    _THREADS._lock = threading.Lock()
-    _THREADS._idle = []
-    _THREADS._running = {}
-    _THREADS._strays = 0
-
-
 if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
-    os.register_at_fork(after_in_child=_forked)
+    os.register_at_fork(after_in_child=_THREADS._empty)
 
 
 def tool_threads() -> ToolThreads:

@@ -32,10 +32,21 @@ class SharedPool:
     """
 
     def __init__(self) -> None:
+        self._exit_registered = False
+        self._empty()
+
+    def _empty(self) -> None:
+        """No pool yet: as made, and in a child made by fork.
+
+        There the parent's pool, its workers and its manager thread are the parent's: the child
+        makes a pool of its own on first use, and leaves the parent's alone (shutting it down would
+        wait on a thread the child does not have). Its calls are refused ``executor_unavailable``
+        where the workers start by multiprocessing's forkserver, which is the parent's child (a
+        call waited forever on the parent's pool on Python 3.13).
+        """
         self._pool: concurrent.futures.ProcessPoolExecutor | None = None
         self._retired: list[concurrent.futures.ProcessPoolExecutor] = []
         self._lock = threading.Lock()
-        self._exit_registered = False
 
     def get(self) -> concurrent.futures.ProcessPoolExecutor:
         """The pool, made now if there is none."""
@@ -94,24 +105,9 @@ def _workers(pool: concurrent.futures.ProcessPoolExecutor) -> list[Any]:
 
 
 SHARED = SharedPool()
-
-
-def _forked() -> None:
-    """In a child made by fork: the parent's pool, its workers and its manager thread are the parent's.
-
-    The child makes a pool of its own on first use; the parent's is left alone (shutting it down
-    here would wait on a thread the child does not have). Its calls are refused
-    ``executor_unavailable`` where the pool's workers start by multiprocessing's forkserver, which
-    is the parent's child (a call waited forever on the parent's pool on Python 3.13).
-    """
-    SHARED._lock = threading.Lock()
-    SHARED._pool = None
-    SHARED._retired = []
-
-
-if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
-    os.register_at_fork(after_in_child=_forked)
 """The one shared pool of this process."""
+if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
+    os.register_at_fork(after_in_child=SHARED._empty)
 
 
 def shared_process_pool() -> concurrent.futures.ProcessPoolExecutor:
