@@ -9,6 +9,7 @@ well formed, it encodes, and its model-facing text is bounded and leaks nothing 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import enum
 import json
@@ -1044,3 +1045,42 @@ def test_a_process_forked_after_the_shared_process_pool_ran_ends_its_process_cal
         cwd=root,
     )
     assert ran.stdout.split() == ["0"], ran.stdout + ran.stderr
+
+
+def test_calls_that_end_before_a_thread_takes_their_work_leave_no_strays() -> None:
+    # through the pipeline (an event sink and a `Progress` parameter), calls whose wait ends before
+    # a pool thread can start their work: a timeout shorter than a thread's start, or the caller's
+    # task cancelled; the process's count of strays comes back to where it was
+    import tinytools
+
+    @tool(timeout=0.001)
+    def tick(x: int, progress: tinytools.Progress) -> int:
+        """Answer at once."""
+        return x
+
+    @tool
+    def tock(x: int, progress: tinytools.Progress) -> int:
+        """Answer at once, with no timeout."""
+        return x
+
+    before = tinytools.strays().threads
+    dispatcher = Dispatcher([tick, tock], on_event=lambda event: None)
+
+    async def rounds() -> None:
+        for _ in range(5):
+            calls = [ToolCall(f"c{n}", "tick", '{"x": 1}') for n in range(200)]
+            results = await asyncio.gather(*(dispatcher.adispatch(call) for call in calls))
+            assert [result.call_id for result in results] == [call.id for call in calls]
+            for n in range(100):
+                task = asyncio.ensure_future(dispatcher.adispatch(ToolCall(f"t{n}", "tock", '{"x": 1}')))
+                for _ in range(3):
+                    await asyncio.sleep(0)  # the call hands its work over, then its task is cancelled
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    asyncio.run(rounds())
+    deadline = time.monotonic() + 10
+    while tinytools.strays().threads > before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert tinytools.strays().threads <= before  # (an earlier test's stray may have ended meanwhile)
