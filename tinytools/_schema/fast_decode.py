@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, Union
 
 import msgspec
 
@@ -38,10 +38,44 @@ from tinytools._schema.strict_json import SHORT_ENOUGH, could_nest_too_deep, ref
 if TYPE_CHECKING:
     from tinytools._results import ToolCall
 
-__all__ = ["Reader", "positional_reader", "typed_decoder"]
+__all__ = ["Direct", "Reader", "direct", "positional_reader", "refuse_repeated", "typed_decoder"]
 
 Reader = Callable[["ToolCall"], "tuple[Any, ...] | list[Any] | None"]
 """Reads a call into positional arguments, or answers None: take the general way."""
+
+
+class Direct(NamedTuple):
+    """The parts of a reader that converts no argument, for the sync express path to write it out.
+
+    Such a reader's whole work is: text (``bytes`` or ``str``) of a call with no ``invalid`` that
+    cannot nest too deeply (`could_nest_too_deep`) is decoded, ``astuple(decode(text))``; a
+    ``ValueError`` or ``RecursionError`` leaves the call to the general way; arguments left out
+    (``left_out``; None when none may be) are counted, and when the text's colons do not number
+    ``size`` less those, `refuse_repeated` looks for a repeated key (values by ``names``); a
+    left-out argument gets its default (``defaults``). Written out in the caller's frame, a call
+    costs a frame less.
+    """
+
+    decode: Callable[[str | bytes], Any]
+    size: int
+    names: tuple[str, ...]
+    left_out: Callable[[tuple[Any, ...]], bool] | None
+    defaults: tuple[Any, ...]
+
+
+def refuse_repeated(text: str | bytes, names: tuple[str, ...], values: tuple[Any, ...]) -> None:
+    """`refuse_repeated_keys` for a reader's decoded ``values`` of arguments ``names`` (those left out skipped).
+
+    Raises:
+        ArgumentsError: The text names a key twice.
+    """
+    refuse_repeated_keys(text, {n: v for n, v in zip(names, values, strict=True) if v is not _UNSET})
+
+
+def direct(reader: Reader | None) -> Direct | None:
+    """The parts of ``reader`` when it converts no argument (see `Direct`), else None."""
+    return getattr(reader, "direct", None)
+
 
 _UNSET = msgspec.UNSET
 _ANNOTATIONS = frozenset({"description", "title", "default", "examples", "format", "deprecated", "$comment"})
@@ -328,7 +362,7 @@ def _reader(
             return None
         missing = values.count(unset) if left_out is not None and left_out(values) else 0
         if text.count(colon) != size - missing:  # nested objects, colons in strings, or a repeated key
-            refuse_repeated_keys(text, {n: v for n, v in zip(names, values, strict=True) if v is not _UNSET})
+            refuse_repeated(text, names, values)
         if converters:
             values = list(values)
             for i, name, convert, keep in converters:
@@ -344,4 +378,6 @@ def _reader(
             values = [default if value is _UNSET else value for value, default in zip(values, defaults, strict=True)]
         return values  # type: ignore[no-any-return]
 
+    if not converters:  # what it does is plain enough to be written out where it is called (`Direct`)
+        read.direct = Direct(decode, size, names, left_out, defaults)  # type: ignore[attr-defined]
     return read
