@@ -26,7 +26,7 @@ from tinytools._run.failures import cancelled, executor_failure, tool_raised
 from tinytools._run.jobs import RAISED, REFUSED, RETURNED, Job, in_task
 from tinytools._run.output_checks import PLAIN_OUTPUT, finish
 from tinytools._run.plans import Plan
-from tinytools._schema.fast_decode import direct, refuse_repeated
+from tinytools._schema.fast_decode import defaulted, direct, refuse_repeated
 from tinytools._schema.strict_json import SHORT_ENOUGH
 from tinytools._schema.strict_json import could_nest_too_deep as deep
 from tinytools.executors._failures import ExecutorError
@@ -56,7 +56,8 @@ def express(
     tool, name, boundary, exposed = plan.tool, plan.name, plan.boundary, plan.exposed
     reader = plan.reader()
     parts = direct(reader)  # the reader's work, when it converts no argument: written out in `run`
-    decode, size, names, left_out, defaults = parts if parts is not None else (None, 0, (), None, ())
+    decode, names, left_out, defaults = parts if parts is not None else (None, (), None, ())
+    size = len(names)
     astuple = msgspec.structs.astuple
     short, unset = SHORT_ENOUGH, msgspec.UNSET
     limit, encoder = plan.limit, plan.encoder
@@ -233,7 +234,7 @@ def express(
                         except ArgumentsError as exc:
                             return plan.sealed_invalid(call, kept(exc), start)
                     if missing:  # an omitted argument gets the function's own default object, as if left out
-                        values = [d if value is unset else value for value, d in zip(values, defaults, strict=True)]
+                        values = defaulted(values, defaults)
         elif reader is not None:
             try:
                 values = reader(call)

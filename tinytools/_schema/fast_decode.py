@@ -38,7 +38,7 @@ from tinytools._schema.strict_json import SHORT_ENOUGH, could_nest_too_deep, ref
 if TYPE_CHECKING:
     from tinytools._results import ToolCall
 
-__all__ = ["Direct", "Reader", "direct", "positional_reader", "refuse_repeated", "typed_decoder"]
+__all__ = ["Direct", "Reader", "defaulted", "direct", "positional_reader", "refuse_repeated", "typed_decoder"]
 
 Reader = Callable[["ToolCall"], "tuple[Any, ...] | list[Any] | None"]
 """Reads a call into positional arguments, or answers None: take the general way."""
@@ -51,13 +51,12 @@ class Direct(NamedTuple):
     cannot nest too deeply (`could_nest_too_deep`) is decoded, ``astuple(decode(text))``; a
     ``ValueError`` or ``RecursionError`` leaves the call to the general way; arguments left out
     (``left_out``; None when none may be) are counted, and when the text's colons do not number
-    ``size`` less those, `refuse_repeated` looks for a repeated key (values by ``names``); a
-    left-out argument gets its default (``defaults``). Written out in the caller's frame, a call
-    costs a frame less.
+    the arguments (``names``) less those, `refuse_repeated` looks for a repeated key; left-out
+    arguments get their defaults (`defaulted`). Written out in the caller's frame, a call costs a
+    frame less.
     """
 
     decode: Callable[[str | bytes], Any]
-    size: int
     names: tuple[str, ...]
     left_out: Callable[[tuple[Any, ...]], bool] | None
     defaults: tuple[Any, ...]
@@ -70,6 +69,11 @@ def refuse_repeated(text: str | bytes, names: tuple[str, ...], values: tuple[Any
         ArgumentsError: The text names a key twice.
     """
     refuse_repeated_keys(text, {n: v for n, v in zip(names, values, strict=True) if v is not _UNSET})
+
+
+def defaulted(values: tuple[Any, ...], defaults: tuple[Any, ...]) -> list[Any]:
+    """A reader's decoded ``values``, each one left out (`msgspec.UNSET`) given the function's own default."""
+    return [default if value is _UNSET else value for value, default in zip(values, defaults, strict=True)]
 
 
 def direct(reader: Reader | None) -> Direct | None:
@@ -293,7 +297,7 @@ def positional_reader(
     )
     required = set(schema.get("required", ()))
     left_out = _left_out_test(tuple(i for i, name in enumerate(names) if name not in required))
-    return _reader(decoder, len(names), tuple(defaults), converting, left_out, fail)
+    return _reader(decoder, tuple(defaults), converting, left_out, fail)
 
 
 @lru_cache(maxsize=1024)
@@ -333,7 +337,6 @@ def _classes(node: Any) -> set[type]:
 
 def _reader(
     decoder: msgspec.json.Decoder[Any],
-    size: int,
     defaults: tuple[Any, ...],
     converters: tuple[tuple[int, str, Callable[[Any], Any], frozenset[type]], ...],
     left_out: Callable[[tuple[Any, ...]], bool] | None,
@@ -343,6 +346,7 @@ def _reader(
     decode = decoder.decode
     astuple = msgspec.structs.astuple
     names = decoder.type.__struct_fields__
+    size = len(names)
     unset = _UNSET
 
     def read(call: ToolCall) -> tuple[Any, ...] | list[Any] | None:
@@ -375,9 +379,9 @@ def _reader(
                     except Exception as exc:  # a converter that failed in a way of its own
                         raise fail(name, refused(name, exc)) from None
         if missing:  # an omitted argument gets the function's own default object, as if left out
-            values = [default if value is _UNSET else value for value, default in zip(values, defaults, strict=True)]
+            values = defaulted(values, defaults)
         return values  # type: ignore[no-any-return]
 
     if not converters:  # what it does is plain enough to be written out where it is called (`Direct`)
-        read.direct = Direct(decode, size, names, left_out, defaults)  # type: ignore[attr-defined]
+        read.direct = Direct(decode, names, left_out, defaults)  # type: ignore[attr-defined]
     return read
