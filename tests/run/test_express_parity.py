@@ -31,10 +31,12 @@ from tinytools import (
     MemoryArtifactStore,
     Param,
     RetryableError,
+    Toolbox,
     ToolCall,
     ToolError,
     ToolResult,
     TransferError,
+    dispatch,
     tool,
 )
 from tinytools.executors import ExecutorError
@@ -281,7 +283,11 @@ def test_a_later_call_reads_its_arguments_as_a_first_call_does(text: str | bytes
     assert "echo" in warmed._express
     later = warmed.dispatch(ToolCall("c1", "echo", text))
     awaited = asyncio.run(warmed.adispatch(ToolCall("c1", "echo", text)))
-    assert _comparable(later) == _comparable(first) == _comparable(awaited)
+    box = Toolbox(made)  # module `dispatch`: its toolbox's second call takes the express path from its own frame
+    dispatch(ToolCall("c1", "echo", text), box)
+    assert "echo" in box._dispatcher._express
+    shortcut = dispatch(ToolCall("c1", "echo", text), box)
+    assert _comparable(later) == _comparable(first) == _comparable(awaited) == _comparable(shortcut)
 
 
 @tool(description="Say how deep the data goes.")
