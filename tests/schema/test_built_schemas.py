@@ -223,3 +223,20 @@ def test_metadata_on_a_sets_items_of_any_type_keeps_the_keyword_order() -> None:
     for hint in (set[Annotated[Any, "some values"]], set[Annotated[object, Param(ge=1)]]):
         shown = _define(hint).input_schema
         assert in_keyword_order(shown) is shown
+
+
+@pytest.mark.parametrize(
+    "hint",
+    [
+        typing.Optional[Annotated[None, Param(description="")]],  # noqa: UP045
+        Annotated[None, Param(description="nothing")] | None,
+        list[Annotated[Literal[None], Param(description="nothing")] | None],
+        None | Annotated[None, Param(description="nothing")],
+    ],
+)
+def test_an_annotated_none_or_none_is_one_null_type(hint: Any) -> None:
+    made = _define(hint)
+    shown = made.input_schema
+    assert json.dumps(InputSchema.parse(shown).schema) == json.dumps(shown)  # no type named twice
+    assert made.schema.check({"x": None if "list" not in repr(hint) else [None]}) is None
+    assert made.schema.check({"x": 1 if "list" not in repr(hint) else [1]}) is not None

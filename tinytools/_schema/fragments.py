@@ -71,6 +71,8 @@ def union_schema(schemas: list[dict[str, Any]]) -> dict[str, Any]:
         return {"type": merged[0] if len(merged) == 1 else merged}
     others = [schema for schema in schemas if schema != {"type": "null"}]
     if len(others) == 1 and len(schemas) == 2 and isinstance(others[0].get("type"), str):
+        if others[0]["type"] == "null":  # a None of its own (annotated): it admits null already
+            return others[0]
         schema = {**others[0], "type": [others[0]["type"], "null"]}
         if "enum" in schema:
             schema["enum"] = [*schema["enum"], None]
