@@ -28,6 +28,9 @@ model something.
 
 from __future__ import annotations
 
+import functools
+import math
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from tinytools._public import publish
@@ -54,6 +57,7 @@ __all__ = [
     "WaitsElsewhere",
     "argument_place",
     "counted",
+    "echo",
     "failure_like",
     "kept",
     "schema_failure",
@@ -71,6 +75,36 @@ MAX_LISTED = 10
 def shorten(text: str, limit: int = ECHO_LIMIT) -> str:
     """Cut ``text`` to ``limit`` characters, marking the cut with an ellipsis."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@functools.cache
+def _writers() -> tuple[Callable[[str], str], Callable[[Any], str]]:
+    """``json.dumps(value, ensure_ascii=False)`` for one string, and for any value: loaded by the first echo."""
+    import json.encoder
+
+    return json.encoder.encode_basestring, json.encoder.JSONEncoder(ensure_ascii=False).encode
+
+
+def echo(value: Any) -> str:
+    """JSON text of ``value`` (as ``json.dumps(value, ensure_ascii=False)``), cut to the echo limit."""
+    kind = type(value)
+    try:
+        if kind is str:
+            text = _writers()[0](value[:ECHO_LIMIT])
+        elif kind is int or (kind is float and math.isfinite(value)):
+            text = repr(value)  # what json.dumps writes; raises ValueError for a huge int
+        else:
+            text = _writers()[1](value)
+    except (TypeError, ValueError, RecursionError):
+        try:
+            text = repr(value)
+        except ValueError:  # an int beyond the str() digit limit
+            text = f"<{kind.__name__} too long to show>"
+        except Exception:  # nested too deeply, or a __repr__ that fails
+            text = f"<{kind.__name__}>"
+    if not text.isascii():  # a lone surrogate would make the message impossible to encode
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= ECHO_LIMIT else shorten(text)
 
 
 _PLURALS = {"property": "properties"}

@@ -12,6 +12,7 @@ malformed. Anything that could hang runs under a watchdog and fails instead.
 from __future__ import annotations
 
 import asyncio
+import datetime
 import enum
 import json
 import uuid
@@ -239,14 +240,36 @@ def closed(a: int = 0) -> int:
 
 @pytest.mark.parametrize("as_text", [True, False], ids=["text", "dict"])
 @pytest.mark.parametrize("via", ["dispatch", "Dispatcher"])
-def test_a_huge_unexpected_key_is_echoed_cut(as_text: bool, via: str) -> None:
-    key = "a" * 100_000
-    arguments: Any = json.dumps({key: 1}) if as_text else {key: 1}
+@pytest.mark.parametrize("keys", [1, 12])
+def test_a_huge_unexpected_key_is_echoed_cut(as_text: bool, via: str, keys: int) -> None:
+    sent = {f"{n}" + "a" * 100_000: 1 for n in range(keys)}
+    arguments: Any = json.dumps(sent) if as_text else sent
     call = ToolCall("c1", "closed", arguments)
-    result = dispatch(call, [closed]) if via == "dispatch" else Dispatcher([closed]).dispatch(call)
-    assert result.error is not None and result.error.code == "invalid_arguments"
-    assert len(result.error.message) <= 2000
-    assert len(result.text()) <= 2000
+    dispatcher = Dispatcher([closed])
+    for _ in range(2):  # the first call, then the express path
+        result = dispatch(call, [closed]) if via == "dispatch" else dispatcher.dispatch(call)
+        assert result.error is not None and result.error.code == "invalid_arguments"
+        assert len(result.error.message) <= 2000 * keys
+        assert len(result.text()) <= 2000 * keys
+        assert len(json.dumps(result.error.details)) <= 1000 * keys  # the pointers and names it holds are cut too
+        assert len(result.to_json()) <= 4000 * keys
+
+
+@tool
+def booked(room: uuid.UUID, day: datetime.date | None = None) -> str:
+    """Book a room for a day."""
+    return f"{room} {day}"
+
+
+@pytest.mark.parametrize("argument", ["room", "day"])
+def test_a_huge_value_that_cannot_become_its_type_is_echoed_cut(argument: str) -> None:
+    sent = {"room": "12345678-1234-5678-1234-567812345678", argument: "z" * 100_000}
+    dispatcher = Dispatcher([booked])
+    for _ in range(2):  # the first call, then the express path
+        result = dispatcher.dispatch(ToolCall("c1", "booked", json.dumps(sent)))
+        assert result.error is not None and result.error.code == "invalid_arguments"
+        assert f"/{argument}" in result.error.message and "zzz" in result.error.message
+        assert len(result.error.message) <= 1000
 
 
 SEEN_FLOATS: list[float] = []

@@ -45,7 +45,7 @@ def argument_failure(call: ToolCall, tool: Tool[..., Any], error: ArgumentsError
     parameter, pointer = error.parameter, error.pointer
     if parameter is None:
         message = f"Invalid arguments: {error}."
-        details = {"pointer": pointer, "keyword": keyword}
+        details = {"pointer": shorten(pointer), "keyword": keyword}
     else:
         # the same text as str(error) and the argument's schema, from parts kept per argument:
         # this is the hot path of a bad call
@@ -54,6 +54,8 @@ def argument_failure(call: ToolCall, tool: Tool[..., Any], error: ArgumentsError
             tail = _tail(tool, error, tail)
         place = pointer if 0 < len(pointer) <= ECHO_LIMIT else shorten(pointer or "/")
         message = f"{head}{place}: {error.reason}{tail}"
+        if len(parameter) > ECHO_LIMIT:  # a key the model made up, as long as it wrote it: cut as the message cuts it
+            pointer, parameter = place, shorten(parameter)
         details = {"pointer": pointer, "keyword": keyword, "parameter": parameter}
     return failed(call, name, "invalid_arguments", message, start, details)
 
@@ -82,13 +84,17 @@ def _listing(tool: Tool[..., Any], error: ArgumentsError) -> str:
 
 
 def _details(error: ArgumentsError) -> dict[str, Any]:
-    """The first failure's fields, then every failing argument listed (``errors``) and the count left out."""
-    details: dict[str, Any] = {"pointer": error.pointer, "keyword": error.keyword}
+    """The first failure's fields, then every failing argument listed (``errors``) and the count left out.
+
+    Pointers and names are cut as the message cuts them: a key the model made up is as long as it
+    wrote it.
+    """
+    details: dict[str, Any] = {"pointer": shorten(error.pointer), "keyword": error.keyword}
     if error.parameter is not None:
-        details["parameter"] = error.parameter
+        details["parameter"] = shorten(error.parameter)
     details["errors"] = [
-        {"pointer": each.pointer, "keyword": each.keyword, "reason": each.reason}
-        | ({} if each.parameter is None else {"parameter": each.parameter})
+        {"pointer": shorten(each.pointer), "keyword": each.keyword, "reason": each.reason}
+        | ({} if each.parameter is None else {"parameter": shorten(each.parameter)})
         for each in error.errors
     ]
     details["unlisted"] = error.unlisted

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from tinytools._errors import ArgumentsError
+from tinytools._errors import ArgumentsError, echo
 
 __all__ = ["JSON_SCALARS", "ConversionError", "Converter", "conversion_failure", "refused", "unchanged"]
 
@@ -89,7 +89,7 @@ def float_within(schema: Mapping[str, Any]) -> Converter:
         number = to_float(value)
         if number is not value and not (low <= number <= high and above < number < below):
             raise ConversionError(
-                f"{value} rounds to the float {number!r}, outside the bounds; send a number within them"
+                f"{echo(value)} rounds to the float {number!r}, outside the bounds; send a number within them"
             )
         return number
 
@@ -251,7 +251,7 @@ def from_string(parse: Callable[[str], Any], expected: str) -> Converter:
         try:
             return parse(value)
         except (ValueError, TypeError, msgspec.ValidationError):
-            raise ConversionError(f"expected {expected}; got {msgspec.json.encode(value).decode()}") from None
+            raise ConversionError(f"expected {expected}; got {echo(value)}") from None  # cut, as any echo
 
     return convert_string
 

@@ -28,9 +28,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from tinytools._errors import ArgumentsError, SchemaError, shorten, unless_failed
+from tinytools._errors import echo as _echo
 from tinytools._public import publish
 from tinytools._schema.keyword_order import in_keyword_order
-from tinytools._schema.validation_failures import echo as _echo
 from tinytools._schema.validation_failures import escape as _escape
 
 __all__ = ["InputSchema", "compile_validator"]

@@ -24,16 +24,15 @@ argument's whole schema.
 from __future__ import annotations
 
 import functools
-import math
 import re
 from collections.abc import Callable
 from typing import Any
 
 from tinytools._errors import (
-    ECHO_LIMIT,
     MAX_LISTED,
     ArgumentsError,
     counted,
+    echo,
     failure_like,
     schema_failure,
     shorten,
@@ -52,7 +51,6 @@ __all__ = [
     "ReportAll",
     "Site",
     "Token",
-    "echo",
     "escape",
     "listing_reporter",
     "locator",
@@ -87,46 +85,6 @@ _COUNTED = {
 }  # fmt: skip
 """Keywords whose expected value is a count of something, and what is counted."""
 _BROKEN = (KeyError, StopIteration, TypeError, AttributeError, IndexError, ValueError, re.error)
-
-
-@functools.cache
-def _writers() -> tuple[Callable[[str], str], Callable[[Any], str]]:
-    """``json.dumps(value, ensure_ascii=False)`` for one string, and for any value: loaded by the first echo."""
-    import json.encoder
-
-    return json.encoder.encode_basestring, json.encoder.JSONEncoder(ensure_ascii=False).encode
-
-
-def escape(token: Token) -> str:
-    """One JSON-pointer reference token (RFC 6901)."""
-    return str(token).replace("~", "~0").replace("/", "~1")
-
-
-def unescape(token: str) -> str:
-    """The key one JSON-pointer reference token names (RFC 6901): `escape` undone."""
-    return token.replace("~1", "/").replace("~0", "~")
-
-
-def echo(value: Any) -> str:
-    """JSON text of ``value`` (as ``json.dumps(value, ensure_ascii=False)``), cut to the echo limit."""
-    kind = type(value)
-    try:
-        if kind is str:
-            text = _writers()[0](value[:ECHO_LIMIT])
-        elif kind is int or (kind is float and math.isfinite(value)):
-            text = repr(value)  # what json.dumps writes; raises ValueError for a huge int
-        else:
-            text = _writers()[1](value)
-    except (TypeError, ValueError, RecursionError):
-        try:
-            text = repr(value)
-        except ValueError:  # an int beyond the str() digit limit
-            text = f"<{kind.__name__} too long to show>"
-        except Exception:  # nested too deeply, or a __repr__ that fails
-            text = f"<{kind.__name__}>"
-    if not text.isascii():  # a lone surrogate would make the message impossible to encode
-        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text if len(text) <= ECHO_LIMIT else shorten(text)
 
 
 class Site:
@@ -166,6 +124,16 @@ class Site:
     def fallback(self, value: Any) -> tuple[str, Token | None]:
         """The wording when nothing more precise is known."""
         return f"failed {self.rule!r}; got {echo(value)}", None
+
+
+def escape(token: Token) -> str:
+    """One JSON-pointer reference token (RFC 6901)."""
+    return str(token).replace("~", "~0").replace("/", "~1")
+
+
+def unescape(token: str) -> str:
+    """The key one JSON-pointer reference token names (RFC 6901): `escape` undone."""
+    return token.replace("~1", "/").replace("~0", "~")
 
 
 def _wording(rule: str, definition: dict[str, Any], noun: str) -> Wording:
