@@ -11,11 +11,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import datetime
 import enum
 import json
 import sys
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import BrokenExecutor, ThreadPoolExecutor
 from typing import Annotated, Any
@@ -257,6 +259,77 @@ def test_nan_and_infinity_in_decoded_arguments_are_malformed(
     value: float, name: str, wrap: Callable[[float], Any]
 ) -> None:
     failed_with("malformed_arguments", ToolCall("c", name, wrap(value)))
+
+
+class _Text(str):
+    """What an application's own decoder may make of a string."""
+
+
+class _Number(float):
+    """What an application's own decoder may make of a number."""
+
+
+class _Count(int):
+    """What an application's own decoder may make of an integer."""
+
+
+@pytest.mark.parametrize(
+    ("value", "pointer"),
+    [
+        (OrderedDict(k=float("nan")), "/value/1/k"),
+        ((1, float("inf")), "/value/1/1"),
+        ([_Number("nan")], "/value/1/0"),
+        (_Text("\ud800"), "/value/1"),
+        (object(), "/value/1"),
+        ({1, 2}, "/value/1"),
+        (b"bytes", "/value/1"),
+        (datetime.date(2026, 12, 4), "/value/1"),
+    ],
+    ids=[
+        "ordered-dict-nan",
+        "tuple-inf",
+        "float-subclass-nan",
+        "str-subclass-surrogate",
+        "object",
+        "set",
+        "bytes",
+        "date",
+    ],
+)
+def test_a_decoded_dict_holding_what_json_cannot_is_malformed_at_its_pointer(value: Any, pointer: str) -> None:
+    result = failed_with("malformed_arguments", ToolCall("c", "anything", {"value": [1, value]}))
+    assert result.error is not None and f"at {pointer}:" in result.error.message
+    failed_with("malformed_arguments", ToolCall("c", "anything", {"value": value}))  # at the top as well
+
+
+def test_a_decoded_dict_of_subclasses_and_tuples_arrives_as_plain_json_data_of_its_own() -> None:
+    sent = {"value": OrderedDict(a=(1, [2], _Text("t")), b=_Number(0.5), c=_Count(3), d=[(4,)])}
+    output = succeeded(ToolCall("c", "anything", sent))
+    assert output == {"a": [1, [2], "t"], "b": 0.5, "c": 3, "d": [[4]]}
+    assert sent == {"value": OrderedDict(a=(1, [2], _Text("t")), b=_Number(0.5), c=_Count(3), d=[(4,)])}
+    kinds = {type(output["a"]), type(output["a"][2]), type(output["b"]), type(output["c"]), type(output["d"][0])}
+    assert kinds == {list, str, float, int}
+
+
+def test_a_tool_that_changes_a_decoded_dicts_inner_subclass_changes_nothing_of_the_callers() -> None:
+    @tool
+    def grow(data: dict[str, Any]) -> int:
+        """Change what it was given."""
+        data["inner"]["k"].append(99)
+        data["added"] = True
+        return len(data["inner"]["k"])
+
+    sent = {"data": {"inner": OrderedDict(k=[1])}}
+    dispatcher = Dispatcher([grow])
+    for _ in range(2):  # the first call, then the express path
+        assert dispatcher.dispatch(ToolCall("c", "grow", sent)).output == 2
+    assert sent == {"data": {"inner": OrderedDict(k=[1])}}
+
+
+def test_a_value_json_cannot_hold_does_not_slip_past_the_argument_budget() -> None:
+    sent = {"value": {"blob": "x" * 100_000, "odd": object()}}
+    result = Dispatcher([anything], limits=Limits(max_argument_bytes=1000)).dispatch(ToolCall("c", "anything", sent))
+    assert result.error is not None and result.error.code in {"arguments_too_large", "malformed_arguments"}
 
 
 @pytest.mark.parametrize("value", [2**63, 2**64 + 1, -(2**200), 10**300])

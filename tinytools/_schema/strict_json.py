@@ -14,7 +14,9 @@ keys, no key can repeat. Only text with nested objects or colons inside strings 
 An already decoded ``dict`` is copied, lists and dicts all the way down, so a tool that changes
 its arguments changes neither the caller's object, nor another call sharing it, nor a retry's.
 The copy also refuses, as ``malformed_arguments`` with the pointer of the value at fault, what
-text could not have held: a non-finite float, a key that is not a string, a lone surrogate.
+text could not have held: a non-finite float, a key that is not a string, a lone surrogate, a
+value of no JSON class (a set, bytes, a date); a tuple, or a subclass of a JSON class (what an
+application's own decoder may make), is copied as the plain JSON data it is.
 """
 
 from __future__ import annotations
@@ -104,7 +106,8 @@ def detached(arguments: dict[str, Any]) -> dict[str, Any]:
     Arguments holding no list or dict come back as they are: the tool is called with
     ``**arguments``, so it gets a dict of its own anyway. The same walk refuses what JSON text
     could not hold, as decoding text would: a NaN or infinite float, a key that is not a string,
-    a string with a lone surrogate (UTF-8 cannot carry it).
+    a string with a lone surrogate (UTF-8 cannot carry it), a value of no JSON class. A tuple, or
+    a subclass of a JSON class, becomes that class's plain value (`_as_json`).
 
     Raises:
         ArgumentsError: With ``keyword == "json"`` and the ``pointer`` of the value at fault,
@@ -123,8 +126,13 @@ def detached(arguments: dict[str, Any]) -> dict[str, Any]:
                 if copy is None:
                     copy = arguments.copy()
                 copy[key] = _copy(value, 2)
-            elif kind is float and value - value != 0:  # NaN or an infinity
-                raise _NotJson
+            elif kind is float:
+                if value - value != 0:  # NaN or an infinity
+                    raise _NotJson
+            elif kind not in _ATOMS:  # a subclass or a tuple, as JSON data of its own class; else refused
+                if copy is None:
+                    copy = arguments.copy()
+                copy[key] = _copy(value, 2)
     except _NotJson:
         raise _refusal(arguments) from None
     except (_TooDeep, RecursionError):
@@ -159,6 +167,9 @@ def _depth(value: Any) -> int:
 def _copy(value: Any, depth: int) -> Any:
     """A copy of ``value``, the ``depth``-th list or dict down from the arguments object."""
     kind = value.__class__
+    if kind not in _PLAIN:
+        value = _as_json(value)
+        kind = value.__class__
     if (kind is dict or kind is list) and depth > MAX_DEPTH:
         raise _TooDeep
     depth += 1
@@ -186,9 +197,38 @@ def _copy(value: Any, depth: int) -> Any:
             else:
                 items.append(item if kind in _ATOMS else _copy(item, depth))
         return items
-    if kind is float and value - value != 0:  # NaN or an infinity
-        raise _NotJson
+    if (kind is float and value - value != 0) or (kind is str and not (value.isascii() or encodable(value))):
+        raise _NotJson  # NaN or an infinity; a lone surrogate (in what was a subclass of str)
     return value
+
+
+_PLAIN = frozenset({dict, list, str, float, int, bool, type(None)})
+"""The classes decoded JSON is made of."""
+
+
+def _as_json(value: Any) -> Any:
+    """``value`` as the JSON data of its own class: a subclass of a JSON class as that class, a tuple as a list.
+
+    An application may hand over what its own decoder made (an ``OrderedDict``, a ``str``
+    subclass) or a tuple where JSON has an array; what JSON text could not hold (a set, bytes, a
+    date, any other object) is refused, as in text.
+
+    Raises:
+        _NotJson: ``value`` is not JSON data.
+    """
+    if isinstance(value, dict):
+        return dict(value)
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, bool):  # bool cannot be subclassed: here only for the order of the tests
+        return value
+    if isinstance(value, int):
+        return int.__index__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    raise _NotJson
 
 
 def encodable(text: str) -> bool:
@@ -222,11 +262,13 @@ def _fault(value: Any, pointer: str) -> tuple[str, str] | None:
             found = _fault(item, inner)
             if found is not None:
                 return found
-    elif isinstance(value, list):
+    elif isinstance(value, (list, tuple)):
         for index, item in enumerate(value):
             found = _fault(item, f"{pointer}/{index}")
             if found is not None:
                 return found
+    elif value is not None and not isinstance(value, int):
+        return pointer, f"a value of type {type(value).__name__!r} is not JSON data"
     return None
 
 
