@@ -9,11 +9,13 @@ content, error and artifacts (the time taken and a logged failure's random error
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import datetime
 import decimal
 import math
 import re
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -476,11 +478,24 @@ async def handles_cancellation(key: str) -> str:
     return "slept"
 
 
-_CANCELLING = [blocks, cancels_from_inside, handles_cancellation]
+@tool(description="Wait until the run is cancelled.")
+async def waits(key: str) -> str:
+    _STEPS["started"].set()
+    await asyncio.sleep(5)
+    return "slept"
 
 
-def _first_and_later(name: str, key: str, cancel_from_thread: bool) -> list[tuple[Any, ...]]:
-    """(outcome, whether the caller's next await was cancelled, its task's `cancelling()`) on each path."""
+_CANCELLING = [blocks, cancels_from_inside, handles_cancellation, waits]
+
+
+def _first_and_later(
+    name: str, key: str, cancel_from_thread: bool, *, cancelled_before: bool = False
+) -> list[tuple[Any, ...]]:
+    """(outcome, whether the caller's next await was cancelled, its task's `cancelling()`) on each path.
+
+    ``cancelled_before``: the caller's task was cancelled once before the call, and caught it
+    without taking it back (its `cancelling()` is 1 as the call starts).
+    """
     seen = []
     for dispatcher in _first_then_later(_CANCELLING):
         _STEPS.update(started=threading.Event(), cancelled=threading.Event())
@@ -495,6 +510,10 @@ def _first_and_later(name: str, key: str, cancel_from_thread: bool) -> list[tupl
             canceller.start()
 
         async def caller(dispatcher: Dispatcher = dispatcher) -> tuple[Any, ...]:
+            if cancelled_before:
+                asyncio.current_task().cancel()  # type: ignore[union-attr]
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.sleep(1)
             try:
                 result = await dispatcher.adispatch(ToolCall("c1", name, msgspec.json.encode({"key": key})))
                 outcome: Any = (result.status, result.output, result.error.code if result.error else None)
@@ -532,6 +551,12 @@ def test_a_tool_that_cancels_its_run_from_its_thread_or_sub_task_finishes_its_ca
 def test_a_tool_that_handles_the_runs_cancellation_returns_and_the_task_is_not_left_cancelling() -> None:
     first, later = _first_and_later("handles_cancellation", "k", cancel_from_thread=True)
     assert later == first == (("succeeded", "handled", None), False, 0)
+
+
+def test_a_cancellation_the_callers_task_had_before_the_call_is_not_taken_for_one_from_outside() -> None:
+    first, later = _first_and_later("waits", "k", cancel_from_thread=True, cancelled_before=True)
+    counted = 1 if sys.version_info >= (3, 11) else 0  # a task counts its cancellations from Python 3.11
+    assert later == first == (("outcome_unknown", None, "cancelled"), False, counted)  # its count left as it was
 
 
 _LATER: dict[str, Any] = {}

@@ -288,11 +288,12 @@ async def in_place(job: Job) -> Outcome:
 
     task = asyncio.current_task()
     loop = asyncio.get_running_loop()
-    state = {"ended": False, "cancelled": False}
+    state = {"ended": False, "cancelled": False, "before": 0}
 
     def cancel_here() -> None:
         if not state["ended"] and task is not None:
             state["cancelled"] = True
+            state["before"] = task.cancelling() if hasattr(task, "cancelling") else 0  # one it had already is not new
             task.cancel()
 
     def on_cancel() -> None:
@@ -307,7 +308,7 @@ async def in_place(job: Job) -> Outcome:
         if not state["cancelled"]:
             raise
         state["cancelled"] = False  # taken back here
-        if task is not None and hasattr(task, "uncancel") and task.uncancel() > 0:
+        if task is not None and hasattr(task, "uncancel") and task.uncancel() > state["before"]:
             raise  # cancelled from outside as well: that cancellation goes on
         return Outcome(CANCELLED)
     except BaseException as exc:  # GeneratorExit included: it is the tool's, raised up to here

@@ -150,8 +150,8 @@ def express(
             except CancelledError:
                 if mark not in stopped:
                     raise
-                stopped.discard(mark)
-                if task is not None and hasattr(task, "uncancel") and task.uncancel() > 0:  # cancelled from outside too
+                before = stopped.pop(mark)  # the task's count of cancellations as the run's came
+                if task is not None and hasattr(task, "uncancel") and task.uncancel() > before:  # from outside too
                     raise
                 return boundary.seal(cancelled(call, tool, start, started=True), None, start)  # cancelled as it ran
             except BaseException as exc:
@@ -162,20 +162,22 @@ def express(
                 del running[mark]
                 in_task.reset(entered)
                 if mark in stopped:  # the run's cancellation reached the tool, which ended otherwise: taken back
-                    stopped.discard(mark)
+                    del stopped[mark]
                     if task is not None and hasattr(task, "uncancel"):
                         task.uncancel()
             return finished(call, output, start)
 
         running: dict[object, Any] = {}
         """The calls awaiting this tool now, each its task; the run's cancellation cancels them (as `in_place`)."""
-        stopped: set[object] = set()
-        """Of those, the calls the run's cancellation was delivered to (on their loop, while they awaited)."""
+        stopped: dict[object, int] = {}
+        """Of those, the calls the run's cancellation was delivered to (on their loop, while they awaited),
+        each with its task's count of cancellations just before: one it had already (caught, not taken
+        back) is not taken for another from outside."""
 
         def stop_here(mark: object, task: Any) -> None:
             """On the task's loop: cancel it if that call still awaits this tool (it may have ended since)."""
             if mark in running and mark not in stopped and not task.done():
-                stopped.add(mark)
+                stopped[mark] = task.cancelling() if hasattr(task, "cancelling") else 0
                 task.cancel()
 
         def stop_running() -> None:
