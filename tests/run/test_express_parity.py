@@ -14,6 +14,7 @@ import dataclasses
 import datetime
 import decimal
 import math
+import random
 import re
 import sys
 import threading
@@ -557,6 +558,56 @@ def test_a_cancellation_the_callers_task_had_before_the_call_is_not_taken_for_on
     first, later = _first_and_later("waits", "k", cancel_from_thread=True, cancelled_before=True)
     counted = 1 if sys.version_info >= (3, 11) else 0  # a task counts its cancellations from Python 3.11
     assert later == first == (("outcome_unknown", None, "cancelled"), False, counted)  # its count left as it was
+
+
+_CANCEL_RETURNED = threading.Event()
+_STARTED_AFTER: list[bool] = []
+
+
+@tool(description="Note whether the run's cancel had returned when this started.")
+def notes_start(key: str) -> str:
+    _STARTED_AFTER.append(_CANCEL_RETURNED.is_set())
+    return "ran"
+
+
+def test_a_sync_tool_whose_run_is_cancelled_before_a_thread_takes_it_never_starts() -> None:
+    # from async code a sync tool's work is handed to a pool thread; a cancel that comes between
+    # the hand-off and a thread taking the work must keep the tool from starting (the caller's
+    # loop may not have heard of the cancel yet). A race: a cancel at random moments, many times,
+    # on a first call (the pipeline) and on the express path.
+    rng = random.Random(7)
+    seen: set[tuple[Any, ...]] = set()
+    for n in range(300):
+        _STARTED_AFTER.clear()
+        _CANCEL_RETURNED.clear()
+        dispatcher = Dispatcher([notes_start])  # a cancelled run stays cancelled: one each
+        if n % 2:
+            dispatcher.plan(notes_start)  # the express path
+        ready = threading.Event()
+
+        def cancel(dispatcher: Dispatcher = dispatcher, ready: threading.Event = ready) -> None:
+            ready.wait(5)
+            until = time.perf_counter() + rng.random() * 0.0003
+            while time.perf_counter() < until:
+                pass
+            dispatcher.cancel()
+            _CANCEL_RETURNED.set()
+
+        async def caller(dispatcher: Dispatcher = dispatcher, ready: threading.Event = ready, n: int = n) -> Any:
+            ready.set()
+            return await dispatcher.adispatch(ToolCall(f"c{n}", "notes_start", '{"key": "k"}'))
+
+        canceller = threading.Thread(target=cancel)
+        canceller.start()
+        result = asyncio.run(caller())
+        canceller.join(5)
+        assert result.call_id == f"c{n}"
+        assert _STARTED_AFTER in ([], [False]), "the tool started after the run's cancel returned"
+        ran = bool(_STARTED_AFTER)
+        seen.add((result.status, ran))
+        assert ran if result.status == "succeeded" else True
+        assert not ran if result.status == "failed" else True  # "the call was not made": it was not
+    assert ("succeeded", True) in seen and any(status != "succeeded" for status, _ in seen)
 
 
 _LATER: dict[str, Any] = {}

@@ -29,6 +29,7 @@ from tinytools._run.jobs import (
     REFUSED,
     RETURNED,
     TIMEOUT,
+    UNSTARTED,
     Channel,
     Job,
     Outcome,
@@ -36,7 +37,15 @@ from tinytools._run.jobs import (
     in_task,
     inside,
 )
-from tinytools._run.threads import Done, Raised, ThreadsExhausted, abandon_task, run_coroutine, tool_threads
+from tinytools._run.threads import (
+    UNTAKEN,
+    Done,
+    Raised,
+    ThreadsExhausted,
+    abandon_task,
+    run_coroutine,
+    tool_threads,
+)
 
 if TYPE_CHECKING:
     import asyncio
@@ -151,8 +160,7 @@ class SyncDriver(Driver):
                 if job.channel is not None:
                     self._flush(job.channel)
                 if cancelled:  # the run was cancelled while the tool ran: whatever it did is unknown
-                    _abandon(future)
-                    return Outcome(CANCELLED)
+                    return UNSTARTED if _abandon(future) == UNTAKEN else Outcome(CANCELLED)
                 if future.done():
                     return _outcome_of(future.result())
                 if _now() >= deadline:
@@ -362,7 +370,8 @@ async def on_a_thread(job: Job) -> Outcome:
             timer.cancel()
     if got.__class__ is Done:
         return _outcome_of(got.value)
-    threads.abandon(key)
+    if threads.abandon(key) == UNTAKEN and got == CANCELLED:
+        return UNSTARTED  # no thread took the work before the run was cancelled: the call was not made
     return Outcome(got)
 
 
@@ -420,17 +429,22 @@ async def _guarded_call(job: Job) -> Any:
         return Raised(exc)
 
 
-def _abandon(future: Any) -> None:
+def _abandon(future: Any) -> str | None:
     """Stop waiting for a pool thread's work; an exit it raised as the call ended still reaches the caller.
 
     (Work still running is a stray, and an exit it raises later is logged: `tinytools._run.threads.unheard`.)
+    Returns what `ToolThreads.abandon` says of it.
     """
-    if tool_threads().abandon(future) or future.cancelled():  # a stray now, or it never ran
-        return
+    abandoned = tool_threads().abandon(future)
+    if abandoned or future.cancelled():  # a stray now, or it never ran
+        return abandoned
     _outcome_of(future.result())  # set by now, or as soon as its thread lets go of the pool: raises an exit
+    return None
 
 
 def _outcome_of(value: Any) -> Outcome:
+    if value is UNSTARTED:  # the work did not start: its run was cancelled first
+        return UNSTARTED  # type: ignore[no-any-return]  # (mypy takes both sides of `is` for Any)
     if value.__class__ is Raised:
         if interrupts(value.exception):
             raise value.exception

@@ -44,7 +44,7 @@ from tinytools._run.failures import (
     tool_raised,
     waiting,
 )
-from tinytools._run.jobs import CANCELLED, RAISED, REFUSED, RETURNED, TIMEOUT, Channel, Job, Outcome
+from tinytools._run.jobs import CANCELLED, RAISED, REFUSED, RETURNED, TIMEOUT, UNSTARTED, Channel, Job, Outcome
 from tinytools._run.output_checks import finish
 from tinytools._run.plans import DefaultFailed, Read
 from tinytools._run.policy_enforcement import PolicyEnforcement
@@ -432,8 +432,8 @@ class Execution:
             return result, False
         if kind == RAISED:
             return self.raised(state, value, last=last)
-        if kind == CANCELLED:
-            return cancelled(call, plan.tool, start, started=True), False
+        if kind == CANCELLED:  # while the tool ran, or before a thread took it (`UNSTARTED`)
+            return cancelled(call, plan.tool, start, started=outcome is not UNSTARTED), False
         if kind == REFUSED:
             error = ExecutorError("executor_unavailable", str(value), may_have_acted=False)
             return self.failure(state, executor_failure(error, call, plan.tool, start), value), False

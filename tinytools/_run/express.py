@@ -23,7 +23,7 @@ from tinytools._results import ToolCall, ToolResult
 from tinytools._run.admission import Admission
 from tinytools._run.drivers import on_a_thread
 from tinytools._run.failures import cancelled, executor_failure, tool_raised
-from tinytools._run.jobs import RAISED, REFUSED, RETURNED, Job, in_task
+from tinytools._run.jobs import RAISED, REFUSED, RETURNED, UNSTARTED, Job, in_task
 from tinytools._run.output_checks import PLAIN_OUTPUT, finish
 from tinytools._run.plans import Plan
 from tinytools._schema.fast_decode import defaulted, direct, refuse_repeated
@@ -209,7 +209,8 @@ def express(
         if kind == REFUSED:  # too many stray threads: the call was not made
             error = ExecutorError("executor_unavailable", str(outcome.value), may_have_acted=False)
             return boundary.seal(executor_failure(error, call, tool, start), None, start)
-        return boundary.seal(cancelled(call, tool, start, started=True), None, start)  # the run was cancelled meanwhile
+        started = outcome is not UNSTARTED  # the run was cancelled meanwhile: as the tool ran, or before it started
+        return boundary.seal(cancelled(call, tool, start, started=started), None, start)
 
     def run(call: ToolCall, inject: Mapping[str, Any] | None) -> ToolResult:
         start = now()  # `arguments`, written out with the typed reader's one decode: the fastest path there is

@@ -26,6 +26,7 @@ __all__ = [
     "REFUSED",
     "RETURNED",
     "TIMEOUT",
+    "UNSTARTED",
     "Channel",
     "Job",
     "Outcome",
@@ -127,8 +128,17 @@ def inside(job: Job) -> bool:
     return getattr(_here, "job", None) is job or in_task.get() is job
 
 
+UNSTARTED: Outcome = Outcome(CANCELLED, "unstarted")
+"""A job whose run was cancelled before a thread took it: `call_work` did not start it (its call was not made)."""
+
+
 def call_work(job: Job) -> Any:
-    """Run sync job on this thread, in the context copied for it: this job's code, not its caller's (`in_task`)."""
+    """Run sync job on this thread, in the context copied for it: this job's code, not its caller's (`in_task`).
+
+    Work whose run was cancelled before a thread took it does not start: its value is `UNSTARTED`.
+    """
+    if job.token.cancelled:  # the caller may not have heard yet (its loop is busy): no tool starts after the cancel
+        return UNSTARTED
     _here.job = job
     in_task.set(job)  # a call its tool makes (a nested `dispatch`) and cancels the run with is not its caller's own
     try:

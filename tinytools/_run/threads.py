@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 __all__ = [
     "IDLE_NAME",
     "MAX_STRAY_THREADS",
+    "STRAY",
+    "UNTAKEN",
     "Done",
     "Raised",
     "Strays",
@@ -54,6 +56,10 @@ IDLE_SECONDS = 30.0
 """How long an idle worker thread waits for work before it ends."""
 LEFTOVER_GRACE = 1.0
 """Seconds a sync caller's loop waits for tasks a call left behind, once cancelled."""
+
+
+STRAY, UNTAKEN = "stray", "untaken"
+"""What `ToolThreads.abandon` says of work its caller stopped waiting for: a thread runs it on, or none ever will."""
 
 
 class Raised:
@@ -173,21 +179,21 @@ class ToolThreads:
         inbox.put(work)
         return work.future
 
-    def abandon(self, future: concurrent.futures.Future[Any]) -> bool:
-        """The caller stops waiting for ``future``; a thread still running it becomes a stray (True).
+    def abandon(self, future: concurrent.futures.Future[Any]) -> str | None:
+        """The caller stops waiting for ``future``; a thread still running it becomes a stray (`STRAY`).
 
-        Work no thread took yet never starts (True, and no stray). False when its work had ended
+        Work no thread took yet never starts (`UNTAKEN`, and no stray). None when its work had ended
         already: what it ended with is, or is about to be, the future's result, the caller's to read.
         """
         with self._lock:
             work = self._running.get(future)
             if work is None:
-                return False
+                return None
             if work.abandoned:
-                return True
+                return STRAY if work.started else UNTAKEN
             work.abandoned = True
             if not work.started:  # no thread took it yet: none will, and it is no stray
-                return True
+                return UNTAKEN
             self._strays += 1
             strays = self._strays
         _logger().warning(
@@ -196,7 +202,7 @@ class ToolThreads:
             strays,
             self.stray_limit,
         )
-        return True
+        return STRAY
 
     def _serve(self, inbox: queue.SimpleQueue[_Submitted | None]) -> None:
         import queue  # already loaded: this thread's inbox is one
