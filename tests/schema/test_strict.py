@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 import pytest
 
-from tinytools import ArgumentsError, Param, SchemaError, Tool, Toolbox, ToolCall, dispatch, tool
+from tinytools import ArgumentsError, Dispatcher, Param, SchemaError, Tool, Toolbox, ToolCall, dispatch, tool
 from tinytools._schema.hints import DECIMAL_PATTERN
 
 
@@ -252,6 +252,30 @@ def test_refuses_what_strict_mode_cannot_express(schema: dict[str, Any], pointer
     error = caught.value
     assert (error.tool, error.parameter, error.pointer) == ("t", "x", pointer)
     assert words in error.reason and "export without strict=True" in error.reason
+
+
+def test_a_strict_dispatcher_refuses_a_tool_strict_mode_cannot_show_when_made_not_at_its_calls() -> None:
+    @tool
+    def scores(table: dict[str, int]) -> int:
+        """Count the entries of a table."""
+        return len(table)
+
+    @tool
+    def count(n: int) -> int:
+        """Return a count."""
+        return n
+
+    with pytest.raises(SchemaError) as caught:
+        Dispatcher([count, scores], strict=True)
+    assert (caught.value.tool, caught.value.parameter) == ("scores", "table")
+    both = Dispatcher([count, scores])  # not strict: both are offered, and answer
+    assert [
+        r.status for r in both.dispatch_many([ToolCall("a", "count", '{"n": 1}'), ToolCall("b", "scores", "{}")])
+    ] == [
+        "succeeded",
+        "failed",
+    ]
+    assert Dispatcher([count], strict=True).dispatch(ToolCall("c", "count", '{"n": 2}')).output == 2
 
 
 def test_a_vendors_x_keywords_are_not_shown_to_a_strict_provider() -> None:

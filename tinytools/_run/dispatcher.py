@@ -89,7 +89,8 @@ class Dispatcher:
         redact: Scrubs every model-facing string of every result (secrets of injected
             ``Injected(..., secret=True)`` values are always scrubbed).
         strict: Validate against the OpenAI strict-mode rendering of each schema (what a strict
-            provider was shown), and treat ``null`` for an optional argument as omitted.
+            provider was shown), and treat ``null`` for an optional argument as omitted. Every
+            tool's rendering is made here: one strict mode cannot express raises `SchemaError`.
         context: The run's trusted identity, given to tools that take an `Invocation`.
         stores: Named application stores, given to tools that take `Stores`.
         executor: A `concurrent.futures.Executor` that runs every sync tool not marked
@@ -119,6 +120,7 @@ class Dispatcher:
 
     Raises:
         ToolDefinitionError: A tool cannot go to the executor it would run on.
+        SchemaError: Under ``strict=True``, a tool's schema uses what strict mode cannot express.
     """
 
     def __init__(
@@ -155,6 +157,9 @@ class Dispatcher:
         self.limits = limits or Limits()
         self.max_concurrency = max(1, max_concurrency)
         self.strict = strict
+        if strict:  # a tool strict mode cannot show fails here, not as each of its calls raises later
+            for each in self.toolbox:
+                each.strict()
         self.token = CancellationToken()
         """The run's cancellation token; `cancel` sets it."""
         self.context = context or RunContext()
