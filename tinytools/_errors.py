@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from tinytools._public import publish
@@ -62,6 +62,7 @@ __all__ = [
     "kept",
     "schema_failure",
     "shorten",
+    "together",
     "unless_failed",
 ]
 
@@ -345,6 +346,16 @@ def schema_failure(reason: str, pointer: str, keyword: str, parameter: str | Non
         "schema": schema,
     }
     return error
+
+
+def together(first: ArgumentsError, more: Sequence[ArgumentsError]) -> ArgumentsError:
+    """``first``, listing ``more`` after the problems it lists already: at most `MAX_LISTED`, the rest counted."""
+    if not more:
+        return first
+    listed = [*first.errors, *more]
+    shown = tuple(listed[:MAX_LISTED])
+    first.attach(shown, first.unlisted + len(listed) - len(shown))
+    return first
 
 
 def failure_like(fields: dict[str, Any], reason: str) -> ArgumentsError:

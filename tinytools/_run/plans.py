@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from tinytools._errors import ArgumentsError, InjectionError, kept
+from tinytools._errors import ArgumentsError, InjectionError, kept, together
 from tinytools._results import ToolCall, ToolResult
 from tinytools._run.argument_messages import argument_failure
 from tinytools._run.failures import tool_failure
@@ -113,6 +113,9 @@ class Plan:
         )
         """Whether calls meet the journal stage: the dispatcher journals, or the tool needs a key or may wait."""
         self.typed: Reader | None = None if strict or not _by_position(tool) else _pending
+        self.converting = () if strict else tuple(s for s in tool.slots or () if s.injection is None and s.convert)
+        """The arguments a converter makes the declared type of, looked at beside a schema failure (not in
+        strict mode, where a model's null stands for an omitted argument until the reading restores it)."""
         bare = self._bare()
         self.plain = plain and bare and tool.timeout is None and not (tool.secret_keys or tool.fixed_secrets)
         """Whether the tool needs nothing around its call here: its calls may take the express path."""
@@ -176,7 +179,7 @@ class Plan:
                 from tinytools._plan_tool import explained
 
                 return explained(self.tool, problem, arguments)
-            return problem
+            return self._unconvertible(problem, arguments) if self.converting else problem
         if strict is not None:
             arguments = strict.restore(arguments)
         return Read(None, arguments)
@@ -200,9 +203,14 @@ class Plan:
         kwargs: dict[str, Any] = {}
         secrets: list[Any] = list(self.tool.fixed_secrets)
         by_keyword = self.tool.call is not None
+        failed: list[ArgumentsError] = []
         for slot in slots:
             if slot.injection is None:
-                value = self._converted(slot, arguments.get(slot.name, EMPTY))
+                try:
+                    value = self._converted(slot, arguments.get(slot.name, EMPTY))
+                except ArgumentsError as exc:  # listed with any other argument that cannot become its type
+                    failed.append(kept(exc))
+                    continue
                 if value is EMPTY and slot.fills:  # a Field's default: the function's own is the Field
                     value = slot.default if slot.factory is None else made(slot)
             else:
@@ -213,6 +221,8 @@ class Plan:
                 args.append(slot.default if value is EMPTY else value)
             elif value is not EMPTY:
                 kwargs[slot.parameter] = value
+        if failed:
+            raise together(failed[0], failed[1:])
         return args, kwargs, secrets
 
     def normalised(self, read: Read | None, arguments: Mapping[str, Any]) -> dict[str, Any]:
@@ -268,6 +278,23 @@ class Plan:
             )
             if not (remote or slot.factory is not None or slot.default is not EMPTY):
                 raise InjectionError(tool=self.name, parameter=slot.name, key=injection.key)
+
+    def _unconvertible(self, problem: ArgumentsError, arguments: dict[str, Any]) -> ArgumentsError:
+        """``problem``, listing beside it each argument the schema passed that cannot become its type.
+
+        Converters run only on what passed the schema: they are not asked about a value it refused.
+        """
+        if arguments.__class__ is not dict:  # not an object: no argument to look at
+            return problem
+        at_fault = {each.parameter for each in problem.errors}
+        more = []
+        for slot in self.converting:
+            if slot.name not in at_fault:
+                try:
+                    self._converted(slot, arguments.get(slot.name, EMPTY))
+                except ArgumentsError as exc:
+                    more.append(kept(exc))
+        return together(problem, more) if more else problem
 
     def _converted(self, slot: Slot, value: Any) -> Any:
         convert = slot.convert
@@ -419,19 +446,9 @@ def _general(call: ToolCall) -> None:
 def _build_reader(tool: Tool[..., Any]) -> Reader | None:
     slots = tool.slots or ()
     converters = [(slot.name, slot.convert, slot.keep) for slot in slots if slot.convert is not None]
-
-    def fail(name: str, exc: ConversionError) -> ArgumentsError:
-        error = conversion_failure(name, exc, tool.schema.properties.get(name))
-        error.tool = tool.name
-        return error
-
     try:
         return positional_reader(
-            tool.input_schema,
-            [slot.name for slot in slots],
-            [slot.default for slot in slots],
-            converters,
-            fail,
+            tool.input_schema, [slot.name for slot in slots], [slot.default for slot in slots], converters
         )
     except Exception:  # the fast way is an optimisation: whatever stops it, the general way stands
         return None

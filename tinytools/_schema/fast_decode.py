@@ -12,8 +12,9 @@ decoding does. It may refuse text the schema accepts (``1.0`` for an integer, an
 beyond 64 bits for a bounded parameter): the reader then answers None and the call takes the
 general way (`Tool.bind`), which gives every schema error and every accepted edge case exactly
 as before. Two checks run in the reader itself, with the general way's own code and wording: a
-repeated key (msgspec keeps the last value; the colon count finds it) and a value that cannot
-become its declared type.
+repeated key (msgspec keeps the last value; the colon count finds it), and the tool's
+converters; a value that cannot become its declared type sends the call the general way too,
+which lists it beside every other failing argument.
 
 Plain shapes, per ``type`` (or list of types): ``string`` with minLength, maxLength, pattern;
 ``integer`` with minimum, maximum, exclusiveMinimum, exclusiveMaximum, an integer multipleOf;
@@ -31,8 +32,6 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, Union
 
 import msgspec
 
-from tinytools._errors import ArgumentsError
-from tinytools._schema.converters import ConversionError, refused
 from tinytools._schema.strict_json import SHORT_ENOUGH, could_nest_too_deep, refuse_repeated_keys
 
 if TYPE_CHECKING:
@@ -274,7 +273,6 @@ def positional_reader(
     names: Sequence[str],
     defaults: Sequence[Any],
     converters: Sequence[tuple[str, Callable[[Any], Any], frozenset[type]]],
-    fail: Callable[[str, ConversionError], ArgumentsError],
 ) -> Reader | None:
     """The fast reader of calls to a function taking ``names`` by position, or None.
 
@@ -283,7 +281,6 @@ def positional_reader(
         names: The function's parameters, in order: exactly the schema's properties.
         defaults: Each parameter's own default object, passed when a call leaves it out.
         converters: (name, converter, classes it keeps as they are) of the arguments to convert.
-        fail: Builds the error for a value that cannot become its type.
     """
     typed = _typed(schema, list(names))
     if typed is None:
@@ -297,7 +294,7 @@ def positional_reader(
     )
     required = set(schema.get("required", ()))
     left_out = _left_out_test(tuple(i for i, name in enumerate(names) if name not in required))
-    return _reader(decoder, tuple(defaults), converting, left_out, fail)
+    return _reader(decoder, tuple(defaults), converting, left_out)
 
 
 @lru_cache(maxsize=1024)
@@ -340,7 +337,6 @@ def _reader(
     defaults: tuple[Any, ...],
     converters: tuple[tuple[int, str, Callable[[Any], Any], frozenset[type]], ...],
     left_out: Callable[[tuple[Any, ...]], bool] | None,
-    fail: Callable[[str, ConversionError], ArgumentsError],
 ) -> Reader:
     """The reader (see `positional_reader`); ``left_out`` tells whether any argument was (None: none may be)."""
     decode = decoder.decode
@@ -369,15 +365,13 @@ def _reader(
             refuse_repeated(text, names, values)
         if converters:
             values = list(values)
-            for i, name, convert, keep in converters:
+            for i, _, convert, keep in converters:
                 value = values[i]
                 if value.__class__ not in keep and value is not _UNSET:
                     try:
                         values[i] = convert(value)
-                    except ConversionError as exc:
-                        raise fail(name, exc) from None
-                    except Exception as exc:  # a converter that failed in a way of its own
-                        raise fail(name, refused(name, exc)) from None
+                    except Exception:  # cannot become its type: the general way lists it with any other failure
+                        return None
         if missing:  # an omitted argument gets the function's own default object, as if left out
             values = defaulted(values, defaults)
         return values  # type: ignore[no-any-return]
