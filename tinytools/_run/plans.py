@@ -26,7 +26,7 @@ from tinytools._errors import ArgumentsError, InjectionError, kept, together
 from tinytools._results import ToolCall, ToolResult
 from tinytools._run.argument_messages import argument_failure
 from tinytools._run.failures import tool_failure
-from tinytools._schema.converters import ConversionError, conversion_failure, refused
+from tinytools._schema.converters import ConversionError, conversion_failure, refused, total
 from tinytools._schema.fast_decode import Reader, positional_reader
 from tinytools._schema.signatures import EMPTY, Slot
 from tinytools._schema.strict_json import decoded_arguments, detached
@@ -113,9 +113,12 @@ class Plan:
         )
         """Whether calls meet the journal stage: the dispatcher journals, or the tool needs a key or may wait."""
         self.typed: Reader | None = None if strict or not _by_position(tool) else _pending
-        self.converting = () if strict else tuple(s for s in tool.slots or () if s.injection is None and s.convert)
-        """The arguments a converter makes the declared type of, looked at beside a schema failure (not in
-        strict mode, where a model's null stands for an omitted argument until the reading restores it)."""
+        self.converting = (
+            () if strict else tuple(s for s in tool.slots or () if s.injection is None and not total(s.convert))
+        )
+        """The arguments a converter that may fail makes the declared type of, converted beside a schema failure
+        to list theirs (not in strict mode, where a model's null stands for an omitted argument until the
+        reading restores it)."""
         bare = self._bare()
         self.plain = plain and bare and tool.timeout is None and not (tool.secret_keys or tool.fixed_secrets)
         """Whether the tool needs nothing around its call here: its calls may take the express path."""

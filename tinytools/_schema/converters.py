@@ -16,7 +16,7 @@ import msgspec
 
 from tinytools._errors import ArgumentsError, echo
 
-__all__ = ["JSON_SCALARS", "ConversionError", "Converter", "conversion_failure", "refused", "unchanged"]
+__all__ = ["JSON_SCALARS", "ConversionError", "Converter", "conversion_failure", "refused", "total", "unchanged"]
 
 Converter = Callable[[Any], Any]
 JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
@@ -61,6 +61,15 @@ def unchanged(convert: Converter) -> frozenset[type]:
     return getattr(convert, "unchanged", frozenset())
 
 
+def total(convert: Converter | None) -> bool:
+    """Whether ``convert`` turns every value the schema passes into its type (it never raises): no converter, too.
+
+    An invalid call's other arguments are converted to list their failures too; one whose
+    converter cannot fail need not be.
+    """
+    return convert is None or getattr(convert, "total", False)
+
+
 def to_int(value: Any) -> Any:
     """Turn an integral float (JSON ``1.0`` is an integer) into an int."""
     return value if value.__class__ is not float else int(value)
@@ -98,6 +107,7 @@ def float_within(schema: Mapping[str, Any]) -> Converter:
 
 
 to_int.unchanged = frozenset({int})  # type: ignore[attr-defined]
+to_int.total = True  # type: ignore[attr-defined]  # the schema passes integers and integral floats alone
 to_float.unchanged = frozenset({float})  # type: ignore[attr-defined]
 
 
@@ -108,6 +118,7 @@ def nullable(convert: Converter) -> Converter:
         return None if value is None else convert(value)
 
     convert_nullable.unchanged = unchanged(convert) | {type(None)}  # type: ignore[attr-defined]
+    convert_nullable.total = total(convert)  # type: ignore[attr-defined]
     return convert_nullable
 
 
@@ -159,6 +170,7 @@ def sequence_of(item: Converter | None, build: Callable[[Any], Any]) -> Converte
             raise ConversionError(_MERGED)
         return built
 
+    convert_sequence.total = not hashed and total(item)  # type: ignore[attr-defined]
     return convert_sequence
 
 
@@ -206,6 +218,7 @@ def mapping_of(value_converter: Converter) -> Converter:
                 raise
         return out
 
+    convert_mapping.total = total(value_converter)  # type: ignore[attr-defined]
     return convert_mapping
 
 
