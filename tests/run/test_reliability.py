@@ -311,6 +311,11 @@ def test_a_decoded_dict_of_subclasses_and_tuples_arrives_as_plain_json_data_of_i
     assert kinds == {list, str, float, int}
 
 
+def test_arguments_decoded_into_a_dict_subclass_are_read_as_the_object_they_are() -> None:
+    assert succeeded(ToolCall("c", "anything", OrderedDict(value=OrderedDict(k=(1, 2))))) == {"k": [1, 2]}
+    failed_with("malformed_arguments", ToolCall("c", "anything", OrderedDict(value=float("nan"))))
+
+
 def test_a_tool_that_changes_a_decoded_dicts_inner_subclass_changes_nothing_of_the_callers() -> None:
     @tool
     def grow(data: dict[str, Any]) -> int:

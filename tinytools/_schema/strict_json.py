@@ -65,6 +65,8 @@ def decoded_arguments(call: ToolCall) -> Any:
     kind = arguments.__class__
     if kind is dict:
         return detached(arguments)
+    if isinstance(arguments, dict):  # an application's own decoder's (an OrderedDict): the data it holds
+        return detached(dict(arguments))
     if kind is not bytes and kind is not str and isinstance(arguments, (bytearray, memoryview)):
         arguments, kind = bytes(arguments), bytes
     if call.invalid is not None:
