@@ -261,3 +261,14 @@ def test_values_that_cannot_become_their_type_past_the_listing_are_counted() -> 
         assert names(result.error.details) == [f"p{n}" for n in range(MAX_LISTED)]
         assert result.error.details["unlisted"] == 3
         assert result.error.message.splitlines()[-1] == "- and 3 more, not listed."
+
+
+def test_past_the_listing_no_argument_the_schema_refused_is_converted_as_well() -> None:
+    namespace: dict[str, Any] = {"uuid": uuid}
+    parameters = ", ".join(f"p{n}: uuid.UUID" for n in range(MAX_LISTED + 3))
+    exec(f"def ids({parameters}) -> int:\n    '''Take many ids.'''\n    return 0", namespace)
+    ids = tool(namespace["ids"])
+    sent = {f"p{n}": n for n in range(MAX_LISTED + 3)}  # numbers, not strings: every one fails the schema
+    result = dispatch(ToolCall("c1", "ids", sent), [ids])
+    assert result.error is not None and result.error.details is not None
+    assert len(result.error.details["errors"]) + result.error.details["unlisted"] == MAX_LISTED + 3

@@ -560,6 +560,56 @@ def test_a_cancellation_the_callers_task_had_before_the_call_is_not_taken_for_on
     assert later == first == (("outcome_unknown", None, "cancelled"), False, counted)  # its count left as it was
 
 
+def test_the_callers_own_cancellation_in_the_same_turn_as_the_runs_still_reaches_it() -> None:
+    # the run's cancellation and the caller's task's own (a shutdown, a TaskGroup, a timeout) land
+    # in one turn of the loop: the call must not take the caller's for the run's and swallow it
+    seen = []
+    for dispatcher in _first_then_later(_CANCELLING):
+        _STEPS.update(started=threading.Event(), cancelled=threading.Event())
+
+        async def outer(dispatcher: Dispatcher = dispatcher) -> str:
+            task = asyncio.ensure_future(dispatcher.adispatch(ToolCall("c1", "waits", '{"key": "k"}')))
+            while not _STEPS["started"].is_set():
+                await asyncio.sleep(0.001)
+            dispatcher.cancel()
+            task.cancel()
+            try:
+                result = await task
+            except asyncio.CancelledError:
+                return "the caller was cancelled"
+            return f"the caller got {result.status}"
+
+        seen.append(asyncio.run(outer()))
+    assert seen == ["the caller was cancelled"] * 2
+
+
+def test_a_retry_the_run_stops_before_it_starts_still_says_the_tool_ran_before() -> None:
+    ran: list[int] = []
+
+    @tool(idempotent=True, retries=1, timeout=0.1)
+    def slow_charge() -> str:
+        """Charge, slowly: the first attempt outlives its timeout."""
+        ran.append(1)
+        time.sleep(0.3)
+        return "charged"
+
+    class StopsTheSecondAttempt:
+        def __init__(self) -> None:
+            self.dispatcher: Dispatcher | None = None
+
+        @contextlib.contextmanager
+        def around_tool(self, call: ToolCall, tool: Any, attempt: int) -> Iterator[None]:
+            if attempt == 2 and self.dispatcher is not None:
+                self.dispatcher.cancel()  # as the retry is handed to a thread
+            yield
+
+    hook = StopsTheSecondAttempt()
+    hook.dispatcher = dispatcher = Dispatcher([slow_charge], middleware=[hook])
+    result = asyncio.run(dispatcher.adispatch(ToolCall("c1", "slow_charge", "{}")))
+    assert ran == [1] and result.error is not None and result.error.code == "cancelled"
+    assert result.error.message == "The run was cancelled while the tool ran."  # not "the call was not made"
+
+
 _CANCEL_RETURNED = threading.Event()
 _STARTED_AFTER: list[bool] = []
 

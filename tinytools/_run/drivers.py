@@ -296,12 +296,13 @@ async def in_place(job: Job) -> Outcome:
 
     task = asyncio.current_task()
     loop = asyncio.get_running_loop()
-    state = {"ended": False, "cancelled": False, "before": 0}
+    state = {"ended": False, "cancelled": False}
+    # the cancellations the task had before (caught, not taken back): none of them is one from outside
+    before = task.cancelling() if task is not None and hasattr(task, "cancelling") else 0
 
     def cancel_here() -> None:
         if not state["ended"] and task is not None:
             state["cancelled"] = True
-            state["before"] = task.cancelling() if hasattr(task, "cancelling") else 0  # one it had already is not new
             task.cancel()
 
     def on_cancel() -> None:
@@ -316,7 +317,7 @@ async def in_place(job: Job) -> Outcome:
         if not state["cancelled"]:
             raise
         state["cancelled"] = False  # taken back here
-        if task is not None and hasattr(task, "uncancel") and task.uncancel() > state["before"]:
+        if task is not None and hasattr(task, "uncancel") and task.uncancel() > before:
             raise  # cancelled from outside as well: that cancellation goes on
         return Outcome(CANCELLED)
     except BaseException as exc:  # GeneratorExit included: it is the tool's, raised up to here

@@ -432,8 +432,9 @@ class Execution:
             return result, False
         if kind == RAISED:
             return self.raised(state, value, last=last)
-        if kind == CANCELLED:  # while the tool ran, or before a thread took it (`UNSTARTED`)
-            return cancelled(call, plan.tool, start, started=outcome is not UNSTARTED), False
+        if kind == CANCELLED:  # while the tool ran, or before a thread took it (`UNSTARTED`): an earlier attempt ran
+            started = outcome is not UNSTARTED or state.attempts > 1
+            return cancelled(call, plan.tool, start, started=started), False
         if kind == REFUSED:
             error = ExecutorError("executor_unavailable", str(value), may_have_acted=False)
             return self.failure(state, executor_failure(error, call, plan.tool, start), value), False

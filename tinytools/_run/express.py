@@ -140,6 +140,8 @@ def express(
             if kind is ToolResult:
                 return values  # type: ignore[no-any-return]
             task = current_task()
+            # the cancellations the task had before (caught, not taken back): none of them is one from outside
+            before = task.cancelling() if task is not None and hasattr(task, "cancelling") else 0
             mark = object()  # this call's: the run's cancellation finds it in `running`, its own code in `in_task`
             running[mark] = task
             entered = in_task.set(mark)
@@ -150,7 +152,7 @@ def express(
             except CancelledError:
                 if mark not in stopped:
                     raise
-                before = stopped.pop(mark)  # the task's count of cancellations as the run's came
+                stopped.discard(mark)
                 if task is not None and hasattr(task, "uncancel") and task.uncancel() > before:  # from outside too
                     raise
                 return boundary.seal(cancelled(call, tool, start, started=True), None, start)  # cancelled as it ran
@@ -162,22 +164,20 @@ def express(
                 del running[mark]
                 in_task.reset(entered)
                 if mark in stopped:  # the run's cancellation reached the tool, which ended otherwise: taken back
-                    del stopped[mark]
+                    stopped.discard(mark)
                     if task is not None and hasattr(task, "uncancel"):
                         task.uncancel()
             return finished(call, output, start)
 
         running: dict[object, Any] = {}
         """The calls awaiting this tool now, each its task; the run's cancellation cancels them (as `in_place`)."""
-        stopped: dict[object, int] = {}
-        """Of those, the calls the run's cancellation was delivered to (on their loop, while they awaited),
-        each with its task's count of cancellations just before: one it had already (caught, not taken
-        back) is not taken for another from outside."""
+        stopped: set[object] = set()
+        """Of those, the calls the run's cancellation was delivered to (on their loop, while they awaited)."""
 
         def stop_here(mark: object, task: Any) -> None:
             """On the task's loop: cancel it if that call still awaits this tool (it may have ended since)."""
             if mark in running and mark not in stopped and not task.done():
-                stopped[mark] = task.cancelling() if hasattr(task, "cancelling") else 0
+                stopped.add(mark)
                 task.cancel()
 
         def stop_running() -> None:

@@ -287,8 +287,8 @@ class Plan:
 
         Converters run only on what passed the schema: they are not asked about a value it refused.
         """
-        if arguments.__class__ is not dict:  # not an object: no argument to look at
-            return problem
+        if arguments.__class__ is not dict or problem.unlisted:  # not an object; or no room left to list more
+            return problem  # (and which arguments failed past the listing is not known)
         at_fault = {each.parameter for each in problem.errors}
         more = []
         for slot in self.converting:

@@ -270,7 +270,9 @@ def _fault(value: Any, pointer: str) -> tuple[str, str] | None:
             if found is not None:
                 return found
     elif value is not None and not isinstance(value, int):
-        return pointer, f"a value of type {type(value).__name__!r} is not JSON data"
+        kind = type(value)
+        name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+        return pointer, f"a value of type {name!r} is not JSON data"
     return None
 
 
