@@ -580,7 +580,10 @@ def test_the_callers_own_cancellation_in_the_same_turn_as_the_runs_still_reaches
             return f"the caller got {result.status}"
 
         seen.append(asyncio.run(outer()))
-    assert seen == ["the caller was cancelled"] * 2
+    # Python 3.10's tasks do not count their cancellations: there the two cannot be told apart,
+    # and the call ends as the run's cancellation says
+    told_apart = sys.version_info >= (3, 11)
+    assert seen == ["the caller was cancelled" if told_apart else "the caller got outcome_unknown"] * 2
 
 
 def test_a_retry_the_run_stops_before_it_starts_still_says_the_tool_ran_before() -> None:
