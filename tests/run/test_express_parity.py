@@ -623,19 +623,26 @@ def notes_start(key: str) -> str:
     return "ran"
 
 
-def test_a_sync_tool_whose_run_is_cancelled_before_a_thread_takes_it_never_starts() -> None:
-    # from async code a sync tool's work is handed to a pool thread; a cancel that comes between
-    # the hand-off and a thread taking the work must keep the tool from starting (the caller's
-    # loop may not have heard of the cancel yet). A race: a cancel at random moments, many times,
-    # on a first call (the pipeline) and on the express path.
+@tool(description="The same, with a timeout: from sync code it runs on a pool thread too.", timeout=5)
+def notes_start_timed(key: str) -> str:
+    return notes_start.fn(key)
+
+
+@pytest.mark.parametrize("route", ["adispatch", "dispatch, timeout"])
+def test_a_sync_tool_whose_run_is_cancelled_before_a_thread_takes_it_never_starts(route: str) -> None:
+    # a sync tool's work is handed to a pool thread (from async code always, from sync code when it
+    # has a timeout); a cancel that comes between the hand-off and a thread taking the work must
+    # keep the tool from starting (its caller may not have heard of the cancel yet). A race: a
+    # cancel at random moments, many times, on a first call (the pipeline) and a later one.
+    name = "notes_start" if route == "adispatch" else "notes_start_timed"
     rng = random.Random(7)
     seen: set[tuple[Any, ...]] = set()
     for n in range(300):
         _STARTED_AFTER.clear()
         _CANCEL_RETURNED.clear()
-        dispatcher = Dispatcher([notes_start])  # a cancelled run stays cancelled: one each
+        dispatcher = Dispatcher([notes_start, notes_start_timed])  # a cancelled run stays cancelled: one each
         if n % 2:
-            dispatcher.plan(notes_start)  # the express path
+            dispatcher.plan(dispatcher.toolbox.get(name))  # the express path, where the tool has one
         ready = threading.Event()
 
         def cancel(dispatcher: Dispatcher = dispatcher, ready: threading.Event = ready) -> None:
@@ -648,18 +655,24 @@ def test_a_sync_tool_whose_run_is_cancelled_before_a_thread_takes_it_never_start
 
         async def caller(dispatcher: Dispatcher = dispatcher, ready: threading.Event = ready, n: int = n) -> Any:
             ready.set()
-            return await dispatcher.adispatch(ToolCall(f"c{n}", "notes_start", '{"key": "k"}'))
+            return await dispatcher.adispatch(ToolCall(f"c{n}", name, '{"key": "k"}'))
 
         canceller = threading.Thread(target=cancel)
         canceller.start()
-        result = asyncio.run(caller())
+        if route == "adispatch":
+            result = asyncio.run(caller())
+        else:
+            ready.set()
+            result = dispatcher.dispatch(ToolCall(f"c{n}", name, '{"key": "k"}'))
         canceller.join(5)
         assert result.call_id == f"c{n}"
         assert _STARTED_AFTER in ([], [False]), "the tool started after the run's cancel returned"
         ran = bool(_STARTED_AFTER)
         seen.add((result.status, ran))
-        assert ran if result.status == "succeeded" else True
-        assert not ran if result.status == "failed" else True  # "the call was not made": it was not
+        if result.status == "succeeded":
+            assert ran
+        if result.status == "failed":  # "the call was not made": it was not
+            assert not ran
     assert ("succeeded", True) in seen and any(status != "succeeded" for status, _ in seen)
 
 

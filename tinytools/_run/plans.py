@@ -113,7 +113,7 @@ class Plan:
         )
         """Whether calls meet the journal stage: the dispatcher journals, or the tool needs a key or may wait."""
         self.typed: Reader | None = None if strict or not _by_position(tool) else _pending
-        self.converting = (
+        self.fallible = (
             () if strict else tuple(s for s in tool.slots or () if s.injection is None and not total(s.convert))
         )
         """The arguments a converter that may fail makes the declared type of, converted beside a schema failure
@@ -182,7 +182,7 @@ class Plan:
                 from tinytools._plan_tool import explained
 
                 return explained(self.tool, problem, arguments)
-            return self._unconvertible(problem, arguments) if self.converting else problem
+            return self._unconvertible(problem, arguments) if self.fallible else problem
         if strict is not None:
             arguments = strict.restore(arguments)
         return Read(None, arguments)
@@ -291,7 +291,7 @@ class Plan:
             return problem  # (and which arguments failed past the listing is not known)
         at_fault = {each.parameter for each in problem.errors}
         more = []
-        for slot in self.converting:
+        for slot in self.fallible:
             if slot.name not in at_fault:
                 try:
                     self._converted(slot, arguments.get(slot.name, EMPTY))

@@ -288,7 +288,7 @@ def positional_reader(
     decoder, classes = typed
     index = {name: i for i, name in enumerate(names)}
     converting = tuple(
-        (index[name], name, convert, keep)
+        (index[name], convert, keep)
         for name, convert, keep in converters
         if not classes[index[name]] <= keep  # a converter that would never change a value is left out
     )
@@ -335,7 +335,7 @@ def _classes(node: Any) -> set[type]:
 def _reader(
     decoder: msgspec.json.Decoder[Any],
     defaults: tuple[Any, ...],
-    converters: tuple[tuple[int, str, Callable[[Any], Any], frozenset[type]], ...],
+    converters: tuple[tuple[int, Callable[[Any], Any], frozenset[type]], ...],
     left_out: Callable[[tuple[Any, ...]], bool] | None,
 ) -> Reader:
     """The reader (see `positional_reader`); ``left_out`` tells whether any argument was (None: none may be)."""
@@ -365,7 +365,7 @@ def _reader(
             refuse_repeated(text, names, values)
         if converters:
             values = list(values)
-            for i, _, convert, keep in converters:
+            for i, convert, keep in converters:
                 value = values[i]
                 if value.__class__ not in keep and value is not _UNSET:
                     try:

@@ -204,7 +204,7 @@ def _copy(value: Any, depth: int) -> Any:
     return value
 
 
-_PLAIN = frozenset({dict, list, str, float, int, bool, type(None)})
+_PLAIN = _ATOMS | {dict, list, str, float}
 """The classes decoded JSON is made of."""
 
 
@@ -224,9 +224,7 @@ def _as_json(value: Any) -> Any:
         return list(value)
     if isinstance(value, str):
         return str.__str__(value)
-    if isinstance(value, bool):  # bool cannot be subclassed: here only for the order of the tests
-        return value
-    if isinstance(value, int):
+    if isinstance(value, int):  # (never a bool: bool cannot be subclassed, and is plain)
         return int.__index__(value)
     if isinstance(value, float):
         return float.__float__(value)

@@ -87,6 +87,16 @@ _COUNTED = {
 _BROKEN = (KeyError, StopIteration, TypeError, AttributeError, IndexError, ValueError, re.error)
 
 
+def escape(token: Token) -> str:
+    """One JSON-pointer reference token (RFC 6901)."""
+    return str(token).replace("~", "~0").replace("/", "~1")
+
+
+def unescape(token: str) -> str:
+    """The key one JSON-pointer reference token names (RFC 6901): `escape` undone."""
+    return token.replace("~1", "/").replace("~0", "~")
+
+
 class Site:
     """One place in the generated code that can fail, or one ``$ref`` call (``rule`` "$ref")."""
 
@@ -124,16 +134,6 @@ class Site:
     def fallback(self, value: Any) -> tuple[str, Token | None]:
         """The wording when nothing more precise is known."""
         return f"failed {self.rule!r}; got {echo(value)}", None
-
-
-def escape(token: Token) -> str:
-    """One JSON-pointer reference token (RFC 6901)."""
-    return str(token).replace("~", "~0").replace("/", "~1")
-
-
-def unescape(token: str) -> str:
-    """The key one JSON-pointer reference token names (RFC 6901): `escape` undone."""
-    return token.replace("~1", "/").replace("~0", "~")
 
 
 def _wording(rule: str, definition: dict[str, Any], noun: str) -> Wording:
